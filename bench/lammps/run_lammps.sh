@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# LAMMPS half of the aerodem throughput benchmark (2D elastic granular gas).
+#
+# Usage:  bench/lammps/run_lammps.sh            # benchmark runs only
+#         SWEEP=1 bench/lammps/run_lammps.sh    # also neighbour-skin sweep first
+# Env knobs (defaults in brackets):
+#   SKIN [0.2]  EVERY [1]  SORTF [1000]  LABEL [gas2d]
+#   STEPS_SMALL [2000]  STEPS_LARGE [300]  WARM [100]
+#   NPS ["1 2"]  (MPI rank counts)   SIZES ["320 1000"] (nside; N = nside^2)
+#   SWEEP_SKINS ["0.1 0.2 0.3 0.4 0.5"]  SWEEP_STEPS [600]  SWEEP_REPS [3]
+#   REPS [3]  repetitions of each benchmark run; the CSV keeps the fastest
+#             (min loop time) and records the median in the settings column
+# Writes bench/results/lammps_${LABEL}.csv (and lammps_${LABEL}_sweep.csv).
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+input="$here/in.gas2d"
+resdir="$root/bench/results"
+mkdir -p "$resdir"
+
+LMP="${LMP:-lmp}"
+SKIN="${SKIN:-0.2}"
+EVERY="${EVERY:-1}"
+SORTF="${SORTF:-1000}"
+LABEL="${LABEL:-gas2d}"
+STEPS_SMALL="${STEPS_SMALL:-2000}"
+STEPS_LARGE="${STEPS_LARGE:-300}"
+WARM="${WARM:-100}"
+NPS="${NPS:-1 2}"
+SIZES="${SIZES:-320 1000}"
+SWEEP="${SWEEP:-0}"
+SWEEP_SKINS="${SWEEP_SKINS:-0.05 0.1 0.15 0.2 0.3 0.5}"
+SWEEP_STEPS="${SWEEP_STEPS:-600}"
+SWEEP_REPS="${SWEEP_REPS:-3}"
+REPS="${REPS:-3}"
+
+export OMP_NUM_THREADS=1
+mpiflags=(--bind-to core)
+[ "$(id -u)" = 0 ] && mpiflags+=(--allow-run-as-root --oversubscribe)
+
+work="$(mktemp -d /tmp/lammps_gas2d.XXXXXX)"
+trap 'rm -rf "$work"' EXIT
+
+# run_one NP NSIDE STEPS SKIN EVERY SORTF -> prints "seconds builds neighs_per_atom KE0 KE1"
+run_one() {
+  local np=$1 nside=$2 steps=$3 skin=$4 every=$5 sortf=$6
+  local log="$work/log.$np.$nside.$steps.$skin.$every.$sortf"
+  local cmd=("$LMP" -in "$input" -log "$log" -screen none -nocite
+             -var nside "$nside" -var steps "$steps" -var warm "$WARM"
+             -var skin "$skin" -var every "$every" -var sortf "$sortf")
+  if [ "$np" -gt 1 ]; then
+    mpirun "${mpiflags[@]}" -np "$np" "${cmd[@]}"
+  else
+    "${cmd[@]}"
+  fi
+  # the last "Loop time" line is the timed run (the first one is the warm-up)
+  local secs builds nb ke0 ke1
+  secs=$(grep '^Loop time' "$log" | tail -1 | awk '{print $4}')
+  builds=$(grep '^Neighbor list builds' "$log" | tail -1 | awk '{print $NF}')
+  nb=$(grep '^Ave neighs/atom' "$log" | tail -1 | awk '{print $NF}')
+  # KE per atom at the start / end of the timed run (thermo column 3)
+  ke0=$(awk '/^ *Step /{blk++; getline; if (blk==2) print $3}' "$log")
+  ke1=$(awk '/^ *Step /{blk++} /^Loop time/{if (blk==2) print last} {if ($1 ~ /^[0-9]+$/) last=$3}' "$log")
+  local pn
+  pn=$(awk '/^Pair +\|/{p=$5} /^Neigh +\|/{q=$5} END{printf "%.4f", p+q}' "$log")
+  echo "$secs $builds $nb $ke0 $ke1 $pn"
+}
+
+hdr="code,n,cores,steps,seconds,particle_steps_per_s,per_core,settings"
+
+if [ "$SWEEP" = 1 ]; then
+  sweepcsv="$resdir/lammps_${LABEL}_sweep.csv"
+  echo "$hdr" > "$sweepcsv"
+  echo "== skin sweep: N=102400, 1 rank, $SWEEP_STEPS steps, neigh every $EVERY delay 0 check yes, $SWEEP_REPS interleaved reps"
+  printf '%4s %6s %10s %14s %8s %10s %10s\n' rep skin seconds pstep/s builds neigh/atom pair+neigh
+  for rep in $(seq 1 "$SWEEP_REPS"); do
+    for s in $SWEEP_SKINS; do
+      read -r secs builds nb ke0 ke1 pn < <(run_one 1 320 "$SWEEP_STEPS" "$s" "$EVERY" "$SORTF")
+      ps=$(awk -v n=102400 -v st="$SWEEP_STEPS" -v t="$secs" 'BEGIN{printf "%.4e", n*st/t}')
+      printf '%4s %6s %10s %14s %8s %10s %10s\n' "$rep" "$s" "$secs" "$ps" "$builds" "$nb" "$pn"
+      echo "lammps,102400,1,$SWEEP_STEPS,$secs,$ps,$ps,skin=$s;every=$EVERY;delay=0;check=yes;sort=$SORTF;builds=$builds;pair_plus_neigh_s=$pn;rep=$rep" >> "$sweepcsv"
+    done
+  done
+  echo "-- best (min) loop time per skin:"
+  awk -F, 'NR>1{split($8,a,";"); sk=a[1]; if(!(sk in m) || $5<m[sk]) m[sk]=$5} END{for(k in m) printf "   %-10s %s s\n", k, m[k]}' "$sweepcsv" | sort
+fi
+
+csv="$resdir/lammps_${LABEL}.csv"
+echo "$hdr" > "$csv"
+echo "== benchmark: skin $SKIN, neigh every $EVERY delay 0 check yes, sort $SORTF, warm-up $WARM steps, best of $REPS"
+printf '%9s %5s %6s %10s %14s %14s %7s %9s %9s\n' N cores steps seconds pstep/s per_core builds KE0 KE1
+for nside in $SIZES; do
+  n=$((nside*nside))
+  if [ "$n" -le 200000 ]; then steps=$STEPS_SMALL; else steps=$STEPS_LARGE; fi
+  for np in $NPS; do
+    load=$(cut -d' ' -f1 /proc/loadavg)
+    all=()
+    best=""; bb=""; bke0=""; bke1=""
+    for rep in $(seq 1 "$REPS"); do
+      read -r secs builds nb ke0 ke1 pn < <(run_one "$np" "$nside" "$steps" "$SKIN" "$EVERY" "$SORTF")
+      all+=("$secs")
+      if [ -z "$best" ] || awk -v a="$secs" -v b="$best" 'BEGIN{exit !(a<b)}'; then
+        best=$secs; bb=$builds; bke0=$ke0; bke1=$ke1
+      fi
+    done
+    med=$(printf '%s\n' "${all[@]}" | sort -g | awk '{a[NR]=$1} END{print (NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2}')
+    ps=$(awk -v n="$n" -v st="$steps" -v t="$best" 'BEGIN{printf "%.4e", n*st/t}')
+    pc=$(awk -v n="$n" -v st="$steps" -v t="$best" -v c="$np" 'BEGIN{printf "%.4e", n*st/t/c}')
+    printf '%9s %5s %6s %10s %14s %14s %7s %9s %9s   all: %s\n' "$n" "$np" "$steps" "$best" "$ps" "$pc" "$bb" "$bke0" "$bke1" "${all[*]}"
+    echo "lammps,$n,$np,$steps,$best,$ps,$pc,skin=$SKIN;every=$EVERY;delay=0;check=yes;sort=$SORTF;mpi_ranks=$np;builds=$bb;best_of=$REPS;median_s=$med;load1_before=$load" >> "$csv"
+  done
+done
+echo "wrote $csv"

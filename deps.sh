@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Installs what aerodem needs to build, test and draw on Debian/Ubuntu; a no-op when all is there.
+set -euo pipefail
+pkgs=(build-essential cmake pkg-config libinih-dev libpng-dev python3 python3-vtk9 python3-numpy ffmpeg)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "deps.sh: installing ${missing[*]}"
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi

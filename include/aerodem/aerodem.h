@@ -1,0 +1,226 @@
+/* aerodem public API: a 2D gas of equal discs (DEM) advanced on the CPU or a GPU. */
+#ifndef AERODEM_AERODEM_H
+#define AERODEM_AERODEM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define AD_VERSION_MAJOR 0
+#define AD_VERSION_MINOR 1
+#define AD_VERSION_PATCH 0
+
+/* Units: SI throughout (m, kg, s, N). The library works for any consistent unit
+ * system; the field comments name the SI unit each value is read in. */
+
+/* ---------------------------------------------------------------- status -- */
+
+typedef enum ad_code {
+    AD_OK = 0,
+    AD_ERR_INVALID = 1,     /* a definition field or argument is out of range */
+    AD_ERR_NO_MEMORY = 2,   /* the world does not fit in host or device memory */
+    AD_ERR_CAPACITY = 3,    /* more particles than the capacity given at creation */
+    AD_ERR_BACKEND = 4,     /* backend unavailable or failed (CUDA error, no GPU) */
+    AD_ERR_UNSTABLE = 5,    /* the state became non-finite during a step */
+    AD_ERR_IO = 6,          /* a file could not be read or written */
+    AD_ERR_FORMAT = 7,      /* a file is corrupt, foreign or of another version */
+} ad_code;
+
+/* Every call that can fail returns one of these. `field` names the definition
+ * field or argument at fault (empty when none); `message` is a full sentence. */
+typedef struct ad_status {
+    ad_code code;
+    char field[48];
+    char message[400];
+} ad_status;
+
+/* ------------------------------------------------------------ world def -- */
+
+typedef enum ad_boundary {
+    AD_BOUNDARY_SOLID = 0,    /* two walls with spring-dashpot contacts */
+    AD_BOUNDARY_PERIODIC = 1, /* the axis wraps around */
+} ad_boundary;
+
+typedef enum ad_integrator {
+    AD_INTEGRATOR_SYMPLECTIC_EULER = 0, /* v += a dt; x += v dt (default) */
+    AD_INTEGRATOR_EULER = 1,            /* x += v dt; v += a dt (forward Euler) */
+    AD_INTEGRATOR_VERLET = 2,           /* velocity Verlet, synchronized velocities */
+    AD_INTEGRATOR_RK4 = 3,              /* classical 4-stage Runge-Kutta */
+} ad_integrator;
+
+typedef enum ad_backend {
+    AD_BACKEND_AUTO = 0, /* CUDA if a GPU is present, else CPU */
+    AD_BACKEND_CPU = 1,  /* OpenMP threads: the reference backend */
+    AD_BACKEND_CUDA = 2, /* one NVIDIA GPU */
+} ad_backend;
+
+/* How a world is made. Get one from ad_default_world_def(), change fields, pass
+ * it to ad_world_create(). Every field lists its unit and default. */
+typedef struct ad_world_def {
+    uint32_t internal_cookie; /* set by ad_default_world_def(); do not touch */
+
+    size_t capacity;         /* most particles the world can hold [-]; default 65536 */
+    double radius;           /* disc radius [m]; default 0.5 */
+    double mass;             /* disc mass [kg]; default 1 */
+    double stiffness;        /* normal spring constant k_n [N/m]; default 1e4 */
+    double restitution;      /* disc-disc restitution e in (0, 1]; default 1 */
+    double wall_restitution; /* disc-wall and disc-segment restitution in (0, 1]; default 1 */
+
+    double x_min, x_max;     /* domain along x [m]; default 0, 100 */
+    double y_min, y_max;     /* domain along y [m]; default 0, 100 */
+    ad_boundary boundary_x;  /* left/right: solid walls or periodic; default solid */
+    ad_boundary boundary_y;  /* bottom/top: solid walls or periodic; default solid */
+    double gravity_x;        /* uniform body acceleration [m/s^2]; default 0 */
+    double gravity_y;        /* uniform body acceleration [m/s^2]; default 0 */
+
+    double cell_size;        /* grid cell edge [m]; 0 = one diameter (default) */
+
+    ad_integrator integrator; /* default AD_INTEGRATOR_SYMPLECTIC_EULER */
+    int adaptive_dt;         /* 1: dt chosen every step (default); 0: dt fixed */
+    double dt;               /* fixed step, or the largest adaptive step [s]; default 1e-2 */
+    double max_move;         /* adaptive: most a particle may travel in a step, as a
+                                fraction of the radius [-]; default 0.1, range (0, 1] */
+    double contact_steps;    /* adaptive: steps per contact time pi*sqrt(m_eff/k_n) [-];
+                                default 20, at least 8. A fixed dt must also resolve the
+                                contact time in at least 8 steps. */
+
+    int threads;             /* CPU worker threads; 0 = all cores (default) */
+    int deterministic;       /* 1: bit-identical runs (default 1). The CPU backend is
+                                always deterministic; on the GPU this costs a stable sort. */
+    int diagnostics;         /* 1: track cell occupancy (default 1). Free on the CPU. */
+    uint32_t cell_capacity;  /* occupancy above which a cell counts as overflowing [-];
+                                0 = the most discs that fit in a cell without overlap (default) */
+    ad_backend backend;      /* default AD_BACKEND_AUTO */
+} ad_world_def;
+
+/* A definition with every field at its default. */
+ad_world_def ad_default_world_def(void);
+
+/* Checks a definition without creating anything. */
+ad_status ad_world_def_validate(const ad_world_def *def);
+
+/* ------------------------------------------------------------ particles -- */
+
+/* Hot particle state: position [m] and velocity [m/s]. 16 bytes. */
+typedef struct ad_particle {
+    float x, y, vx, vy;
+} ad_particle;
+
+/* A static line segment from (x0, y0) to (x1, y1) [m]; discs collide with it. */
+typedef struct ad_segment {
+    float x0, y0, x1, y1;
+} ad_segment;
+
+/* ----------------------------------------------------------- statistics -- */
+
+typedef enum ad_phase {
+    AD_PHASE_BIN = 0,      /* cell index per particle, counts per cell */
+    AD_PHASE_SCAN = 1,     /* exclusive prefix sum of counts into start */
+    AD_PHASE_SCATTER = 2,  /* slot per particle, reorder into cell order */
+    AD_PHASE_INTERACT = 3, /* contacts gathered, integration, reductions */
+    AD_PHASE_COUNT = 4,
+} ad_phase;
+
+/* Indices into ad_stats.wall_impulse. */
+enum { AD_WALL_XMIN = 0, AD_WALL_XMAX = 1, AD_WALL_YMIN = 2, AD_WALL_YMAX = 3 };
+
+typedef struct ad_stats {
+    uint64_t step;           /* steps taken since creation */
+    double time;             /* simulated time [s] */
+    double dt;               /* step the next ad_world_step will take [s] */
+    size_t count;            /* particles in the world */
+
+    /* Instantaneous, at the end of the last step. */
+    double kinetic_energy;   /* sum m v^2 / 2 [J] */
+    double potential_energy; /* elastic energy stored in springs, k delta^2 / 2 [J] */
+    double momentum_x;       /* sum m vx [kg m/s] */
+    double momentum_y;       /* sum m vy [kg m/s] */
+    double contact_virial;   /* sum over disc pairs of r_ij . F_ij [N m]; 2D virial
+                                pressure is (2 KE + contact_virial) / (2 area) */
+    double max_overlap;      /* largest overlap of any contact / radius [-] */
+    double body_force_x;     /* force of the discs on the segments [N] */
+    double body_force_y;
+
+    /* Time integrals since creation: differences over an interval divided by
+     * the interval give mean forces without per-step host round trips. */
+    double body_impulse_x;   /* integral of body_force_x dt [N s] */
+    double body_impulse_y;
+    double wall_impulse[4];  /* normal impulse of the discs on each wall [N s],
+                                outward positive, AD_WALL_* order */
+    double kinetic_energy_integral; /* integral of kinetic_energy dt [J s] */
+    double contact_virial_integral; /* integral of contact_virial dt [N m s] */
+
+    /* Grid diagnostics of the last step. */
+    uint32_t max_cell_occupancy; /* largest number of discs in one cell */
+    uint64_t cell_overflow;      /* discs beyond cell_capacity, summed over cells */
+    uint64_t outside_grid;       /* discs whose centre lay outside the domain (clamped) */
+    uint32_t cell_capacity;      /* the capacity used for cell_overflow */
+    uint64_t skin_violations;    /* RK4: discs that moved further than the grid's skin in a
+                                    step, summed over steps (contacts may have been missed) */
+    uint32_t grid_nx, grid_ny;   /* cells along x and y */
+    double cell_size_x, cell_size_y; /* actual cell edges [m] */
+
+    double phase_seconds[AD_PHASE_COUNT]; /* wall-clock time per phase since creation [s] */
+    double contact_time;         /* pi*sqrt(m_eff/k_n) for two discs [s] */
+    int threads;                 /* worker threads in use (CPU backend) */
+    ad_backend backend;          /* the backend that runs the world */
+} ad_stats;
+
+/* ---------------------------------------------------------------- world -- */
+
+typedef struct ad_world ad_world;
+
+/* Creates a world. On failure *out is NULL and the status says why; a world
+ * that does not fit in memory fails here with the number of bytes it needed. */
+ad_status ad_world_create(const ad_world_def *def, ad_world **out);
+void ad_world_destroy(ad_world *w);
+
+/* Appends particles; ids are given in order, starting at the current count. */
+ad_status ad_world_add_particles(ad_world *w, const ad_particle *p, size_t n);
+
+/* Adds static segments (an outline, a plate). A vertex shared by the end of one
+ * segment and the start of the next is one contact, not two. */
+ad_status ad_world_add_segments(ad_world *w, const ad_segment *s, size_t n);
+
+/* Fills the rectangle [x0,x1]x[y0,y1] with discs at the given area fraction on a
+ * jittered lattice (no overlaps, none touching a segment), with Maxwellian
+ * velocities of the given temperature (kT/m [m^2/s^2] per component) around
+ * (vx, vy). Reproducible from the seed. */
+typedef struct ad_fill_def {
+    double x0, y0, x1, y1;   /* region [m] */
+    double area_fraction;    /* disc area / region area [-], (0, 0.78] */
+    double vx, vy;           /* mean velocity [m/s] */
+    double temperature;      /* velocity variance per component kT/m [m^2/s^2] */
+    uint64_t seed;           /* random stream */
+} ad_fill_def;
+ad_status ad_world_fill(ad_world *w, const ad_fill_def *fill, size_t *added);
+
+/* Advances n steps. Nothing is copied to the host in between. */
+ad_status ad_world_step(ad_world *w, uint64_t n);
+
+ad_status ad_world_get_stats(const ad_world *w, ad_stats *out);
+
+enum {
+    AD_READ_BY_ID = 1, /* return particles ordered by id (else in internal cell order) */
+};
+
+/* Copies out up to max particles; any output pointer may be NULL.
+ * pressure: sum of contact force magnitudes on the disc [N];
+ * virial: the disc's half of sum_j r_ij . F_ij over its disc contacts [N m]. */
+ad_status ad_world_read_particles(const ad_world *w, int flags, size_t max, ad_particle *state,
+                                  uint32_t *id, float *pressure, float *virial, size_t *count);
+
+/* Bytes the world's buffers take (host or device), for a definition. */
+size_t ad_world_bytes_needed(const ad_world_def *def);
+
+const char *ad_backend_name(ad_backend b);
+const char *ad_integrator_name(ad_integrator i);
+const char *ad_code_name(ad_code c);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

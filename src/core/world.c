@@ -1,0 +1,625 @@
+/* World lifecycle, definition checks and the backend-free parts of a world: particles in, segments, stats. */
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../physics/contact.h"
+#include "../physics/rng.h"
+#include "world_internal.h"
+
+#define AD_DEF_COOKIE 0xAE0D3E01u
+#define AD_MIN_CONTACT_STEPS 8.0
+#define AD_MAX_REACH 8
+
+ad_world_def ad_default_world_def(void)
+{
+    ad_world_def d;
+    memset(&d, 0, sizeof d);
+    d.internal_cookie = AD_DEF_COOKIE;
+    d.capacity = 65536;
+    d.radius = 0.5;
+    d.mass = 1.0;
+    d.stiffness = 1e4;
+    d.restitution = 1.0;
+    d.wall_restitution = 1.0;
+    d.x_min = 0.0;
+    d.x_max = 100.0;
+    d.y_min = 0.0;
+    d.y_max = 100.0;
+    d.boundary_x = AD_BOUNDARY_SOLID;
+    d.boundary_y = AD_BOUNDARY_SOLID;
+    d.cell_size = 0.0;
+    d.integrator = AD_INTEGRATOR_SYMPLECTIC_EULER;
+    d.adaptive_dt = 1;
+    d.dt = 1e-2;
+    d.max_move = 0.1;
+    d.contact_steps = 20.0;
+    d.threads = 0;
+    d.deterministic = 1;
+    d.diagnostics = 1;
+    d.cell_capacity = 0;
+    d.backend = AD_BACKEND_AUTO;
+    return d;
+}
+
+/* Undamped disc-disc contact time pi*sqrt(m_eff/k), m_eff = m/2. */
+static double contact_time_undamped(const ad_world_def *d)
+{
+    return AD_PI * sqrt(0.5 * d->mass / d->stiffness);
+}
+
+/* The distance within which two discs can touch during a step's force evaluations. */
+static double search_cutoff(const ad_world_def *d)
+{
+    double c = 2.0 * d->radius;
+    if (d->integrator == AD_INTEGRATOR_RK4) c += 2.0 * d->max_move * d->radius; /* stage skin */
+    return c;
+}
+
+/* Grid layout along one axis. Periodic axes need a whole number of cells. */
+static ad_status axis_grid(const char *field, double lo, double hi, int periodic, double cell_req, double cutoff,
+                           double *cell, int *n, int *reach)
+{
+    double len = hi - lo;
+    double cells = periodic ? floor(len / cell_req) : ceil(len / cell_req);
+    if (cells < 1.0) cells = 1.0;
+    if (cells > 2147483647.0)
+        return ad_fail(AD_ERR_INVALID, "cell_size",
+                       "cell_size: %.6g m makes %.3g cells along %s; at most 2^31-1 are supported", cell_req, cells,
+                       field);
+    *n = (int)cells;
+    *cell = periodic ? len / cells : cell_req;
+    *reach = (int)ceil(cutoff / *cell * (1.0 - 1e-12));
+    if (*reach < 1) *reach = 1;
+    if (*reach > AD_MAX_REACH)
+        return ad_fail(AD_ERR_INVALID, "cell_size",
+                       "cell_size: %.6g m is below 1/%d of the contact search distance %.6g m", *cell, AD_MAX_REACH,
+                       cutoff);
+    if (periodic && *n < 2 * *reach + 1)
+        return ad_fail(AD_ERR_INVALID, field,
+                       "%s: a periodic axis of length %.6g m must hold at least %d cells of %.6g m (three contact "
+                       "distances); make the domain longer",
+                       field, len, 2 * *reach + 1, *cell);
+    return ad_ok();
+}
+
+static ad_status check_range(const char *field, double v, double lo, int lo_open, double hi, const char *what)
+{
+    int ok = isfinite(v) && (lo_open ? v > lo : v >= lo) && v <= hi;
+    if (!ok) return ad_fail(AD_ERR_INVALID, field, "%s = %g is invalid: %s", field, v, what);
+    return ad_ok();
+}
+
+#define TRY(expr)                                                                                                 \
+    do {                                                                                                          \
+        ad_status s_ = (expr);                                                                                    \
+        if (s_.code != AD_OK) return s_;                                                                          \
+    } while (0)
+
+/* Everything about a def except memory; fills the derived float parameters. */
+ad_status ad_params_from_def(const ad_world_def *d, ad_params *p)
+{
+    if (!d) return ad_fail(AD_ERR_INVALID, "def", "def is NULL");
+    if (d->internal_cookie != AD_DEF_COOKIE)
+        return ad_fail(AD_ERR_INVALID, "internal_cookie",
+                       "internal_cookie: the definition was not made by ad_default_world_def()");
+    if (d->capacity == 0 || d->capacity > (size_t)UINT32_MAX - 1)
+        return ad_fail(AD_ERR_INVALID, "capacity", "capacity = %zu is invalid: it must be between 1 and %u",
+                       d->capacity, UINT32_MAX - 1);
+    TRY(check_range("radius", d->radius, 0.0, 1, DBL_MAX, "it must be a positive length in m"));
+    TRY(check_range("mass", d->mass, 0.0, 1, DBL_MAX, "it must be a positive mass in kg"));
+    TRY(check_range("stiffness", d->stiffness, 0.0, 1, DBL_MAX, "it must be a positive spring constant in N/m"));
+    TRY(check_range("restitution", d->restitution, 0.0, 1, 1.0, "it must lie in (0, 1]"));
+    TRY(check_range("wall_restitution", d->wall_restitution, 0.0, 1, 1.0, "it must lie in (0, 1]"));
+    TRY(check_range("x_min", d->x_min, -FLT_MAX, 0, FLT_MAX, "it must be a finite coordinate in m"));
+    TRY(check_range("y_min", d->y_min, -FLT_MAX, 0, FLT_MAX, "it must be a finite coordinate in m"));
+    TRY(check_range("x_max", d->x_max, -FLT_MAX, 0, FLT_MAX, "it must be a finite coordinate in m"));
+    TRY(check_range("y_max", d->y_max, -FLT_MAX, 0, FLT_MAX, "it must be a finite coordinate in m"));
+    if (!(d->x_max - d->x_min >= 2.0 * d->radius))
+        return ad_fail(AD_ERR_INVALID, "x_max", "x_max = %g must exceed x_min = %g by at least one diameter (%g m)",
+                       d->x_max, d->x_min, 2.0 * d->radius);
+    if (!(d->y_max - d->y_min >= 2.0 * d->radius))
+        return ad_fail(AD_ERR_INVALID, "y_max", "y_max = %g must exceed y_min = %g by at least one diameter (%g m)",
+                       d->y_max, d->y_min, 2.0 * d->radius);
+    if (d->boundary_x != AD_BOUNDARY_SOLID && d->boundary_x != AD_BOUNDARY_PERIODIC)
+        return ad_fail(AD_ERR_INVALID, "boundary_x", "boundary_x = %d is invalid: solid (0) or periodic (1)",
+                       (int)d->boundary_x);
+    if (d->boundary_y != AD_BOUNDARY_SOLID && d->boundary_y != AD_BOUNDARY_PERIODIC)
+        return ad_fail(AD_ERR_INVALID, "boundary_y", "boundary_y = %d is invalid: solid (0) or periodic (1)",
+                       (int)d->boundary_y);
+    TRY(check_range("gravity_x", d->gravity_x, -FLT_MAX, 0, FLT_MAX, "it must be finite (m/s^2)"));
+    TRY(check_range("gravity_y", d->gravity_y, -FLT_MAX, 0, FLT_MAX, "it must be finite (m/s^2)"));
+    TRY(check_range("cell_size", d->cell_size, 0.0, 0, DBL_MAX, "it must be 0 (one diameter) or a length in m"));
+    if ((unsigned)d->integrator > (unsigned)AD_INTEGRATOR_RK4)
+        return ad_fail(AD_ERR_INVALID, "integrator",
+                       "integrator = %d is invalid: symplectic Euler (0), Euler (1), Verlet (2) or RK4 (3)",
+                       (int)d->integrator);
+    TRY(check_range("dt", d->dt, 0.0, 1, DBL_MAX, "it must be a positive time in s"));
+    TRY(check_range("max_move", d->max_move, 0.0, 1, 1.0, "it must lie in (0, 1] (a fraction of the radius)"));
+    TRY(check_range("contact_steps", d->contact_steps, AD_MIN_CONTACT_STEPS, 0, 1e9,
+                    "at least 8 steps must resolve a contact"));
+    if (d->threads < 0) return ad_fail(AD_ERR_INVALID, "threads", "threads = %d is invalid: 0 (all) or more", d->threads);
+    if ((unsigned)d->backend > (unsigned)AD_BACKEND_CUDA)
+        return ad_fail(AD_ERR_INVALID, "backend", "backend = %d is invalid: auto (0), cpu (1) or cuda (2)",
+                       (int)d->backend);
+
+    double tc = contact_time_undamped(d);
+    if (!d->adaptive_dt && d->dt > tc / AD_MIN_CONTACT_STEPS)
+        return ad_fail(AD_ERR_INVALID, "dt",
+                       "dt = %g s cannot resolve a contact: the contact time pi*sqrt(m_eff/k_n) is %g s, so a fixed "
+                       "step must be at most %g s (8 steps per contact)",
+                       d->dt, tc, tc / AD_MIN_CONTACT_STEPS);
+
+    memset(p, 0, sizeof *p);
+    double m_pp = 0.5 * d->mass, m_w = d->mass;
+    p->radius = (float)d->radius;
+    p->diameter = (float)(2.0 * d->radius);
+    p->diameter_sq = p->diameter * p->diameter;
+    p->mass = (float)d->mass;
+    p->inv_mass = (float)(1.0 / d->mass);
+    p->k = (float)d->stiffness;
+    p->gamma_pp = (float)ad_damping_for_restitution(d->restitution, m_pp, d->stiffness);
+    p->gamma_wall = (float)ad_damping_for_restitution(d->wall_restitution, m_w, d->stiffness);
+    p->gx = (float)d->gravity_x;
+    p->gy = (float)d->gravity_y;
+    p->x_min = (float)d->x_min;
+    p->x_max = (float)d->x_max;
+    p->y_min = (float)d->y_min;
+    p->y_max = (float)d->y_max;
+    p->periodic_x = d->boundary_x == AD_BOUNDARY_PERIODIC;
+    p->periodic_y = d->boundary_y == AD_BOUNDARY_PERIODIC;
+    p->len_x = p->x_max - p->x_min;
+    p->len_y = p->y_max - p->y_min;
+    p->half_x = 0.5f * p->len_x;
+    p->half_y = 0.5f * p->len_y;
+
+    double cutoff = search_cutoff(d);
+    double req = d->cell_size > 0.0 ? d->cell_size : cutoff;
+    double cx, cy;
+    TRY(axis_grid("x_max", d->x_min, d->x_max, p->periodic_x, req, cutoff, &cx, &p->nx, &p->reach_x));
+    TRY(axis_grid("y_max", d->y_min, d->y_max, p->periodic_y, req, cutoff, &cy, &p->ny, &p->reach_y));
+    if ((double)p->nx * (double)p->ny > (double)UINT32_MAX - 2.0)
+        return ad_fail(AD_ERR_INVALID, "cell_size",
+                       "cell_size: the grid would have %.3g cells; at most 2^32-2 are supported (use larger cells)",
+                       (double)p->nx * (double)p->ny);
+    p->origin_x = p->x_min;
+    p->origin_y = p->y_min;
+    p->cell_x = (float)cx;
+    p->cell_y = (float)cy;
+    p->inv_cell_x = (float)(1.0 / cx);
+    p->inv_cell_y = (float)(1.0 / cy);
+    return ad_ok();
+}
+
+static const ad_backend_ops *pick_backend(ad_backend b, ad_status *st)
+{
+    *st = ad_ok();
+#if defined(AD_HAVE_CUDA)
+    if (b == AD_BACKEND_CUDA || b == AD_BACKEND_AUTO) {
+        if (ad_cuda_device_count() > 0) return &ad_cuda_backend;
+        if (b == AD_BACKEND_CUDA) {
+            *st = ad_fail(AD_ERR_BACKEND, "backend", "backend = cuda: no CUDA GPU was found on this machine");
+            return NULL;
+        }
+    }
+#else
+    if (b == AD_BACKEND_CUDA) {
+        *st = ad_fail(AD_ERR_BACKEND, "backend",
+                      "backend = cuda: this build of aerodem has no CUDA backend (nvcc was not found at build time)");
+        return NULL;
+    }
+#endif
+    return &ad_cpu_backend;
+}
+
+ad_status ad_world_def_validate(const ad_world_def *def)
+{
+    ad_params p;
+    return ad_params_from_def(def, &p);
+}
+
+size_t ad_world_bytes_needed(const ad_world_def *def)
+{
+    ad_params p;
+    if (ad_params_from_def(def, &p).code != AD_OK) return 0;
+    ad_status st;
+    const ad_backend_ops *ops = pick_backend(def->backend, &st);
+    return ops ? ops->bytes_needed(def, &p) : 0;
+}
+
+size_t ad_host_bytes_available(void)
+{
+    FILE *f = fopen("/proc/meminfo", "r");
+    if (f) {
+        char line[256];
+        unsigned long long kb = 0;
+        while (fgets(line, sizeof line, f))
+            if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1) break;
+        fclose(f);
+        if (kb) return (size_t)kb * 1024u;
+    }
+    long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages > 0 && page > 0) return (size_t)pages * (size_t)page;
+    return (size_t)-1;
+}
+
+ad_status ad_world_create(const ad_world_def *def, ad_world **out)
+{
+    if (!out) return ad_fail(AD_ERR_INVALID, "out", "out is NULL");
+    *out = NULL;
+    ad_params p;
+    TRY(ad_params_from_def(def, &p));
+    ad_status st;
+    const ad_backend_ops *ops = pick_backend(def->backend, &st);
+    if (!ops) return st;
+
+    ad_world *w = calloc(1, sizeof *w);
+    if (!w) return ad_fail(AD_ERR_NO_MEMORY, "", "out of host memory allocating the world");
+    w->def = *def;
+    w->params = p;
+    w->ops = ops;
+    double tc = contact_time_undamped(def);
+    w->dt_max = def->dt;
+    w->dt_contact = tc / def->contact_steps;
+    w->stats.contact_time = ad_contact_duration(0.5 * def->mass, def->stiffness, p.gamma_pp);
+    w->stats.grid_nx = (uint32_t)p.nx;
+    w->stats.grid_ny = (uint32_t)p.ny;
+    w->stats.cell_size_x = p.cell_x;
+    w->stats.cell_size_y = p.cell_y;
+    if (def->cell_capacity) {
+        w->stats.cell_capacity = def->cell_capacity;
+    } else {
+        /* discs whose centres fit in a cell with no two closer than a diameter:
+         * hexagonal packing of centres over the cell grown by a radius each side */
+        double ax = p.cell_x + def->radius * 2.0, ay = p.cell_y + def->radius * 2.0;
+        double n = floor(ax * ay / (2.0 * sqrt(3.0) * def->radius * def->radius)) + 1.0;
+        w->stats.cell_capacity = (uint32_t)fmin(n, 4294967295.0);
+    }
+    w->stats.backend = ops == &ad_cpu_backend ? AD_BACKEND_CPU : AD_BACKEND_CUDA;
+    w->stats.dt = ad_next_dt(w, 0.0);
+
+    st = ops->create(w);
+    if (st.code != AD_OK) {
+        free(w);
+        return st;
+    }
+    *out = w;
+    return ad_ok();
+}
+
+void ad_world_destroy(ad_world *w)
+{
+    if (!w) return;
+    w->ops->destroy(w);
+    free(w->seg.segs);
+    free(w->seg.raw);
+    free(w->seg.start);
+    free(w->seg.index);
+    free(w);
+}
+
+ad_status ad_world_add_particles(ad_world *w, const ad_particle *p, size_t n)
+{
+    if (!w) return ad_fail(AD_ERR_INVALID, "w", "world is NULL");
+    if (n == 0) return ad_ok();
+    if (!p) return ad_fail(AD_ERR_INVALID, "p", "particle array is NULL");
+    if (n > w->def.capacity - w->count)
+        return ad_fail(AD_ERR_CAPACITY, "capacity",
+                       "capacity: adding %zu particles to %zu would exceed the capacity of %zu set at creation", n,
+                       w->count, w->def.capacity);
+    for (size_t i = 0; i < n; i++) {
+        if (!isfinite(p[i].x) || !isfinite(p[i].y) || !isfinite(p[i].vx) || !isfinite(p[i].vy))
+            return ad_fail(AD_ERR_INVALID, "particles", "particle %zu (of %zu given) has a non-finite position or velocity",
+                           i, n);
+    }
+    ad_status st = w->ops->add_particles(w, p, n);
+    if (st.code == AD_OK) {
+        w->count += n;
+        w->stats.count = w->count;
+    }
+    return st;
+}
+
+/* ---------------------------------------------------------------- segments -- */
+
+typedef struct vkey {
+    float x, y;
+    uint32_t seg, end;
+} vkey;
+
+static int vkey_cmp(const void *a, const void *b)
+{
+    const vkey *u = a, *v = b;
+    if (u->x != v->x) return u->x < v->x ? -1 : 1;
+    if (u->y != v->y) return u->y < v->y ? -1 : 1;
+    if (u->seg != v->seg) return u->seg < v->seg ? -1 : 1;
+    return (int)u->end - (int)v->end;
+}
+
+/* Which segment answers for each vertex: the first (by index) that has it. */
+static ad_status own_vertices(ad_segments *s)
+{
+    size_t n = s->count;
+    vkey *k = malloc(2 * n * sizeof *k);
+    if (!k) return ad_fail(AD_ERR_NO_MEMORY, "", "out of memory ordering segment vertices");
+    for (size_t i = 0; i < n; i++) {
+        k[2 * i] = (vkey){s->raw[i].x0, s->raw[i].y0, (uint32_t)i, 0};
+        k[2 * i + 1] = (vkey){s->raw[i].x1, s->raw[i].y1, (uint32_t)i, 1};
+        s->segs[i].flags = 0;
+    }
+    qsort(k, 2 * n, sizeof *k, vkey_cmp);
+    for (size_t a = 0; a < 2 * n; a++)
+        if (a == 0 || k[a].x != k[a - 1].x || k[a].y != k[a - 1].y)
+            s->segs[k[a].seg].flags |= k[a].end ? AD_SEG_OWNS_END : AD_SEG_OWNS_START;
+    free(k);
+    return ad_ok();
+}
+
+/* Coarse grid of segments: cells of 4 contact grid cells, at most 2^20 cells. */
+static ad_status build_segment_grid(ad_world *w)
+{
+    ad_segments *s = &w->seg;
+    const ad_params *p = &w->params;
+    double cw = 4.0 * p->cell_x, ch = 4.0 * p->cell_y;
+    double nx = ceil(p->len_x / cw), ny = ceil(p->len_y / ch);
+    while (nx * ny > 1048576.0) {
+        cw *= 2.0;
+        ch *= 2.0;
+        nx = ceil(p->len_x / cw);
+        ny = ceil(p->len_y / ch);
+    }
+    if (nx < 1) nx = 1;
+    if (ny < 1) ny = 1;
+    ad_seg_grid *g = &s->grid;
+    g->origin_x = p->x_min;
+    g->origin_y = p->y_min;
+    g->inv_cell_x = (float)(1.0 / cw);
+    g->inv_cell_y = (float)(1.0 / ch);
+    g->nx = (int)nx;
+    g->ny = (int)ny;
+    size_t ncell = (size_t)nx * (size_t)ny;
+    uint32_t *start = calloc(ncell + 1, sizeof *start);
+    if (!start) return ad_fail(AD_ERR_NO_MEMORY, "", "out of memory building the segment grid");
+    /* two passes over the cells each segment's grown box covers: count, then fill */
+    uint32_t *index = NULL;
+    for (int pass = 0; pass < 2; pass++) {
+        for (size_t i = 0; i < s->count; i++) {
+            const ad_segment *r = &s->raw[i];
+            float rad = p->radius * 1.001f;
+            int x0 = ad_cell_coord(fminf(r->x0, r->x1) - rad, g->origin_x, g->inv_cell_x, g->nx);
+            int x1 = ad_cell_coord(fmaxf(r->x0, r->x1) + rad, g->origin_x, g->inv_cell_x, g->nx);
+            int y0 = ad_cell_coord(fminf(r->y0, r->y1) - rad, g->origin_y, g->inv_cell_y, g->ny);
+            int y1 = ad_cell_coord(fmaxf(r->y0, r->y1) + rad, g->origin_y, g->inv_cell_y, g->ny);
+            for (int cy = y0; cy <= y1; cy++)
+                for (int cx = x0; cx <= x1; cx++) {
+                    size_t c = (size_t)cy * (size_t)g->nx + (size_t)cx;
+                    if (pass == 0) start[c + 1]++;
+                    else index[start[c]++] = (uint32_t)i;
+                }
+        }
+        if (pass == 0) {
+            for (size_t c = 0; c < ncell; c++) start[c + 1] += start[c];
+            index = malloc((start[ncell] ? start[ncell] : 1) * sizeof *index);
+            if (!index) {
+                free(start);
+                return ad_fail(AD_ERR_NO_MEMORY, "", "out of memory building the segment grid");
+            }
+        }
+    }
+    /* the fill pass advanced start[c] to the end of cell c: shift back */
+    for (size_t c = ncell; c > 0; c--) start[c] = start[c - 1];
+    start[0] = 0;
+    free(s->start);
+    free(s->index);
+    s->start = start;
+    s->index = index;
+    g->count = (uint32_t)s->count;
+    g->start = start;
+    g->index = index;
+    g->segs = s->segs;
+    return ad_ok();
+}
+
+ad_status ad_world_add_segments(ad_world *w, const ad_segment *seg, size_t n)
+{
+    if (!w) return ad_fail(AD_ERR_INVALID, "w", "world is NULL");
+    if (n == 0) return ad_ok();
+    if (!seg) return ad_fail(AD_ERR_INVALID, "segments", "segment array is NULL");
+    for (size_t i = 0; i < n; i++) {
+        const ad_segment *r = &seg[i];
+        if (!isfinite(r->x0) || !isfinite(r->y0) || !isfinite(r->x1) || !isfinite(r->y1))
+            return ad_fail(AD_ERR_INVALID, "segments", "segment %zu has a non-finite end point", i);
+        if (r->x0 == r->x1 && r->y0 == r->y1)
+            return ad_fail(AD_ERR_INVALID, "segments", "segment %zu has zero length (both ends at %g, %g)", i, r->x0,
+                           r->y0);
+    }
+    ad_segments *s = &w->seg;
+    if (s->count + n > UINT32_MAX / 4)
+        return ad_fail(AD_ERR_CAPACITY, "segments", "too many segments (%zu)", s->count + n);
+    if (s->count + n > s->cap) {
+        size_t cap = (s->count + n) * 2;
+        ad_seg *a = realloc(s->segs, cap * sizeof *a);
+        if (a) s->segs = a;
+        ad_segment *b = realloc(s->raw, cap * sizeof *b);
+        if (b) s->raw = b;
+        if (!a || !b) return ad_fail(AD_ERR_NO_MEMORY, "", "out of memory adding %zu segments", n);
+        s->cap = cap;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const ad_segment *r = &seg[i];
+        ad_seg *k = &s->segs[s->count + i];
+        s->raw[s->count + i] = *r;
+        k->x0 = r->x0;
+        k->y0 = r->y0;
+        k->ex = r->x1 - r->x0;
+        k->ey = r->y1 - r->y0;
+        k->inv_len2 = 1.0f / (k->ex * k->ex + k->ey * k->ey);
+    }
+    s->count += n;
+    TRY(own_vertices(s));
+    TRY(build_segment_grid(w));
+    return w->ops->set_segments(w);
+}
+
+/* -------------------------------------------------------------------- fill -- */
+
+static double seg_dist2(const ad_seg *s, double x, double y)
+{
+    float qx, qy, t;
+    ad_closest_on_segment((float)x, (float)y, s->x0, s->y0, s->ex, s->ey, s->inv_len2, &qx, &qy, &t);
+    return (x - qx) * (x - qx) + (y - qy) * (y - qy);
+}
+
+static int near_segment(const ad_world *w, double x, double y, double r)
+{
+    const ad_seg_grid *g = &w->seg.grid;
+    if (w->seg.count == 0) return 0;
+    int cx = ad_cell_coord((float)x, g->origin_x, g->inv_cell_x, g->nx);
+    int cy = ad_cell_coord((float)y, g->origin_y, g->inv_cell_y, g->ny);
+    uint32_t c = (uint32_t)cy * (uint32_t)g->nx + (uint32_t)cx;
+    for (uint32_t k = g->start[c]; k < g->start[c + 1]; k++)
+        if (seg_dist2(&g->segs[g->index[k]], x, y) < r * r) return 1;
+    return 0;
+}
+
+ad_status ad_world_fill(ad_world *w, const ad_fill_def *f, size_t *added)
+{
+    if (added) *added = 0;
+    if (!w) return ad_fail(AD_ERR_INVALID, "w", "world is NULL");
+    if (!f) return ad_fail(AD_ERR_INVALID, "fill", "fill definition is NULL");
+    const ad_world_def *d = &w->def;
+    double r = d->radius;
+    double x0 = f->x0, x1 = f->x1, y0 = f->y0, y1 = f->y1;
+    if (!isfinite(x0) || !isfinite(x1) || !isfinite(y0) || !isfinite(y1) || !(x1 > x0) || !(y1 > y0))
+        return ad_fail(AD_ERR_INVALID, "fill.region", "fill region [%g, %g] x [%g, %g] is empty or not finite", x0, x1,
+                       y0, y1);
+    TRY(check_range("fill.area_fraction", f->area_fraction, 0.0, 1, 0.78,
+                    "it must lie in (0, 0.78] (a jittered square lattice cannot pack denser)"));
+    TRY(check_range("fill.temperature", f->temperature, 0.0, 0, DBL_MAX, "it must be >= 0 (m^2/s^2)"));
+    if (!isfinite(f->vx) || !isfinite(f->vy))
+        return ad_fail(AD_ERR_INVALID, "fill.velocity", "fill velocity (%g, %g) is not finite", f->vx, f->vy);
+    /* keep discs inside solid walls and inside the domain */
+    x0 = fmax(x0, d->x_min);
+    x1 = fmin(x1, d->x_max);
+    y0 = fmax(y0, d->y_min);
+    y1 = fmin(y1, d->y_max);
+    double W = x1 - x0, H = y1 - y0;
+    if (!(W >= 2 * r && H >= 2 * r))
+        return ad_fail(AD_ERR_INVALID, "fill.region", "fill region is narrower than a diameter inside the domain");
+    double n_want = floor(f->area_fraction * W * H / (AD_PI * r * r) + 0.5);
+    if (n_want < 1) return ad_ok();
+    double cols = ceil(sqrt(n_want * W / H));
+    double rows = ceil(n_want / cols);
+    double cw = W / cols, ch = H / rows;
+    if (cw < 2 * r || ch < 2 * r) {
+        rows = floor(H / (2 * r));
+        cols = ceil(n_want / rows);
+        cw = W / cols;
+        ch = H / rows;
+        if (cw < 2 * r || ch < 2 * r)
+            return ad_fail(AD_ERR_INVALID, "fill.area_fraction",
+                           "fill.area_fraction = %g does not fit on a lattice in a %g x %g m region", f->area_fraction,
+                           W, H);
+    }
+    size_t n = (size_t)n_want;
+    if (n > d->capacity - w->count)
+        return ad_fail(AD_ERR_CAPACITY, "capacity",
+                       "capacity: the fill needs %zu discs but only %zu of the capacity %zu are free", n,
+                       d->capacity - w->count, d->capacity);
+    ad_particle *p = malloc(n * sizeof *p);
+    if (!p) return ad_fail(AD_ERR_NO_MEMORY, "", "out of memory for %zu fill particles", n);
+    double jx = 0.5 * (cw - 2 * r) * 0.999, jy = 0.5 * (ch - 2 * r) * 0.999;
+    double sites = cols * rows, sd = sqrt(f->temperature);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        /* n sites spread evenly over the lattice so gaps do not bunch up */
+        double site = floor((double)i * sites / (double)n);
+        double row = floor(site / cols), col = site - row * cols;
+        uint64_t c = (uint64_t)i * 4;
+        double x = x0 + (col + 0.5) * cw + jx * (2.0 * ad_rng_uniform(f->seed, c) - 1.0);
+        double y = y0 + (row + 0.5) * ch + jy * (2.0 * ad_rng_uniform(f->seed, c + 1) - 1.0);
+        if (near_segment(w, x, y, r * 1.01)) continue;
+        double gx, gy;
+        ad_rng_normal2(f->seed ^ 0x5DEECE66Dull, (uint64_t)i, &gx, &gy);
+        p[k++] = (ad_particle){(float)x, (float)y, (float)(f->vx + sd * gx), (float)(f->vy + sd * gy)};
+    }
+    ad_status st = ad_world_add_particles(w, p, k);
+    free(p);
+    if (st.code == AD_OK && added) *added = k;
+    return st;
+}
+
+/* ------------------------------------------------------------------ stepping -- */
+
+double ad_next_dt(const ad_world *w, double vmax)
+{
+    if (!w->def.adaptive_dt) return w->dt_max;
+    double dt = fmin(w->dt_max, w->dt_contact);
+    if (vmax > 0.0) dt = fmin(dt, w->def.max_move * w->def.radius / vmax);
+    return dt;
+}
+
+void ad_stats_fold(ad_world *w, const ad_block_sums *b, size_t nblocks, double dt)
+{
+    ad_block_sums t;
+    memset(&t, 0, sizeof t);
+    for (size_t i = 0; i < nblocks; i++) {
+        t.ke += b[i].ke;
+        t.pe += b[i].pe;
+        t.px += b[i].px;
+        t.py += b[i].py;
+        t.virial += b[i].virial;
+        t.body_fx += b[i].body_fx;
+        t.body_fy += b[i].body_fy;
+        for (int k = 0; k < 4; k++) t.wall[k] += b[i].wall[k];
+        t.vmax2 = fmaxf(t.vmax2, b[i].vmax2);
+        t.max_overlap = fmaxf(t.max_overlap, b[i].max_overlap);
+        t.nonfinite += b[i].nonfinite;
+        t.skin_violations += b[i].skin_violations;
+    }
+    ad_stats *s = &w->stats;
+    s->kinetic_energy = t.ke;
+    s->potential_energy = t.pe;
+    s->momentum_x = t.px;
+    s->momentum_y = t.py;
+    s->contact_virial = t.virial;
+    s->max_overlap = t.max_overlap / w->def.radius;
+    s->body_force_x = t.body_fx;
+    s->body_force_y = t.body_fy;
+    s->body_impulse_x += t.body_fx * dt;
+    s->body_impulse_y += t.body_fy * dt;
+    for (int k = 0; k < 4; k++) s->wall_impulse[k] += t.wall[k] * dt;
+    s->kinetic_energy_integral += t.ke * dt;
+    s->contact_virial_integral += t.virial * dt;
+    s->skin_violations += t.skin_violations;
+    s->time += dt;
+    s->step++;
+    s->dt = ad_next_dt(w, sqrt((double)t.vmax2));
+}
+
+ad_status ad_world_step(ad_world *w, uint64_t n)
+{
+    if (!w) return ad_fail(AD_ERR_INVALID, "w", "world is NULL");
+    if (n == 0 || w->count == 0) return ad_ok(); /* nothing moves */
+    return w->ops->step(w, n);
+}
+
+ad_status ad_world_get_stats(const ad_world *w, ad_stats *out)
+{
+    if (!w || !out) return ad_fail(AD_ERR_INVALID, "stats", "world or output is NULL");
+    *out = w->stats;
+    return ad_ok();
+}
+
+ad_status ad_world_read_particles(const ad_world *w, int flags, size_t max, ad_particle *state, uint32_t *id,
+                                  float *pressure, float *virial, size_t *count)
+{
+    if (!w) return ad_fail(AD_ERR_INVALID, "w", "world is NULL");
+    if ((flags & AD_READ_BY_ID) && max < w->count && (state || pressure || virial || id))
+        return ad_fail(AD_ERR_INVALID, "max",
+                       "max = %zu: reading by id needs room for all %zu particles", max, w->count);
+    return w->ops->read(w, flags, max, state, id, pressure, virial, count);
+}

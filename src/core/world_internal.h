@@ -1,0 +1,80 @@
+/* The world as the core and the backends see it, and the table of functions a backend provides. */
+#ifndef AD_CORE_WORLD_INTERNAL_H
+#define AD_CORE_WORLD_INTERNAL_H
+
+#include "aerodem/aerodem.h"
+#include "../physics/params.h"
+#include "../physics/segment.h"
+#include "../physics/state.h"
+
+/* Sums over a fixed block of discs. Blocks have a fixed size, independent of the
+ * thread count, and are combined in block order: reductions are deterministic. */
+#define AD_BLOCK 2048
+typedef struct ad_block_sums {
+    double ke, pe, px, py, virial, body_fx, body_fy, wall[4];
+    float vmax2, max_overlap;
+    uint32_t nonfinite;
+    uint32_t skin_violations;
+} ad_block_sums;
+
+/* Host copy of the static segments and their coarse grid. */
+typedef struct ad_segments {
+    ad_seg *segs;
+    ad_segment *raw;
+    size_t count, cap;
+    uint32_t *start, *index;
+    ad_seg_grid grid;
+} ad_segments;
+
+typedef struct ad_backend_ops {
+    const char *name;
+    ad_status (*create)(ad_world *w);
+    void (*destroy)(ad_world *w);
+    ad_status (*add_particles)(ad_world *w, const ad_particle *p, size_t n); /* ids follow count */
+    ad_status (*set_segments)(ad_world *w);                                /* w->seg changed */
+    ad_status (*step)(ad_world *w, uint64_t n);
+    ad_status (*read)(const ad_world *w, int flags, size_t max, ad_particle *state, uint32_t *id,
+                      float *pressure, float *virial, size_t *count);
+    size_t (*bytes_needed)(const ad_world_def *def, const ad_params *p);
+} ad_backend_ops;
+
+struct ad_world {
+    ad_world_def def;
+    ad_params params;
+    const ad_backend_ops *ops;
+    void *impl;            /* the backend's own state */
+    size_t count;          /* particles */
+    ad_segments seg;
+    ad_stats stats;        /* kept current by the backend */
+    double dt_max;         /* fixed step or the adaptive ceiling [s] */
+    double dt_contact;     /* contact time / contact_steps [s] */
+};
+
+/* Checks a definition and derives the kernels' float parameters (grid included). */
+ad_status ad_params_from_def(const ad_world_def *d, ad_params *p);
+
+/* status helpers (status.c) */
+ad_status ad_ok(void);
+ad_status ad_fail(ad_code code, const char *field, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* The next step from the fastest disc (adaptive) or the fixed step. */
+double ad_next_dt(const ad_world *w, double vmax);
+
+/* Folds the block sums of one step of length dt into w->stats. */
+void ad_stats_fold(ad_world *w, const ad_block_sums *b, size_t nblocks, double dt);
+
+/* Bytes available for a new world on this host (MemAvailable). */
+size_t ad_host_bytes_available(void);
+void ad_format_bytes(double bytes, char *buf, size_t n);
+
+extern const ad_backend_ops ad_cpu_backend;
+#if defined(AD_HAVE_CUDA)
+extern const ad_backend_ops ad_cuda_backend;
+int ad_cuda_device_count(void);
+#endif
+
+#endif

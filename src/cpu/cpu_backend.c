@@ -1,0 +1,423 @@
+/* The CPU reference backend (OpenMP): grid counting sort, fused gather-and-integrate, deterministic reductions. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/world_internal.h"
+#include "../physics/gather.h"
+#include "../physics/integrate.h"
+#include "grid.h"
+
+#ifdef _OPENMP
+#include <omp.h>
+static double now(void) { return omp_get_wtime(); }
+#else
+#include <time.h>
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+#endif
+
+typedef struct ad_accel {
+    float ax, ay;
+} ad_accel;
+
+typedef struct cpu_world {
+    int threads;
+    size_t cap, ncell, nblocks;
+    ad_state *state[2]; /* hot state, double-buffered: [cur] is current */
+    uint32_t *id[2];
+    int cur;
+    uint32_t *cell_of, *perm, *count, *start;
+    float *pressure, *virial;
+    ad_accel *acc[2];           /* Verlet: acceleration of the last force evaluation */
+    int primed;                 /* Verlet: acc holds the forces of the current state */
+    int dt_stale;               /* particles were added: size the next step from their speeds */
+    ad_state *rk[3];            /* RK4: stage in, stage out, weighted sum */
+    ad_block_sums *blocks;
+} cpu_world;
+
+static size_t cells_of(const ad_params *p) { return (size_t)p->nx * (size_t)p->ny; }
+
+static size_t per_particle_bytes(const ad_world_def *d)
+{
+    size_t b = 2 * sizeof(ad_state) + 2 * sizeof(uint32_t) + 2 * sizeof(uint32_t) + 2 * sizeof(float);
+    if (d->integrator == AD_INTEGRATOR_VERLET) b += 2 * sizeof(ad_accel);
+    if (d->integrator == AD_INTEGRATOR_RK4) b += 3 * sizeof(ad_state);
+    return b;
+}
+
+static size_t cpu_bytes_needed(const ad_world_def *d, const ad_params *p)
+{
+    size_t blocks = (d->capacity + AD_BLOCK - 1) / AD_BLOCK;
+    return d->capacity * per_particle_bytes(d) + (2 * cells_of(p) + 1) * sizeof(uint32_t) +
+           blocks * sizeof(ad_block_sums) + sizeof(cpu_world);
+}
+
+static void cpu_destroy(ad_world *w)
+{
+    cpu_world *c = w->impl;
+    if (!c) return;
+    for (int k = 0; k < 2; k++) {
+        free(c->state[k]);
+        free(c->id[k]);
+        free(c->acc[k]);
+    }
+    for (int k = 0; k < 3; k++) free(c->rk[k]);
+    free(c->cell_of);
+    free(c->perm);
+    free(c->count);
+    free(c->start);
+    free(c->pressure);
+    free(c->virial);
+    free(c->blocks);
+    free(c);
+    w->impl = NULL;
+}
+
+/* Allocates and touches from the threads that will use the memory (first touch). */
+static void *alloc_touch(size_t bytes, int threads, int *fail)
+{
+    if (*fail) return NULL;
+    void *p = malloc(bytes ? bytes : 1);
+    if (!p) {
+        *fail = 1;
+        return NULL;
+    }
+    unsigned char *b = p;
+    size_t chunk = 1 << 20, nchunk = (bytes + chunk - 1) / chunk;
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (size_t i = 0; i < nchunk; i++) {
+        size_t a = i * chunk, e = a + chunk < bytes ? a + chunk : bytes;
+        memset(b + a, 0, e - a);
+    }
+    return p;
+}
+
+static ad_status cpu_create(ad_world *w)
+{
+    const ad_world_def *d = &w->def;
+    size_t need = cpu_bytes_needed(d, &w->params), avail = ad_host_bytes_available();
+    char nb[64], ab[64];
+    ad_format_bytes((double)need, nb, sizeof nb);
+    ad_format_bytes((double)avail, ab, sizeof ab);
+    if (need > avail)
+        return ad_fail(AD_ERR_NO_MEMORY, "capacity",
+                       "capacity: the world needs %s (%zu particles x %zu bytes + %zu cells x 8 bytes) but only %s "
+                       "of host memory is available",
+                       nb, d->capacity, per_particle_bytes(d), cells_of(&w->params), ab);
+    cpu_world *c = calloc(1, sizeof *c);
+    if (!c) return ad_fail(AD_ERR_NO_MEMORY, "", "out of host memory");
+    w->impl = c;
+#ifdef _OPENMP
+    c->threads = d->threads > 0 ? d->threads : omp_get_max_threads();
+#else
+    c->threads = 1;
+#endif
+    w->stats.threads = c->threads;
+    c->cap = d->capacity;
+    c->ncell = cells_of(&w->params);
+    c->nblocks = (c->cap + AD_BLOCK - 1) / AD_BLOCK;
+    int fail = 0, t = c->threads;
+    for (int k = 0; k < 2; k++) {
+        c->state[k] = alloc_touch(c->cap * sizeof(ad_state), t, &fail);
+        c->id[k] = alloc_touch(c->cap * sizeof(uint32_t), t, &fail);
+        if (d->integrator == AD_INTEGRATOR_VERLET) c->acc[k] = alloc_touch(c->cap * sizeof(ad_accel), t, &fail);
+    }
+    if (d->integrator == AD_INTEGRATOR_RK4)
+        for (int k = 0; k < 3; k++) c->rk[k] = alloc_touch(c->cap * sizeof(ad_state), t, &fail);
+    c->cell_of = alloc_touch(c->cap * sizeof(uint32_t), t, &fail);
+    c->perm = alloc_touch(c->cap * sizeof(uint32_t), t, &fail);
+    c->pressure = alloc_touch(c->cap * sizeof(float), t, &fail);
+    c->virial = alloc_touch(c->cap * sizeof(float), t, &fail);
+    c->count = alloc_touch(c->ncell * sizeof(uint32_t), t, &fail);
+    c->start = alloc_touch((c->ncell + 1) * sizeof(uint32_t), t, &fail);
+    c->blocks = alloc_touch(c->nblocks * sizeof(ad_block_sums), t, &fail);
+    if (fail) {
+        cpu_destroy(w);
+        return ad_fail(AD_ERR_NO_MEMORY, "capacity", "capacity: allocating %s for the world failed", nb);
+    }
+    return ad_ok();
+}
+
+static ad_status cpu_add_particles(ad_world *w, const ad_particle *p, size_t n)
+{
+    cpu_world *c = w->impl;
+    ad_state *s = c->state[c->cur] + w->count;
+    uint32_t *id = c->id[c->cur] + w->count;
+    for (size_t i = 0; i < n; i++) {
+        s[i] = (ad_state){p[i].x, p[i].y, p[i].vx, p[i].vy};
+        if (w->params.periodic_x || w->params.periodic_y) s[i] = ad_wrap_state(&w->params, s[i]);
+        id[i] = (uint32_t)(w->count + i);
+        c->pressure[w->count + i] = 0.0f;
+        c->virial[w->count + i] = 0.0f;
+    }
+    if (c->acc[c->cur]) memset(c->acc[c->cur] + w->count, 0, n * sizeof(ad_accel));
+    c->primed = 0;
+    c->dt_stale = 1;
+    return ad_ok();
+}
+
+static ad_status cpu_set_segments(ad_world *w)
+{
+    ((cpu_world *)w->impl)->primed = 0;
+    return ad_ok();
+}
+
+/* Steps 1-3: bin, scan, scatter; the state (and Verlet accelerations) end in cell order. */
+static void build_grid(ad_world *w, cpu_world *c, size_t n)
+{
+    double t0 = now();
+    ad_grid_diag diag;
+    memset(c->count, 0, c->ncell * sizeof(uint32_t));
+    ad_cpu_bin(&w->params, c->state[c->cur], n, c->cell_of, c->count, c->threads, &diag);
+    double t1 = now();
+    ad_cpu_scan(c->count, c->start, c->ncell, w->stats.cell_capacity, c->threads, &diag);
+    double t2 = now();
+    memset(c->count, 0, c->ncell * sizeof(uint32_t)); /* the counters become the cursor */
+    ad_cpu_scatter(c->cell_of, n, c->start, c->count, c->perm);
+    const ad_state *src = c->state[c->cur];
+    ad_state *dst = c->state[!c->cur];
+    const uint32_t *isrc = c->id[c->cur];
+    uint32_t *idst = c->id[!c->cur];
+    const ad_accel *asrc = c->acc[c->cur];
+    ad_accel *adst = c->acc[!c->cur];
+    const uint32_t *perm = c->perm;
+#pragma omp parallel for num_threads(c->threads) schedule(static)
+    for (size_t s = 0; s < n; s++) {
+        uint32_t i = perm[s];
+        dst[s] = src[i];
+        idst[s] = isrc[i];
+        if (adst) adst[s] = asrc[i];
+    }
+    c->cur = !c->cur;
+    double t3 = now();
+    w->stats.max_cell_occupancy = diag.max_occupancy;
+    w->stats.cell_overflow = diag.overflow;
+    w->stats.outside_grid = diag.outside;
+    w->stats.phase_seconds[AD_PHASE_BIN] += t1 - t0;
+    w->stats.phase_seconds[AD_PHASE_SCAN] += t2 - t1;
+    w->stats.phase_seconds[AD_PHASE_SCATTER] += t3 - t2;
+}
+
+typedef enum { PASS_STEP, PASS_PRIME } pass_kind;
+
+static void add_contact_sums(ad_block_sums *b, const ad_accum *a)
+{
+    b->pe += a->energy;
+    b->virial += a->virial;
+    b->body_fx += a->body_fx;
+    b->body_fy += a->body_fy;
+    for (int k = 0; k < 4; k++) b->wall[k] += a->wall[k];
+    b->max_overlap = fmaxf(b->max_overlap, a->max_overlap);
+}
+
+static void add_motion_sums(ad_block_sums *b, const ad_params *p, ad_state s)
+{
+    float v2 = s.vx * s.vx + s.vy * s.vy;
+    b->ke += 0.5 * (double)p->mass * (double)v2;
+    b->px += (double)p->mass * (double)s.vx;
+    b->py += (double)p->mass * (double)s.vy;
+    b->vmax2 = fmaxf(b->vmax2, v2);
+    b->nonfinite += !(isfinite(s.x) && isfinite(s.y) && isfinite(s.vx) && isfinite(s.vy));
+}
+
+/* Step 4 for the one-evaluation integrators: gather, integrate, write the other buffer. */
+static inline void interact_block(const ad_world *w, cpu_world *c, size_t b, size_t n, float dt, ad_integrator integ,
+                                  pass_kind kind)
+{
+    const ad_params P = w->params;
+    const ad_seg_grid G = w->seg.grid;
+    const ad_state *in = c->state[c->cur];
+    ad_state *out = c->state[!c->cur];
+    const ad_accel *acc_in = c->acc[c->cur];
+    ad_accel *acc_out = c->acc[!c->cur]; /* travels with the output buffer */
+    ad_block_sums sums;
+    memset(&sums, 0, sizeof sums);
+    size_t s0 = b * AD_BLOCK, s1 = s0 + AD_BLOCK < n ? s0 + AD_BLOCK : n;
+    for (size_t s = s0; s < s1; s++) {
+        ad_state me = in[s];
+        int cx = ad_cell_coord(me.x, P.origin_x, P.inv_cell_x, P.nx);
+        int cy = ad_cell_coord(me.y, P.origin_y, P.inv_cell_y, P.ny);
+        ad_accum a;
+        ad_gather_all(&P, &G, c->start, in, (uint32_t)s, me, cx, cy, &a);
+        float ax = a.fx * P.inv_mass + P.gx, ay = a.fy * P.inv_mass + P.gy;
+        c->pressure[s] = a.pressure;
+        c->virial[s] = a.virial;
+        add_contact_sums(&sums, &a);
+        ad_state nw;
+        if (kind == PASS_PRIME) {
+            acc_out[s] = (ad_accel){ax, ay};
+            nw = me;
+        } else if (integ == AD_INTEGRATOR_VERLET) {
+            nw = ad_verlet_kick(me, acc_in[s].ax, acc_in[s].ay, ax, ay, dt);
+            acc_out[s] = (ad_accel){ax, ay};
+        } else if (integ == AD_INTEGRATOR_EULER) {
+            nw = ad_step_euler(&P, me, ax, ay, dt);
+        } else {
+            nw = ad_step_symplectic(&P, me, ax, ay, dt);
+        }
+        out[s] = nw;
+        add_motion_sums(&sums, &P, nw);
+    }
+    c->blocks[b] = sums;
+}
+
+static void interact(ad_world *w, cpu_world *c, size_t n, float dt, pass_kind kind)
+{
+    size_t nb = (n + AD_BLOCK - 1) / AD_BLOCK;
+    ad_integrator integ = w->def.integrator;
+    /* one call site per integrator so each loop is compiled for its own */
+    switch (kind == PASS_PRIME ? -1 : (int)integ) {
+    case AD_INTEGRATOR_EULER:
+#pragma omp parallel for num_threads(c->threads) schedule(dynamic, 2)
+        for (size_t b = 0; b < nb; b++) interact_block(w, c, b, n, dt, AD_INTEGRATOR_EULER, PASS_STEP);
+        break;
+    case AD_INTEGRATOR_VERLET:
+#pragma omp parallel for num_threads(c->threads) schedule(dynamic, 2)
+        for (size_t b = 0; b < nb; b++) interact_block(w, c, b, n, dt, AD_INTEGRATOR_VERLET, PASS_STEP);
+        break;
+    case -1:
+#pragma omp parallel for num_threads(c->threads) schedule(dynamic, 2)
+        for (size_t b = 0; b < nb; b++) interact_block(w, c, b, n, dt, integ, PASS_PRIME);
+        break;
+    default:
+#pragma omp parallel for num_threads(c->threads) schedule(dynamic, 2)
+        for (size_t b = 0; b < nb; b++) interact_block(w, c, b, n, dt, AD_INTEGRATOR_SYMPLECTIC_EULER, PASS_STEP);
+        break;
+    }
+    c->cur = !c->cur;
+}
+
+/* RK4: four evaluations on the grid of the step's start (cells from the base state). */
+static void rk4_stage_block(const ad_world *w, cpu_world *c, size_t b, size_t n, float dt, int k)
+{
+    const ad_params P = w->params;
+    const ad_seg_grid G = w->seg.grid;
+    const ad_state *base = c->state[c->cur];
+    const ad_state *in = k == 0 ? base : c->rk[0];
+    ad_state *out = k == 3 ? c->state[!c->cur] : c->rk[1];
+    ad_state *acc = c->rk[2];
+    ad_block_sums *sums = &c->blocks[b];
+    if (k == 0) memset(sums, 0, sizeof *sums);
+    float skin = (float)(w->def.max_move * w->def.radius);
+    size_t s0 = b * AD_BLOCK, s1 = s0 + AD_BLOCK < n ? s0 + AD_BLOCK : n;
+    for (size_t s = s0; s < s1; s++) {
+        ad_state b0 = base[s], me = in[s];
+        int cx = ad_cell_coord(b0.x, P.origin_x, P.inv_cell_x, P.nx);
+        int cy = ad_cell_coord(b0.y, P.origin_y, P.inv_cell_y, P.ny);
+        ad_accum a;
+        ad_gather_all(&P, &G, c->start, in, (uint32_t)s, me, cx, cy, &a);
+        float ax = a.fx * P.inv_mass + P.gx, ay = a.fy * P.inv_mass + P.gy;
+        if (k == 0) {
+            c->pressure[s] = a.pressure;
+            c->virial[s] = a.virial;
+            add_contact_sums(sums, &a);
+        }
+        ad_state nx = ad_rk4_stage(&P, b0, me, ax, ay, dt, k, &acc[s]);
+        out[s] = nx;
+        if (k == 3) {
+            add_motion_sums(sums, &P, nx);
+            float dx = ad_min_image(nx.x - b0.x, P.periodic_x, P.len_x, P.half_x);
+            float dy = ad_min_image(nx.y - b0.y, P.periodic_y, P.len_y, P.half_y);
+            sums->skin_violations += dx * dx + dy * dy > skin * skin;
+        }
+    }
+}
+
+static void interact_rk4(ad_world *w, cpu_world *c, size_t n, float dt)
+{
+    size_t nb = (n + AD_BLOCK - 1) / AD_BLOCK;
+    for (int k = 0; k < 4; k++) {
+#pragma omp parallel for num_threads(c->threads) schedule(dynamic, 2)
+        for (size_t b = 0; b < nb; b++) rk4_stage_block(w, c, b, n, dt, k);
+        if (k < 3) { /* the stage just written becomes the next stage's input */
+            ad_state *t = c->rk[0];
+            c->rk[0] = c->rk[1];
+            c->rk[1] = t;
+        }
+    }
+    c->cur = !c->cur;
+}
+
+/* Verlet's drift runs before binning, in place: each disc moves itself only. */
+static void verlet_drift(ad_world *w, cpu_world *c, size_t n, float dt)
+{
+    const ad_params P = w->params;
+    ad_state *s = c->state[c->cur];
+    const ad_accel *acc = c->acc[c->cur];
+#pragma omp parallel for num_threads(c->threads) schedule(static)
+    for (size_t i = 0; i < n; i++) s[i] = ad_verlet_drift(&P, s[i], acc[i].ax, acc[i].ay, dt);
+}
+
+static ad_status cpu_step(ad_world *w, uint64_t nsteps)
+{
+    cpu_world *c = w->impl;
+    size_t n = w->count, nb = (n + AD_BLOCK - 1) / AD_BLOCK;
+    ad_integrator integ = w->def.integrator;
+    if (c->dt_stale) {
+        /* after particles are added the next step's size comes from their speeds */
+        float v2 = 0.0f;
+        const ad_state *s = c->state[c->cur];
+#pragma omp parallel for num_threads(c->threads) reduction(max : v2)
+        for (size_t i = 0; i < n; i++) v2 = fmaxf(v2, s[i].vx * s[i].vx + s[i].vy * s[i].vy);
+        w->stats.dt = ad_next_dt(w, sqrt((double)v2));
+        c->dt_stale = 0;
+    }
+    for (uint64_t k = 0; k < nsteps; k++) {
+        float dt = (float)w->stats.dt;
+        if (integ == AD_INTEGRATOR_VERLET && !c->primed) {
+            /* Verlet needs the forces of the current state before its first drift */
+            build_grid(w, c, n);
+            interact(w, c, n, dt, PASS_PRIME);
+            c->primed = 1;
+        }
+        if (integ == AD_INTEGRATOR_VERLET) verlet_drift(w, c, n, dt);
+        build_grid(w, c, n);
+        double t0 = now();
+        if (integ == AD_INTEGRATOR_RK4) interact_rk4(w, c, n, dt);
+        else interact(w, c, n, dt, PASS_STEP);
+        ad_stats_fold(w, c->blocks, nb, dt);
+        w->stats.phase_seconds[AD_PHASE_INTERACT] += now() - t0;
+        uint64_t bad = 0;
+        for (size_t b = 0; b < nb; b++) bad += c->blocks[b].nonfinite;
+        if (bad)
+            return ad_fail(AD_ERR_UNSTABLE, "dt",
+                           "step %llu: %llu discs reached a non-finite position or velocity (the step of %g s is too "
+                           "large for the stiffness, or discs were placed overlapping)",
+                           (unsigned long long)w->stats.step, (unsigned long long)bad, (double)dt);
+    }
+    return ad_ok();
+}
+
+static ad_status cpu_read(const ad_world *w, int flags, size_t max, ad_particle *state, uint32_t *id, float *pressure,
+                          float *virial, size_t *count)
+{
+    const cpu_world *c = w->impl;
+    size_t n = w->count < max ? w->count : max;
+    const ad_state *s = c->state[c->cur];
+    const uint32_t *ids = c->id[c->cur];
+    for (size_t k = 0; k < n; k++) {
+        size_t o = (flags & AD_READ_BY_ID) ? ids[k] : k;
+        if (state) state[o] = (ad_particle){s[k].x, s[k].y, s[k].vx, s[k].vy};
+        if (id) id[o] = ids[k];
+        if (pressure) pressure[o] = c->pressure[k];
+        if (virial) virial[o] = c->virial[k];
+    }
+    if (count) *count = n;
+    return ad_ok();
+}
+
+const ad_backend_ops ad_cpu_backend = {
+    .name = "cpu",
+    .create = cpu_create,
+    .destroy = cpu_destroy,
+    .add_particles = cpu_add_particles,
+    .set_segments = cpu_set_segments,
+    .step = cpu_step,
+    .read = cpu_read,
+    .bytes_needed = cpu_bytes_needed,
+};

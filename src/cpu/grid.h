@@ -1,0 +1,29 @@
+/* The CPU uniform grid as a counting sort: bin, scan, scatter (DESIGN.md, steps 1-3). */
+#ifndef AD_CPU_GRID_H
+#define AD_CPU_GRID_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../physics/params.h"
+#include "../physics/state.h"
+
+typedef struct ad_grid_diag {
+    uint32_t max_occupancy;
+    uint64_t overflow; /* discs beyond `capacity` summed over cells */
+    uint64_t outside;  /* centres outside the domain, clamped into border cells */
+} ad_grid_diag;
+
+/* Step 1. cell_of[i] = cell of disc i; count[c] += 1. `count` must be zeroed. */
+void ad_cpu_bin(const ad_params *p, const ad_state *s, size_t n, uint32_t *cell_of, uint32_t *count, int threads,
+                ad_grid_diag *diag);
+
+/* Step 2. start[c] = sum of count[0..c-1], start[ncell] = total; occupancy diagnostics. */
+void ad_cpu_scan(const uint32_t *count, uint32_t *start, size_t ncell, uint32_t capacity, int threads,
+                 ad_grid_diag *diag);
+
+/* Step 3. perm[start[c] + k] = the k-th disc (in index order) of cell c: a stable
+ * counting sort. `cursor` (the count array, reused) must be zeroed. */
+void ad_cpu_scatter(const uint32_t *cell_of, size_t n, const uint32_t *start, uint32_t *cursor, uint32_t *perm);
+
+#endif

@@ -1,0 +1,147 @@
+/* The contact law, once for both backends: linear spring-dashpot, normal only (frictionless, no rotation).
+ *
+ * Two bodies whose surfaces overlap by delta > 0 push each other apart along the
+ * contact normal n with
+ *
+ *     F = k_n * delta - gamma * v_n            (v_n: normal relative velocity, < 0 approaching)
+ *
+ * For an effective mass m_eff (m/2 disc-disc, m for a disc against a static wall or
+ * segment) this is a damped oscillator with
+ *
+ *     omega_0 = sqrt(k_n / m_eff),   eta = gamma / (2 m_eff),   omega_d = sqrt(omega_0^2 - eta^2)
+ *     contact time   t_c = pi / omega_d
+ *     restitution    e   = exp(-eta * t_c)
+ *
+ * so for a requested e the damping is gamma = 2 beta sqrt(m_eff k_n) with
+ * beta = -ln(e) / sqrt(pi^2 + ln(e)^2). The force is not clipped at zero: near the
+ * end of a damped contact it can pull slightly, which keeps both closed forms exact
+ * (the same choice as LAMMPS gran/hooke without limit_damping).
+ *
+ * Per-disc observables gathered from each contact:
+ *   pressure = sum of |F| over the disc's contacts (the reference simulator's measure);
+ *   virial   = 1/2 sum_j r_ij . F_ij over disc-disc contacts, r_ij = x_i - x_j, so that
+ *              summed over discs it is sum over pairs of r_ij . F_ij, and the 2D pressure is
+ *              P = (sum m v^2 + sum_i virial_i) / (2 A);
+ *   energy   = elastic energy k delta^2 / 2, half to each disc of a pair.
+ */
+#ifndef AD_PHYSICS_CONTACT_H
+#define AD_PHYSICS_CONTACT_H
+
+#include "params.h"
+
+/* What one disc accumulates over its contacts in a force evaluation. */
+typedef struct ad_accum {
+    float fx, fy;       /* total contact force [N] */
+    float pressure;     /* sum |F| [N] */
+    float virial;       /* 1/2 sum r_ij . F_ij [N m] */
+    float energy;       /* elastic energy share [J] */
+    float max_overlap;  /* largest overlap [m] */
+    float body_fx, body_fy; /* reaction on segments [N] */
+    float wall[4];      /* normal force on each wall, outward positive [N] */
+} ad_accum;
+
+AD_HD static inline void ad_accum_zero(ad_accum *a)
+{
+    a->fx = a->fy = a->pressure = a->virial = a->energy = a->max_overlap = 0.0f;
+    a->body_fx = a->body_fy = 0.0f;
+    a->wall[0] = a->wall[1] = a->wall[2] = a->wall[3] = 0.0f;
+}
+
+/* Damping coefficient gamma for restitution e and effective mass m_eff. */
+static inline double ad_damping_for_restitution(double e, double m_eff, double k)
+{
+    double le = log(e);
+    double beta = -le / sqrt(AD_PI * AD_PI + le * le);
+    return 2.0 * beta * sqrt(m_eff * k);
+}
+
+/* Duration of one damped contact. */
+static inline double ad_contact_duration(double m_eff, double k, double gamma)
+{
+    double w0sq = k / m_eff, eta = gamma / (2.0 * m_eff);
+    return AD_PI / sqrt(w0sq - eta * eta);
+}
+
+/* Disc i meets disc j. dx, dy: x_j - x_i (minimum image); dvx, dvy: v_j - v_i.
+ * Returns 1 and accumulates into *a if they touch. */
+AD_HD static inline int ad_contact_disc(const ad_params *p, float dx, float dy, float dvx, float dvy,
+                                        ad_accum *a)
+{
+    float d2 = dx * dx + dy * dy;
+    if (d2 >= p->diameter_sq || d2 <= 0.0f) return 0; /* apart, or coincident: no normal */
+    float dist = sqrtf(d2);
+    float inv = 1.0f / dist;
+    float nx = dx * inv, ny = dy * inv;
+    float delta = p->diameter - dist;
+    float vn = dvx * nx + dvy * ny;
+    float f = p->k * delta - p->gamma_pp * vn;
+    a->fx -= f * nx;
+    a->fy -= f * ny;
+    a->pressure += fabsf(f);
+    a->virial += 0.5f * dist * f;
+    a->energy += 0.25f * p->k * delta * delta;
+    a->max_overlap = fmaxf(a->max_overlap, delta);
+    return 1;
+}
+
+/* Disc with velocity (vx, vy) pressed by delta > 0 onto a static body whose outward
+ * unit normal at the contact is (nx, ny). Returns the force magnitude on the disc
+ * (along +n) and accumulates it. */
+AD_HD static inline float ad_contact_static(const ad_params *p, float delta, float nx, float ny, float vx,
+                                            float vy, ad_accum *a)
+{
+    float vn = vx * nx + vy * ny;
+    float f = p->k * delta - p->gamma_wall * vn;
+    a->fx += f * nx;
+    a->fy += f * ny;
+    a->pressure += fabsf(f);
+    a->energy += 0.5f * p->k * delta * delta;
+    a->max_overlap = fmaxf(a->max_overlap, delta);
+    return f;
+}
+
+/* Disc centred at (x, y) against a segment point (qx, qy) closer than a radius. */
+AD_HD static inline int ad_contact_point(const ad_params *p, float x, float y, float vx, float vy, float qx,
+                                         float qy, float *fx, float *fy, ad_accum *a)
+{
+    float dx = x - qx, dy = y - qy; /* from the body to the centre */
+    float d2 = dx * dx + dy * dy;
+    if (d2 >= p->radius * p->radius || d2 <= 0.0f) return 0;
+    float dist = sqrtf(d2);
+    float inv = 1.0f / dist;
+    float nx = dx * inv, ny = dy * inv;
+    float f = ad_contact_static(p, p->radius - dist, nx, ny, vx, vy, a);
+    *fx = f * nx;
+    *fy = f * ny;
+    return 1;
+}
+
+/* Closest point to (x, y) on the segment from (x0, y0) along (ex, ey), with
+ * inv_len2 = 1/|e|^2. *t receives the clamped parameter in [0, 1]. */
+AD_HD static inline void ad_closest_on_segment(float x, float y, float x0, float y0, float ex, float ey,
+                                               float inv_len2, float *qx, float *qy, float *t)
+{
+    float s = ((x - x0) * ex + (y - y0) * ey) * inv_len2;
+    s = fminf(fmaxf(s, 0.0f), 1.0f);
+    *t = s;
+    *qx = x0 + s * ex;
+    *qy = y0 + s * ey;
+}
+
+/* Disc against the walls of solid axes. Walls push along their inward normal even
+ * when a centre has crossed them; wall force, outward positive, goes into a->wall. */
+AD_HD static inline void ad_contact_walls(const ad_params *p, float x, float y, float vx, float vy, ad_accum *a)
+{
+    if (!p->periodic_x) {
+        float lo = x - p->x_min, hi = p->x_max - x;
+        if (lo < p->radius) a->wall[0] += ad_contact_static(p, p->radius - lo, 1.0f, 0.0f, vx, vy, a);
+        if (hi < p->radius) a->wall[1] += ad_contact_static(p, p->radius - hi, -1.0f, 0.0f, vx, vy, a);
+    }
+    if (!p->periodic_y) {
+        float lo = y - p->y_min, hi = p->y_max - y;
+        if (lo < p->radius) a->wall[2] += ad_contact_static(p, p->radius - lo, 0.0f, 1.0f, vx, vy, a);
+        if (hi < p->radius) a->wall[3] += ad_contact_static(p, p->radius - hi, 0.0f, -1.0f, vx, vy, a);
+    }
+}
+
+#endif

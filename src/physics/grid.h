@@ -1,0 +1,90 @@
+/* Uniform-grid cell arithmetic shared by both backends: the one place positions are clamped to the grid. */
+#ifndef AD_PHYSICS_GRID_H
+#define AD_PHYSICS_GRID_H
+
+#include "params.h"
+
+/* Cell coordinate along one axis, clamped to [0, n-1]. Clamping happens here and
+ * nowhere else: a centre outside the domain (a disc pressed into a wall, a NaN)
+ * still lands in a border cell, and since clamping never increases the distance
+ * between two coordinates, every pair closer than a cell stays in adjacent cells. */
+AD_HD static inline int ad_cell_coord(float x, float origin, float inv_cell, int n)
+{
+    float f = floorf((x - origin) * inv_cell);
+    /* fmaxf/fminf return the number when the other argument is NaN: NaN -> 0. */
+    f = fminf(fmaxf(f, 0.0f), (float)(n - 1));
+    return (int)f;
+}
+
+AD_HD static inline uint32_t ad_cell_index(const ad_params *p, float x, float y)
+{
+    int cx = ad_cell_coord(x, p->origin_x, p->inv_cell_x, p->nx);
+    int cy = ad_cell_coord(y, p->origin_y, p->inv_cell_y, p->ny);
+    return (uint32_t)cy * (uint32_t)p->nx + (uint32_t)cx;
+}
+
+/* 1 when the centre lies outside the domain (it was clamped into a border cell). */
+AD_HD static inline int ad_outside_domain(const ad_params *p, float x, float y)
+{
+    return !(x >= p->x_min && x <= p->x_max && y >= p->y_min && y <= p->y_max);
+}
+
+/* The columns [lo, hi] of neighbour cells of column cx within `reach`, split in
+ * at most two runs when a periodic axis wraps. Returns the number of runs. */
+AD_HD static inline int ad_neighbour_runs(int c, int reach, int n, int periodic, int lo[2], int hi[2])
+{
+    int a = c - reach, b = c + reach;
+    if (!periodic) {
+        lo[0] = a < 0 ? 0 : a;
+        hi[0] = b > n - 1 ? n - 1 : b;
+        return 1;
+    }
+    /* periodic: n >= 2*reach + 1 is guaranteed at creation, so runs never overlap */
+    if (a < 0) {
+        lo[0] = 0; hi[0] = b;
+        lo[1] = n + a; hi[1] = n - 1;
+        return 2;
+    }
+    if (b > n - 1) {
+        lo[0] = a; hi[0] = n - 1;
+        lo[1] = 0; hi[1] = b - n;
+        return 2;
+    }
+    lo[0] = a; hi[0] = b;
+    return 1;
+}
+
+/* Neighbour row cy + d (d in [-reach, reach]); -1 when it falls off a solid axis. */
+AD_HD static inline int ad_neighbour_row(int cy, int d, int n, int periodic)
+{
+    int r = cy + d;
+    if (r < 0) return periodic ? r + n : -1;
+    if (r >= n) return periodic ? r - n : -1;
+    return r;
+}
+
+/* Minimum-image separation along a periodic axis. Exactly antisymmetric:
+ * ad_min_image(-d) == -ad_min_image(d), so pair forces cancel bit for bit. */
+AD_HD static inline float ad_min_image(float d, int periodic, float len, float half)
+{
+    if (periodic) {
+        if (d > half) d -= len;
+        else if (d < -half) d += len;
+    }
+    return d;
+}
+
+/* Wraps a coordinate of a periodic axis into [lo, lo + len). */
+AD_HD static inline float ad_wrap(float x, float lo, float len)
+{
+    if (x < lo) x += len;
+    else if (x >= lo + len) x -= len;
+    if (!(x >= lo && x < lo + len)) { /* far outside (a first placement): reduce fully */
+        x = lo + fmodf(x - lo, len);
+        if (x < lo) x += len;
+        if (x >= lo + len) x = lo;
+    }
+    return x;
+}
+
+#endif

@@ -1,0 +1,166 @@
+/* Tiny helpers shared by the aerodem test programs: checks that count failures
+ * and print file:line with the measured value, the expected value and the tolerance. */
+#ifndef AERODEM_TEST_UTIL_H
+#define AERODEM_TEST_UTIL_H
+
+#include <aerodem/aerodem.h>
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TU_PI 3.14159265358979323846
+
+static int tu_failures = 0;
+static int tu_checks = 0;
+
+/* ENSURE(cond): a boolean check. */
+#define ENSURE(cond)                                                                   \
+    do {                                                                               \
+        tu_checks++;                                                                   \
+        if (!(cond)) {                                                                 \
+            fprintf(stderr, "%s:%d: FAIL: %s\n", __FILE__, __LINE__, #cond);            \
+            tu_failures++;                                                             \
+        }                                                                              \
+    } while (0)
+
+/* ENSURE_MSG(cond, fmt, ...): a boolean check with a printf-style explanation. */
+#define ENSURE_MSG(cond, ...)                                                          \
+    do {                                                                               \
+        tu_checks++;                                                                   \
+        if (!(cond)) {                                                                 \
+            fprintf(stderr, "%s:%d: FAIL: %s: ", __FILE__, __LINE__, #cond);            \
+            fprintf(stderr, __VA_ARGS__);                                              \
+            fputc('\n', stderr);                                                       \
+            tu_failures++;                                                             \
+        }                                                                              \
+    } while (0)
+
+/* ENSURE_NEAR(measured, expected, tol): |measured - expected| <= tol (NaN fails). */
+#define ENSURE_NEAR(measured, expected, tol)                                           \
+    tu_near((double)(measured), (double)(expected), (double)(tol), #measured, #expected, \
+            __FILE__, __LINE__)
+
+/* ENSURE_REL(measured, expected, rtol): relative to |expected|. */
+#define ENSURE_REL(measured, expected, rtol)                                           \
+    tu_near((double)(measured), (double)(expected), (double)(rtol) * fabs((double)(expected)), \
+            #measured, #expected, __FILE__, __LINE__)
+
+/* ENSURE_LE(measured, bound): measured <= bound (NaN fails). */
+#define ENSURE_LE(measured, bound)                                                     \
+    tu_le((double)(measured), (double)(bound), #measured, #bound, __FILE__, __LINE__)
+
+/* ENSURE_OK(status): the call returned AD_OK; prints its message otherwise.
+ * Evaluates to 1 when OK, 0 otherwise. */
+#define ENSURE_OK(status_expr) tu_ok((status_expr), #status_expr, __FILE__, __LINE__)
+
+/* REQUIRE_OK(status): like ENSURE_OK but ends the program (exit 1) on failure. */
+#define REQUIRE_OK(status_expr)                                                        \
+    do {                                                                               \
+        if (!tu_ok((status_expr), #status_expr, __FILE__, __LINE__)) {                  \
+            fprintf(stderr, "%s:%d: cannot continue\n", __FILE__, __LINE__);            \
+            exit(1);                                                                   \
+        }                                                                              \
+    } while (0)
+
+static inline int tu_near(double m, double e, double tol, const char *ms, const char *es,
+                          const char *file, int line)
+{
+    tu_checks++;
+    double diff = fabs(m - e);
+    if (!(diff <= tol)) {
+        fprintf(stderr, "%s:%d: FAIL: %s = %.10g, expected %s = %.10g, |diff| = %.4g > tol %.4g\n",
+                file, line, ms, m, es, e, diff, tol);
+        tu_failures++;
+        return 0;
+    }
+    return 1;
+}
+
+static inline int tu_le(double m, double b, const char *ms, const char *bs, const char *file, int line)
+{
+    tu_checks++;
+    if (!(m <= b)) {
+        fprintf(stderr, "%s:%d: FAIL: %s = %.10g exceeds bound %s = %.10g\n", file, line, ms, m, bs, b);
+        tu_failures++;
+        return 0;
+    }
+    return 1;
+}
+
+static inline int tu_ok(ad_status st, const char *expr, const char *file, int line)
+{
+    tu_checks++;
+    if (st.code != AD_OK) {
+        fprintf(stderr, "%s:%d: FAIL: %s returned %s (%d), field '%s': %s\n", file, line, expr,
+                ad_code_name(st.code), (int)st.code, st.field, st.message);
+        tu_failures++;
+        return 0;
+    }
+    return 1;
+}
+
+/* Prints the summary line; returns the exit code for main. */
+static inline int tu_finish(const char *name)
+{
+    if (tu_failures) {
+        fprintf(stderr, "%s: FAILED %d of %d checks\n", name, tu_failures, tu_checks);
+        return 1;
+    }
+    printf("%s: all %d checks passed\n", name, tu_checks);
+    return 0;
+}
+
+/* The default definition with the backend the tests run on: the CPU reference
+ * backend, unless AERODEM_TEST_BACKEND is "auto" or "cuda". */
+static inline ad_world_def tu_def(void)
+{
+    ad_world_def d = ad_default_world_def();
+    d.backend = AD_BACKEND_CPU;
+    const char *b = getenv("AERODEM_TEST_BACKEND");
+    if (b && strcmp(b, "auto") == 0) d.backend = AD_BACKEND_AUTO;
+    if (b && strcmp(b, "cuda") == 0) d.backend = AD_BACKEND_CUDA;
+    return d;
+}
+
+/* Reads all n particles ordered by id; checks the count and that ids are 0..n-1
+ * in order when id is given. Returns 1 on success. */
+static inline int tu_read_by_id(const ad_world *w, size_t n, ad_particle *p, uint32_t *id)
+{
+    size_t count = (size_t)-1;
+    if (!ENSURE_OK(ad_world_read_particles(w, AD_READ_BY_ID, n, p, id, NULL, NULL, &count))) return 0;
+    if (count != n) {
+        tu_checks++;
+        tu_failures++;
+        fprintf(stderr, "%s:%d: FAIL: read %zu particles, expected %zu\n", __FILE__, __LINE__, count, n);
+        return 0;
+    }
+    return 1;
+}
+
+static inline ad_stats tu_stats(const ad_world *w)
+{
+    ad_stats s;
+    memset(&s, 0, sizeof s);
+    ENSURE_OK(ad_world_get_stats(w, &s));
+    return s;
+}
+
+/* Parameters of the damped linear contact, double precision reference. */
+static inline double tu_gamma(double e, double m_eff, double k)
+{
+    double le = log(e);
+    double beta = -le / sqrt(TU_PI * TU_PI + le * le);
+    return 2.0 * beta * sqrt(m_eff * k);
+}
+
+static inline double tu_contact_time(double e, double m_eff, double k)
+{
+    double g = tu_gamma(e, m_eff, k);
+    double eta = g / (2.0 * m_eff);
+    return TU_PI / sqrt(k / m_eff - eta * eta);
+}
+
+#endif
