@@ -1,37 +1,236 @@
-/* The aerodem command-line program. */
+/* The aerodem command-line program: run a scene, resume a checkpoint, describe the machine. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "aerodem/aerodem.h"
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
-static int fail(ad_status st)
+#include "aerodem/aerodem.h"
+#include "core/scene.h"
+#include "tunnel.h"
+
+static const char *USAGE_MAIN =
+    "usage: aerodem COMMAND [options]\n"
+    "\n"
+    "commands:\n"
+    "  run SCENE.ini     simulate a scene: forces, fields, pictures and ParaView files\n"
+    "  resume CHECKPOINT continue an interrupted or finished run\n"
+    "  info              backends, threads and GPU of this machine\n"
+    "  scene-keys        print the reference of every scene key (Markdown)\n"
+    "\n"
+    "aerodem COMMAND --help describes each command.\n";
+
+static const char *USAGE_RUN =
+    "usage: aerodem run SCENE.ini [--set section.key=value ...] [--backend auto|cpu|cuda]\n"
+    "                   [--out DIR] [--steps N] [--threads N] [--quiet]\n"
+    "\n"
+    "  --set K=V     override a scene key, checked like the file (repeatable)\n"
+    "  --backend B   auto (CUDA when a GPU is present), cpu or cuda\n"
+    "  --out DIR     output folder (default: the scene's [output] dir)\n"
+    "  --steps N     total steps to run (default: the scene's [run] steps)\n"
+    "  --threads N   CPU threads (default: all cores)\n"
+    "  --quiet       no progress or summary on the terminal\n"
+    "\n"
+    "Ctrl-C finishes the current step, writes DIR/checkpoint.ckpt and exits with code 130.\n"
+    "Outputs in DIR: forces.csv, summary.txt, *.png heat maps, frames/, particles.pvd, fields.pvd,\n"
+    "body.vtp, pressure.mp4 (with ffmpeg), checkpoint.ckpt, scene.ini (the scene as run).\n";
+
+static const char *USAGE_RESUME =
+    "usage: aerodem resume CHECKPOINT [--steps N] [--out DIR] [--backend auto|cpu|cuda] [--threads N] [--quiet]\n"
+    "\n"
+    "Continues the run saved in CHECKPOINT up to its total steps (or N), writing to the run's\n"
+    "output folder (or DIR). In deterministic mode the continued run is bit-identical to one\n"
+    "that was never interrupted.\n";
+
+static const char *USAGE_INFO = "usage: aerodem info\n\nPrints the backends built in, CPU threads and GPUs found.\n";
+
+static int usage_error(const char *usage, const char *fmt, const char *arg)
 {
-    fprintf(stderr, "aerodem: error: %s\n", st.message);
+    fprintf(stderr, "aerodem: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\n\n%s", usage);
+    return AD_EXIT_USAGE;
+}
+
+static int parse_backend(const char *v, ad_backend *b)
+{
+    if (!strcmp(v, "auto")) *b = AD_BACKEND_AUTO;
+    else if (!strcmp(v, "cpu")) *b = AD_BACKEND_CPU;
+    else if (!strcmp(v, "cuda")) *b = AD_BACKEND_CUDA;
+    else return 0;
     return 1;
+}
+
+static int parse_count(const char *v, unsigned long long lo, unsigned long long *out)
+{
+    char *end;
+    double d = strtod(v, &end);
+    if (end == v || *end || !(d >= (double)lo) || d > 1e15 || d != (double)(unsigned long long)d) return 0;
+    *out = (unsigned long long)d;
+    return 1;
+}
+
+/* Options shared by run and resume. Returns -1 when the argument is not one of them. */
+static int common_option(int argc, char **argv, int *i, const char *usage, ad_run_options *o, ad_backend *backend,
+                         int *backend_given, int *threads, int *rc)
+{
+    const char *a = argv[*i];
+    int has = *i + 1 < argc;
+    unsigned long long v;
+    if (!strcmp(a, "--quiet")) {
+        o->quiet = 1;
+        return 1;
+    }
+    if (!strcmp(a, "--out") || !strcmp(a, "--steps") || !strcmp(a, "--backend") || !strcmp(a, "--threads")) {
+        if (!has) {
+            *rc = usage_error(usage, "%s needs a value", a);
+            return 0;
+        }
+        const char *val = argv[++*i];
+        if (!strcmp(a, "--out")) {
+            o->out_dir = val;
+        } else if (!strcmp(a, "--steps")) {
+            if (!parse_count(val, 1, &v)) {
+                *rc = usage_error(usage, "--steps %s: expected a whole number of steps >= 1", val);
+                return 0;
+            }
+            o->steps = v;
+        } else if (!strcmp(a, "--backend")) {
+            if (!parse_backend(val, backend)) {
+                *rc = usage_error(usage, "--backend %s: expected auto, cpu or cuda", val);
+                return 0;
+            }
+            *backend_given = 1;
+        } else {
+            if (!parse_count(val, 0, &v) || v > 4096) {
+                *rc = usage_error(usage, "--threads %s: expected 0 (all cores) to 4096", val);
+                return 0;
+            }
+            *threads = (int)v;
+        }
+        return 1;
+    }
+    return -1;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+    ad_run_options o = {0};
+    ad_backend backend = AD_BACKEND_AUTO;
+    int backend_given = 0, threads = -1, rc = 0;
+    const char *scene_path = NULL;
+    /* first pass: options and the scene path; --set values apply after the file */
+    for (int i = 2; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            printf("%s", USAGE_RUN);
+            return 0;
+        }
+        if (!strcmp(argv[i], "--set")) {
+            if (i + 1 >= argc) return usage_error(USAGE_RUN, "%s needs section.key=value", "--set");
+            i++;
+            continue;
+        }
+        int k = common_option(argc, argv, &i, USAGE_RUN, &o, &backend, &backend_given, &threads, &rc);
+        if (k == 0) return rc;
+        if (k == 1) continue;
+        if (argv[i][0] == '-') return usage_error(USAGE_RUN, "unknown option %s", argv[i]);
+        if (scene_path) return usage_error(USAGE_RUN, "one scene at a time (also got %s)", argv[i]);
+        scene_path = argv[i];
+    }
+    if (!scene_path) return usage_error(USAGE_RUN, "%s", "run needs a scene file");
+    ad_scene sc;
+    ad_scene_defaults(&sc);
+    ad_status st = ad_scene_load(&sc, scene_path);
+    for (int i = 2; i < argc && !st.code; i++)
+        if (!strcmp(argv[i], "--set")) st = ad_scene_set(&sc, argv[++i]);
+    if (!st.code) {
+        if (backend_given) sc.backend = backend;
+        if (threads >= 0) sc.threads = threads;
+        st = ad_scene_finish(&sc);
+    }
+    if (st.code) {
+        fprintf(stderr, "aerodem: error: %s\n", st.message);
+        return st.code == AD_ERR_IO ? AD_EXIT_ERROR : AD_EXIT_USAGE;
+    }
+    return ad_tunnel_run(&sc, &o);
+}
+
+static int cmd_resume(int argc, char **argv)
+{
+    ad_run_options o = {0};
+    ad_backend backend = AD_BACKEND_AUTO;
+    int backend_given = 0, threads = -1, rc = 0;
+    const char *path = NULL;
+    for (int i = 2; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            printf("%s", USAGE_RESUME);
+            return 0;
+        }
+        int k = common_option(argc, argv, &i, USAGE_RESUME, &o, &backend, &backend_given, &threads, &rc);
+        if (k == 0) return rc;
+        if (k == 1) continue;
+        if (argv[i][0] == '-') return usage_error(USAGE_RESUME, "unknown option %s", argv[i]);
+        if (path) return usage_error(USAGE_RESUME, "one checkpoint at a time (also got %s)", argv[i]);
+        path = argv[i];
+    }
+    if (!path) return usage_error(USAGE_RESUME, "%s", "resume needs a checkpoint file");
+    if (!o.out_dir) {
+        /* by default the run continues in the folder that holds its checkpoint */
+        static char dir[AD_PATH_MAX];
+        snprintf(dir, sizeof dir, "%s", path);
+        char *slash = strrchr(dir, '/');
+        if (slash) *slash = 0;
+        else snprintf(dir, sizeof dir, ".");
+        o.out_dir = dir;
+    }
+    return ad_tunnel_resume(path, backend_given ? backend : AD_BACKEND_AUTO, threads, &o);
+}
+
+static int cmd_info(int argc, char **argv)
+{
+    if (argc > 2 && (!strcmp(argv[2], "--help") || !strcmp(argv[2], "-h"))) {
+        printf("%s", USAGE_INFO);
+        return 0;
+    }
+    printf("aerodem %d.%d.%d\n", AD_VERSION_MAJOR, AD_VERSION_MINOR, AD_VERSION_PATCH);
+#ifdef _OPENMP
+    printf("cpu backend: yes (OpenMP, %d threads)\n", omp_get_max_threads());
+#else
+    printf("cpu backend: yes (serial build)\n");
+#endif
+    ad_world_def d = ad_default_world_def();
+    d.backend = AD_BACKEND_CUDA;
+    ad_world *w;
+    ad_status st = ad_world_create(&d, &w);
+    if (st.code) {
+        printf("cuda backend: %s\n", st.message);
+    } else {
+        ad_world_destroy(w);
+        printf("cuda backend: yes\n");
+    }
+    d = ad_default_world_def();
+    d.backend = AD_BACKEND_CPU;
+    d.capacity = 1000000;
+    printf("memory: %.0f bytes per particle on the CPU (symplectic Euler, default cell, 1e6 discs in a 100 m box)\n",
+           (double)ad_world_bytes_needed(&d) / 1e6);
+    return 0;
 }
 
 int main(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    ad_world_def def = ad_default_world_def();
-    def.boundary_x = def.boundary_y = AD_BOUNDARY_PERIODIC;
-    ad_world *w;
-    ad_status st = ad_world_create(&def, &w);
-    if (st.code) return fail(st);
-    ad_fill_def f = {0, 0, 100, 100, 0.3, 0, 0, 1.0, 1};
-    size_t added;
-    st = ad_world_fill(w, &f, &added);
-    if (st.code) return fail(st);
-    for (int k = 0; k < 10; k++) {
-        st = ad_world_step(w, 100);
-        if (st.code) return fail(st);
-        ad_stats s;
-        ad_world_get_stats(w, &s);
-        printf("step %llu t=%.4f KE=%.6g PE=%.3g P=(%.3g,%.3g) maxocc=%u\n", (unsigned long long)s.step, s.time,
-               s.kinetic_energy, s.potential_energy, s.momentum_x, s.momentum_y, s.max_cell_occupancy);
+    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        printf("%s", USAGE_MAIN);
+        return argc < 2 ? AD_EXIT_USAGE : 0;
     }
-    ad_world_destroy(w);
-    return 0;
+    if (!strcmp(argv[1], "run")) return cmd_run(argc, argv);
+    if (!strcmp(argv[1], "resume")) return cmd_resume(argc, argv);
+    if (!strcmp(argv[1], "info")) return cmd_info(argc, argv);
+    if (!strcmp(argv[1], "scene-keys")) {
+        ad_scene_write_reference(stdout);
+        return 0;
+    }
+    fprintf(stderr, "aerodem: unknown command '%s'\n\n%s", argv[1], USAGE_MAIN);
+    return AD_EXIT_USAGE;
 }

@@ -26,8 +26,37 @@ static int side(const ad_particle *p)
     return 0;
 }
 
+/* Three resting discs added in the reverse of the grid's cell order: after steps
+ * that reorder the particles internally, each id still reads its own disc. */
+static void ids_follow_particles(void)
+{
+    ad_world_def d = tu_def();
+    d.x_max = d.y_max = 20.0;
+    d.threads = 1;
+    ad_world *w = NULL;
+    REQUIRE_OK(ad_world_create(&d, &w));
+    const ad_particle p[3] = {{15.5f, 15.5f, 0.0f, 0.0f}, {10.5f, 10.5f, 0.0f, 0.0f}, {5.5f, 5.5f, 0.0f, 0.0f}};
+    REQUIRE_OK(ad_world_add_particles(w, p, 3));
+    REQUIRE_OK(ad_world_step(w, 3));
+    ad_particle q[3], r[3];
+    uint32_t id[3];
+    if (tu_read_by_id(w, 3, q, NULL))
+        for (int i = 0; i < 3; i++)
+            ENSURE_MSG(memcmp(&q[i], &p[i], sizeof p[i]) == 0,
+                       "by id: disc %d added at (%.2f, %.2f) reads at (%.2f, %.2f) after 3 steps at rest", i, p[i].x,
+                       p[i].y, q[i].x, q[i].y);
+    size_t c = 0;
+    ENSURE_OK(ad_world_read_particles(w, 0, 3, r, id, NULL, NULL, &c));
+    for (size_t i = 0; i < c && i < 3; i++)
+        ENSURE_MSG(id[i] < 3 && memcmp(&r[i], &p[id[i]], sizeof r[i]) == 0,
+                   "internal order: slot %zu has id %u at (%.2f, %.2f)", i, id[i], r[i].x, r[i].y);
+    ad_world_destroy(w);
+}
+
 int main(void)
 {
+    ids_follow_particles();
+
     const double L = sqrt(N_TARGET * TU_PI * R * R / FRACTION);
     ad_world_def d = tu_def();
     d.x_min = 0.0;

@@ -26,6 +26,7 @@ static run_result run(ad_integrator integ, uint64_t steps)
     d.restitution = 1.0;
     d.wall_restitution = 1.0;
     d.integrator = integ;
+    d.threads = 1;
     ad_world *w = NULL;
     if (!ENSURE_OK(ad_world_create(&d, &w))) return r;
     /* inset by a radius so that no two discs overlap across the periodic seam */
@@ -76,16 +77,21 @@ static run_result run(ad_integrator integ, uint64_t steps)
 
 int main(void)
 {
-    /* ~3 simulated seconds: each disc has several collisions */
-    run_result se = run(AD_INTEGRATOR_SYMPLECTIC_EULER, 3000);
-    run_result vv = run(AD_INTEGRATOR_VERLET, 3000);
-    run_result rk = run(AD_INTEGRATOR_RK4, 1500);
-    run_result se_short = run(AD_INTEGRATOR_SYMPLECTIC_EULER, 600);
-    run_result fe = run(AD_INTEGRATOR_EULER, 600);
+    /* ~2 simulated seconds: each disc has a few collisions */
+    run_result se = run(AD_INTEGRATOR_SYMPLECTIC_EULER, 2000);
+    run_result vv = run(AD_INTEGRATOR_VERLET, 2000);
+    run_result rk = run(AD_INTEGRATOR_RK4, 800);
+    run_result se_short = run(AD_INTEGRATOR_SYMPLECTIC_EULER, 400);
+    run_result fe = run(AD_INTEGRATOR_EULER, 400);
 
     ENSURE(se.ok && vv.ok && rk.ok && fe.ok && se_short.ok);
-    ENSURE_LE(se.max_drift, 1e-3);
-    ENSURE_LE(vv.max_drift, 1e-3);
+    /* Measured on the CPU backend (~1950 discs, dt = t_c/20): symplectic Euler 1.2e-3
+     * (KE and PE are read half a step apart), velocity Verlet 7.6e-5, RK4 2.7e-3 (a slow
+     * loss, ~1.3e-3 per second), forward Euler 0.24 in 400 steps. The bounds leave a
+     * margin of 4-6x; Verlet's is below symplectic Euler's error, so a Verlet that
+     * degenerates into a first-order scheme fails. */
+    ENSURE_LE(se.max_drift, 5e-3);
+    ENSURE_LE(vv.max_drift, 5e-4);
     ENSURE_LE(rk.max_drift, 1e-2);
     /* forward Euler gains energy in every contact */
     ENSURE_MSG(fe.e_end > fe.e0 * (1.0 + 10.0 * se_short.max_drift) && fe.max_drift > 10.0 * se_short.max_drift,

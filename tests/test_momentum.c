@@ -30,6 +30,7 @@ static void run(ad_integrator integ)
     d.boundary_x = d.boundary_y = AD_BOUNDARY_PERIODIC;
     d.restitution = 0.7;
     d.integrator = integ;
+    d.threads = 1;
     ad_world *w = NULL;
     REQUIRE_OK(ad_world_create(&d, &w));
     const double vx = 0.7, vy = -0.4;

@@ -42,6 +42,12 @@ typedef struct ad_status {
 typedef enum ad_boundary {
     AD_BOUNDARY_SOLID = 0,    /* two walls with spring-dashpot contacts */
     AD_BOUNDARY_PERIODIC = 1, /* the axis wraps around */
+    AD_BOUNDARY_FLOW = 2,     /* x only: a wind tunnel's inlet (x_min) and outlet (x_max). A disc
+                                 that leaves through the outlet re-enters at the inlet at the same
+                                 height with a fresh velocity: the free stream plus Maxwellian
+                                 thermal noise (counter-based, reproducible from `seed`). Contacts
+                                 act across the boundary as if periodic, so re-entry never
+                                 creates overlaps. */
 } ad_boundary;
 
 typedef enum ad_integrator {
@@ -71,10 +77,15 @@ typedef struct ad_world_def {
 
     double x_min, x_max;     /* domain along x [m]; default 0, 100 */
     double y_min, y_max;     /* domain along y [m]; default 0, 100 */
-    ad_boundary boundary_x;  /* left/right: solid walls or periodic; default solid */
+    ad_boundary boundary_x;  /* left/right: solid walls, periodic or flow; default solid */
     ad_boundary boundary_y;  /* bottom/top: solid walls or periodic; default solid */
     double gravity_x;        /* uniform body acceleration [m/s^2]; default 0 */
     double gravity_y;        /* uniform body acceleration [m/s^2]; default 0 */
+    double inflow_vx;        /* AD_BOUNDARY_FLOW: free-stream velocity [m/s]; default 0 */
+    double inflow_vy;        /* AD_BOUNDARY_FLOW: free-stream velocity [m/s]; default 0 */
+    double inflow_temperature; /* AD_BOUNDARY_FLOW: velocity variance per component kT/m
+                                  of re-entering discs [m^2/s^2]; default 1 */
+    uint64_t seed;           /* random stream of the inlet; default 1 */
 
     double cell_size;        /* grid cell edge [m]; 0 = one diameter (default) */
 
@@ -201,6 +212,10 @@ ad_status ad_world_fill(ad_world *w, const ad_fill_def *fill, size_t *added);
 /* Advances n steps. Nothing is copied to the host in between. */
 ad_status ad_world_step(ad_world *w, uint64_t n);
 
+/* While *flag is nonzero, ad_world_step returns after the step in progress (so a
+ * Ctrl-C handler can set it and the caller can checkpoint). NULL clears it. */
+void ad_world_set_interrupt(ad_world *w, const volatile int *flag);
+
 ad_status ad_world_get_stats(const ad_world *w, ad_stats *out);
 
 enum {
@@ -212,6 +227,63 @@ enum {
  * virial: the disc's half of sum_j r_ij . F_ij over its disc contacts [N m]. */
 ad_status ad_world_read_particles(const ad_world *w, int flags, size_t max, ad_particle *state,
                                   uint32_t *id, float *pressure, float *virial, size_t *count);
+
+/* Everything that can be copied out per disc; a NULL pointer skips that array. */
+typedef struct ad_particle_out {
+    ad_particle *state; /* position and velocity */
+    uint32_t *id;
+    float *pressure;    /* sum of contact force magnitudes [N] */
+    float *virial;      /* the disc's half of sum_j r_ij . F_ij [N m] */
+    float *accel;       /* acceleration of the last force evaluation, 2 floats a disc [m/s^2] */
+} ad_particle_out;
+ad_status ad_world_read(const ad_world *w, int flags, size_t max, const ad_particle_out *out, size_t *count);
+
+/* ---------------------------------------------------------------- fields -- */
+
+/* Time-averaged fields on a coarse grid. The backend samples the discs every
+ * `interval` steps inside ad_world_step (on the device for CUDA) and keeps sums;
+ * reading divides them out. A disc counts in the cell its centre lies in. */
+typedef struct ad_field_def {
+    int nx, ny;               /* cells */
+    double x0, y0, x1, y1;    /* extent [m] */
+    uint32_t interval;        /* steps between samples, >= 1 */
+} ad_field_def;
+
+typedef enum ad_field {
+    AD_FIELD_DENSITY = 0,     /* number density [1/m^2] (times mass: mass per area) */
+    AD_FIELD_VELOCITY_X = 1,  /* mean velocity [m/s] */
+    AD_FIELD_VELOCITY_Y = 2,
+    AD_FIELD_TEMPERATURE = 3, /* kT = m <|v - u|^2> / 2 [J] (2 degrees of freedom) */
+    AD_FIELD_PRESSURE = 4,    /* (m sum |v - u|^2 + sum virial) / (2 A) [N/m]: kinetic + contact */
+    AD_FIELD_ACCEL_X = 5,     /* mean acceleration [m/s^2] */
+    AD_FIELD_ACCEL_Y = 6,
+    AD_FIELD_CONTACT = 7,     /* mean per-disc contact force magnitude sum [N] */
+    AD_FIELD_COUNT = 8,
+} ad_field;
+
+/* Sets (or replaces) the field grid and clears its sums. */
+ad_status ad_world_set_fields(ad_world *w, const ad_field_def *def);
+/* Clears the sums (after a settling period). */
+ad_status ad_world_reset_fields(ad_world *w);
+/* Time average of one field, nx*ny floats, row 0 at y0; NaN where no disc was seen.
+ * *samples receives the number of samples averaged (may be NULL). */
+ad_status ad_world_read_field(const ad_world *w, ad_field which, float *out, uint64_t *samples);
+const char *ad_field_name(ad_field f);
+const char *ad_field_units(ad_field f);
+
+/* ------------------------------------------------------------ checkpoint -- */
+
+/* Writes the whole world (definition, segments, particles in their internal order,
+ * statistics, field sums) and an opaque caller block to a versioned file with a
+ * checksum. The file is written under a temporary name and renamed, so a crash
+ * never leaves half a file. Resuming continues bit-identically on the same backend. */
+ad_status ad_world_save(const ad_world *w, const char *path, const void *user, size_t user_bytes);
+
+/* Recreates a saved world. `backend` and `threads` override the saved ones when
+ * not AD_BACKEND_AUTO / not negative. *user (malloc'ed, may be NULL) receives the
+ * caller block. A corrupt, truncated or foreign file is refused with AD_ERR_FORMAT. */
+ad_status ad_world_load(const char *path, ad_backend backend, int threads, ad_world **out, void **user,
+                        size_t *user_bytes);
 
 /* Bytes the world's buffers take (host or device), for a definition. */
 size_t ad_world_bytes_needed(const ad_world_def *def);

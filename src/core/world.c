@@ -37,6 +37,8 @@ ad_world_def ad_default_world_def(void)
     d.dt = 1e-2;
     d.max_move = 0.1;
     d.contact_steps = 20.0;
+    d.inflow_temperature = 1.0;
+    d.seed = 1;
     d.threads = 0;
     d.deterministic = 1;
     d.diagnostics = 1;
@@ -124,12 +126,15 @@ ad_status ad_params_from_def(const ad_world_def *d, ad_params *p)
     if (!(d->y_max - d->y_min >= 2.0 * d->radius))
         return ad_fail(AD_ERR_INVALID, "y_max", "y_max = %g must exceed y_min = %g by at least one diameter (%g m)",
                        d->y_max, d->y_min, 2.0 * d->radius);
-    if (d->boundary_x != AD_BOUNDARY_SOLID && d->boundary_x != AD_BOUNDARY_PERIODIC)
-        return ad_fail(AD_ERR_INVALID, "boundary_x", "boundary_x = %d is invalid: solid (0) or periodic (1)",
+    if ((unsigned)d->boundary_x > (unsigned)AD_BOUNDARY_FLOW)
+        return ad_fail(AD_ERR_INVALID, "boundary_x", "boundary_x = %d is invalid: solid (0), periodic (1) or flow (2)",
                        (int)d->boundary_x);
     if (d->boundary_y != AD_BOUNDARY_SOLID && d->boundary_y != AD_BOUNDARY_PERIODIC)
-        return ad_fail(AD_ERR_INVALID, "boundary_y", "boundary_y = %d is invalid: solid (0) or periodic (1)",
-                       (int)d->boundary_y);
+        return ad_fail(AD_ERR_INVALID, "boundary_y",
+                       "boundary_y = %d is invalid: solid (0) or periodic (1); flow is for x only", (int)d->boundary_y);
+    TRY(check_range("inflow_vx", d->inflow_vx, -FLT_MAX, 0, FLT_MAX, "it must be finite (m/s)"));
+    TRY(check_range("inflow_vy", d->inflow_vy, -FLT_MAX, 0, FLT_MAX, "it must be finite (m/s)"));
+    TRY(check_range("inflow_temperature", d->inflow_temperature, 0.0, 0, FLT_MAX, "it must be >= 0 (m^2/s^2)"));
     TRY(check_range("gravity_x", d->gravity_x, -FLT_MAX, 0, FLT_MAX, "it must be finite (m/s^2)"));
     TRY(check_range("gravity_y", d->gravity_y, -FLT_MAX, 0, FLT_MAX, "it must be finite (m/s^2)"));
     TRY(check_range("cell_size", d->cell_size, 0.0, 0, DBL_MAX, "it must be 0 (one diameter) or a length in m"));
@@ -169,7 +174,12 @@ ad_status ad_params_from_def(const ad_world_def *d, ad_params *p)
     p->x_max = (float)d->x_max;
     p->y_min = (float)d->y_min;
     p->y_max = (float)d->y_max;
-    p->periodic_x = d->boundary_x == AD_BOUNDARY_PERIODIC;
+    p->periodic_x = d->boundary_x == AD_BOUNDARY_PERIODIC || d->boundary_x == AD_BOUNDARY_FLOW;
+    p->flow_x = d->boundary_x == AD_BOUNDARY_FLOW;
+    p->inflow_vx = (float)d->inflow_vx;
+    p->inflow_vy = (float)d->inflow_vy;
+    p->inflow_sigma = (float)sqrt(d->inflow_temperature);
+    p->seed = d->seed;
     p->periodic_y = d->boundary_y == AD_BOUNDARY_PERIODIC;
     p->len_x = p->x_max - p->x_min;
     p->len_y = p->y_max - p->y_min;
@@ -298,6 +308,7 @@ void ad_world_destroy(ad_world *w)
     free(w->seg.raw);
     free(w->seg.start);
     free(w->seg.index);
+    free(w->fields.sums);
     free(w);
 }
 
@@ -351,9 +362,20 @@ static ad_status own_vertices(ad_segments *s)
         s->segs[i].flags = 0;
     }
     qsort(k, 2 * n, sizeof *k, vkey_cmp);
-    for (size_t a = 0; a < 2 * n; a++)
-        if (a == 0 || k[a].x != k[a - 1].x || k[a].y != k[a - 1].y)
-            s->segs[k[a].seg].flags |= k[a].end ? AD_SEG_OWNS_END : AD_SEG_OWNS_START;
+    unsigned char *shared = calloc(2 * n, 1);
+    if (!shared) {
+        free(k);
+        return ad_fail(AD_ERR_NO_MEMORY, "", "out of memory ordering segment vertices");
+    }
+    for (size_t a = 0; a < 2 * n; a++) {
+        int first = a == 0 || k[a].x != k[a - 1].x || k[a].y != k[a - 1].y;
+        int last = a + 1 == 2 * n || k[a].x != k[a + 1].x || k[a].y != k[a + 1].y;
+        if (first) s->segs[k[a].seg].flags |= k[a].end ? AD_SEG_OWNS_END : AD_SEG_OWNS_START;
+        if (!(first && last)) shared[2 * k[a].seg + k[a].end] = 1;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (shared[2 * i] && shared[2 * i + 1]) s->segs[i].flags |= AD_SEG_CLOSED;
+    free(shared);
     free(k);
     return ad_ok();
 }
@@ -485,6 +507,19 @@ static int near_segment(const ad_world *w, double x, double y, double r)
     return 0;
 }
 
+/* Inside a closed outline: a ray towards +x crosses its edges an odd number of times. */
+static int inside_closed(const ad_world *w, double x, double y)
+{
+    int inside = 0;
+    for (size_t i = 0; i < w->seg.count; i++) {
+        const ad_seg *s = &w->seg.segs[i];
+        if (!(s->flags & AD_SEG_CLOSED)) continue;
+        double x0 = s->x0, y0 = s->y0, x1 = s->x0 + s->ex, y1 = s->y0 + s->ey;
+        if ((y0 > y) != (y1 > y) && x < x0 + (y - y0) * (x1 - x0) / (y1 - y0)) inside = !inside;
+    }
+    return inside;
+}
+
 ad_status ad_world_fill(ad_world *w, const ad_fill_def *f, size_t *added)
 {
     if (added) *added = 0;
@@ -532,6 +567,16 @@ ad_status ad_world_fill(ad_world *w, const ad_fill_def *f, size_t *added)
     ad_particle *p = malloc(n * sizeof *p);
     if (!p) return ad_fail(AD_ERR_NO_MEMORY, "", "out of memory for %zu fill particles", n);
     double jx = 0.5 * (cw - 2 * r) * 0.999, jy = 0.5 * (ch - 2 * r) * 0.999;
+    /* bounding box of closed outlines: only discs in it need the inside test */
+    double bx0 = INFINITY, by0 = INFINITY, bx1 = -INFINITY, by1 = -INFINITY;
+    for (size_t i = 0; i < w->seg.count; i++) {
+        const ad_segment *g = &w->seg.raw[i];
+        if (!(w->seg.segs[i].flags & AD_SEG_CLOSED)) continue;
+        bx0 = fmin(bx0, fmin(g->x0, g->x1));
+        bx1 = fmax(bx1, fmax(g->x0, g->x1));
+        by0 = fmin(by0, fmin(g->y0, g->y1));
+        by1 = fmax(by1, fmax(g->y0, g->y1));
+    }
     double sites = cols * rows, sd = sqrt(f->temperature);
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
@@ -542,6 +587,7 @@ ad_status ad_world_fill(ad_world *w, const ad_fill_def *f, size_t *added)
         double x = x0 + (col + 0.5) * cw + jx * (2.0 * ad_rng_uniform(f->seed, c) - 1.0);
         double y = y0 + (row + 0.5) * ch + jy * (2.0 * ad_rng_uniform(f->seed, c + 1) - 1.0);
         if (near_segment(w, x, y, r * 1.01)) continue;
+        if (x >= bx0 && x <= bx1 && y >= by0 && y <= by1 && inside_closed(w, x, y)) continue;
         double gx, gy;
         ad_rng_normal2(f->seed ^ 0x5DEECE66Dull, (uint64_t)i, &gx, &gy);
         p[k++] = (ad_particle){(float)x, (float)y, (float)(f->vx + sd * gx), (float)(f->vy + sd * gy)};
@@ -607,6 +653,11 @@ ad_status ad_world_step(ad_world *w, uint64_t n)
     return w->ops->step(w, n);
 }
 
+void ad_world_set_interrupt(ad_world *w, const volatile int *flag)
+{
+    if (w) w->interrupt = flag;
+}
+
 ad_status ad_world_get_stats(const ad_world *w, ad_stats *out)
 {
     if (!w || !out) return ad_fail(AD_ERR_INVALID, "stats", "world or output is NULL");
@@ -614,12 +665,18 @@ ad_status ad_world_get_stats(const ad_world *w, ad_stats *out)
     return ad_ok();
 }
 
+ad_status ad_world_read(const ad_world *w, int flags, size_t max, const ad_particle_out *out, size_t *count)
+{
+    if (!w || !out) return ad_fail(AD_ERR_INVALID, "w", "world or output is NULL");
+    if ((flags & AD_READ_BY_ID) && max < w->count)
+        return ad_fail(AD_ERR_INVALID, "max", "max = %zu: reading by id needs room for all %zu particles", max,
+                       w->count);
+    return w->ops->read(w, flags, max, out, count);
+}
+
 ad_status ad_world_read_particles(const ad_world *w, int flags, size_t max, ad_particle *state, uint32_t *id,
                                   float *pressure, float *virial, size_t *count)
 {
-    if (!w) return ad_fail(AD_ERR_INVALID, "w", "world is NULL");
-    if ((flags & AD_READ_BY_ID) && max < w->count && (state || pressure || virial || id))
-        return ad_fail(AD_ERR_INVALID, "max",
-                       "max = %zu: reading by id needs room for all %zu particles", max, w->count);
-    return w->ops->read(w, flags, max, state, id, pressure, virial, count);
+    ad_particle_out out = {state, id, pressure, virial, NULL};
+    return ad_world_read(w, flags, max, &out, count);
 }

@@ -3,6 +3,7 @@
 #define AD_CORE_WORLD_INTERNAL_H
 
 #include "aerodem/aerodem.h"
+#include "../physics/fields.h"
 #include "../physics/params.h"
 #include "../physics/segment.h"
 #include "../physics/state.h"
@@ -26,6 +27,30 @@ typedef struct ad_segments {
     ad_seg_grid grid;
 } ad_segments;
 
+typedef struct ad_accel {
+    float ax, ay;
+} ad_accel;
+
+/* A world's particle arrays in internal order, as a checkpoint holds them. */
+typedef struct ad_snapshot {
+    size_t n;
+    ad_state *state;
+    uint32_t *id;
+    float *pressure, *virial;
+    ad_accel *accel;
+    int primed;         /* Verlet: accel holds the forces of this state */
+    int owned;          /* the arrays were allocated for the snapshot: free them */
+} ad_snapshot;
+
+/* Field sums on the host (the CPU backend adds into them directly). */
+typedef struct ad_fields {
+    int enabled;
+    ad_field_def def;
+    ad_field_grid grid;
+    double *sums;       /* AD_FS_COUNT per cell, cell-major */
+    uint64_t samples;
+} ad_fields;
+
 typedef struct ad_backend_ops {
     const char *name;
     ad_status (*create)(ad_world *w);
@@ -33,8 +58,12 @@ typedef struct ad_backend_ops {
     ad_status (*add_particles)(ad_world *w, const ad_particle *p, size_t n); /* ids follow count */
     ad_status (*set_segments)(ad_world *w);                                /* w->seg changed */
     ad_status (*step)(ad_world *w, uint64_t n);
-    ad_status (*read)(const ad_world *w, int flags, size_t max, ad_particle *state, uint32_t *id,
-                      float *pressure, float *virial, size_t *count);
+    ad_status (*read)(const ad_world *w, int flags, size_t max, const ad_particle_out *out, size_t *count);
+    ad_status (*export_state)(const ad_world *w, ad_snapshot *s);
+    ad_status (*import_state)(ad_world *w, const ad_snapshot *s);
+    /* device backends keep field sums on the device: copy them (NULL on the CPU) */
+    ad_status (*fields_to_host)(ad_world *w);
+    ad_status (*fields_to_device)(ad_world *w);
     size_t (*bytes_needed)(const ad_world_def *def, const ad_params *p);
 } ad_backend_ops;
 
@@ -45,9 +74,11 @@ struct ad_world {
     void *impl;            /* the backend's own state */
     size_t count;          /* particles */
     ad_segments seg;
+    ad_fields fields;
     ad_stats stats;        /* kept current by the backend */
     double dt_max;         /* fixed step or the adaptive ceiling [s] */
     double dt_contact;     /* contact time / contact_steps [s] */
+    const volatile int *interrupt; /* stop stepping when nonzero */
 };
 
 /* Checks a definition and derives the kernels' float parameters (grid included). */
@@ -66,6 +97,8 @@ double ad_next_dt(const ad_world *w, double vmax);
 
 /* Folds the block sums of one step of length dt into w->stats. */
 void ad_stats_fold(ad_world *w, const ad_block_sums *b, size_t nblocks, double dt);
+
+void ad_snapshot_free(ad_snapshot *s);
 
 /* Bytes available for a new world on this host (MemAvailable). */
 size_t ad_host_bytes_available(void);

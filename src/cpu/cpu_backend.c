@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "../core/world_internal.h"
+#include "../physics/fields.h"
 #include "../physics/gather.h"
 #include "../physics/integrate.h"
 #include "grid.h"
@@ -21,10 +22,6 @@ static double now(void)
 }
 #endif
 
-typedef struct ad_accel {
-    float ax, ay;
-} ad_accel;
-
 typedef struct cpu_world {
     int threads;
     size_t cap, ncell, nblocks;
@@ -34,6 +31,7 @@ typedef struct cpu_world {
     uint32_t *cell_of, *perm, *count, *start;
     float *pressure, *virial;
     ad_accel *acc[2];           /* Verlet: acceleration of the last force evaluation */
+    ad_accel *accel;            /* other integrators: the same, for observers only */
     int primed;                 /* Verlet: acc holds the forces of the current state */
     int dt_stale;               /* particles were added: size the next step from their speeds */
     ad_state *rk[3];            /* RK4: stage in, stage out, weighted sum */
@@ -45,7 +43,7 @@ static size_t cells_of(const ad_params *p) { return (size_t)p->nx * (size_t)p->n
 static size_t per_particle_bytes(const ad_world_def *d)
 {
     size_t b = 2 * sizeof(ad_state) + 2 * sizeof(uint32_t) + 2 * sizeof(uint32_t) + 2 * sizeof(float);
-    if (d->integrator == AD_INTEGRATOR_VERLET) b += 2 * sizeof(ad_accel);
+    b += (d->integrator == AD_INTEGRATOR_VERLET ? 2 : 1) * sizeof(ad_accel);
     if (d->integrator == AD_INTEGRATOR_RK4) b += 3 * sizeof(ad_state);
     return b;
 }
@@ -67,6 +65,7 @@ static void cpu_destroy(ad_world *w)
         free(c->acc[k]);
     }
     for (int k = 0; k < 3; k++) free(c->rk[k]);
+    free(c->accel);
     free(c->cell_of);
     free(c->perm);
     free(c->count);
@@ -129,6 +128,7 @@ static ad_status cpu_create(ad_world *w)
     }
     if (d->integrator == AD_INTEGRATOR_RK4)
         for (int k = 0; k < 3; k++) c->rk[k] = alloc_touch(c->cap * sizeof(ad_state), t, &fail);
+    if (d->integrator != AD_INTEGRATOR_VERLET) c->accel = alloc_touch(c->cap * sizeof(ad_accel), t, &fail);
     c->cell_of = alloc_touch(c->cap * sizeof(uint32_t), t, &fail);
     c->perm = alloc_touch(c->cap * sizeof(uint32_t), t, &fail);
     c->pressure = alloc_touch(c->cap * sizeof(float), t, &fail);
@@ -150,12 +150,13 @@ static ad_status cpu_add_particles(ad_world *w, const ad_particle *p, size_t n)
     uint32_t *id = c->id[c->cur] + w->count;
     for (size_t i = 0; i < n; i++) {
         s[i] = (ad_state){p[i].x, p[i].y, p[i].vx, p[i].vy};
-        if (w->params.periodic_x || w->params.periodic_y) s[i] = ad_wrap_state(&w->params, s[i]);
+        s[i] = ad_wrap_state(&w->params, s[i]);
         id[i] = (uint32_t)(w->count + i);
         c->pressure[w->count + i] = 0.0f;
         c->virial[w->count + i] = 0.0f;
     }
     if (c->acc[c->cur]) memset(c->acc[c->cur] + w->count, 0, n * sizeof(ad_accel));
+    if (c->accel) memset(c->accel + w->count, 0, n * sizeof(ad_accel));
     c->primed = 0;
     c->dt_stale = 1;
     return ad_ok();
@@ -227,7 +228,7 @@ static void add_motion_sums(ad_block_sums *b, const ad_params *p, ad_state s)
 
 /* Step 4 for the one-evaluation integrators: gather, integrate, write the other buffer. */
 static inline void interact_block(const ad_world *w, cpu_world *c, size_t b, size_t n, float dt, ad_integrator integ,
-                                  pass_kind kind)
+                                  pass_kind kind, uint64_t step)
 {
     const ad_params P = w->params;
     const ad_seg_grid G = w->seg.grid;
@@ -235,6 +236,7 @@ static inline void interact_block(const ad_world *w, cpu_world *c, size_t b, siz
     ad_state *out = c->state[!c->cur];
     const ad_accel *acc_in = c->acc[c->cur];
     ad_accel *acc_out = c->acc[!c->cur]; /* travels with the output buffer */
+    const uint32_t *ids = c->id[c->cur];
     ad_block_sums sums;
     memset(&sums, 0, sizeof sums);
     size_t s0 = b * AD_BLOCK, s1 = s0 + AD_BLOCK < n ? s0 + AD_BLOCK : n;
@@ -255,10 +257,11 @@ static inline void interact_block(const ad_world *w, cpu_world *c, size_t b, siz
         } else if (integ == AD_INTEGRATOR_VERLET) {
             nw = ad_verlet_kick(me, acc_in[s].ax, acc_in[s].ay, ax, ay, dt);
             acc_out[s] = (ad_accel){ax, ay};
-        } else if (integ == AD_INTEGRATOR_EULER) {
-            nw = ad_step_euler(&P, me, ax, ay, dt);
         } else {
-            nw = ad_step_symplectic(&P, me, ax, ay, dt);
+            /* the Verlet drift moved discs before binning; these move them here */
+            nw = integ == AD_INTEGRATOR_EULER ? ad_step_euler(me, ax, ay, dt) : ad_step_symplectic(me, ax, ay, dt);
+            nw = ad_apply_boundaries(&P, nw, ids, s, step);
+            c->accel[s] = (ad_accel){ax, ay};
         }
         out[s] = nw;
         add_motion_sums(&sums, &P, nw);
@@ -268,25 +271,26 @@ static inline void interact_block(const ad_world *w, cpu_world *c, size_t b, siz
 
 static void interact(ad_world *w, cpu_world *c, size_t n, float dt, pass_kind kind)
 {
+    uint64_t step = w->stats.step;
     size_t nb = (n + AD_BLOCK - 1) / AD_BLOCK;
     ad_integrator integ = w->def.integrator;
     /* one call site per integrator so each loop is compiled for its own */
     switch (kind == PASS_PRIME ? -1 : (int)integ) {
     case AD_INTEGRATOR_EULER:
 #pragma omp parallel for num_threads(c->threads) schedule(dynamic, 2)
-        for (size_t b = 0; b < nb; b++) interact_block(w, c, b, n, dt, AD_INTEGRATOR_EULER, PASS_STEP);
+        for (size_t b = 0; b < nb; b++) interact_block(w, c, b, n, dt, AD_INTEGRATOR_EULER, PASS_STEP, step);
         break;
     case AD_INTEGRATOR_VERLET:
 #pragma omp parallel for num_threads(c->threads) schedule(dynamic, 2)
-        for (size_t b = 0; b < nb; b++) interact_block(w, c, b, n, dt, AD_INTEGRATOR_VERLET, PASS_STEP);
+        for (size_t b = 0; b < nb; b++) interact_block(w, c, b, n, dt, AD_INTEGRATOR_VERLET, PASS_STEP, step);
         break;
     case -1:
 #pragma omp parallel for num_threads(c->threads) schedule(dynamic, 2)
-        for (size_t b = 0; b < nb; b++) interact_block(w, c, b, n, dt, integ, PASS_PRIME);
+        for (size_t b = 0; b < nb; b++) interact_block(w, c, b, n, dt, integ, PASS_PRIME, step);
         break;
     default:
 #pragma omp parallel for num_threads(c->threads) schedule(dynamic, 2)
-        for (size_t b = 0; b < nb; b++) interact_block(w, c, b, n, dt, AD_INTEGRATOR_SYMPLECTIC_EULER, PASS_STEP);
+        for (size_t b = 0; b < nb; b++) interact_block(w, c, b, n, dt, AD_INTEGRATOR_SYMPLECTIC_EULER, PASS_STEP, step);
         break;
     }
     c->cur = !c->cur;
@@ -315,9 +319,11 @@ static void rk4_stage_block(const ad_world *w, cpu_world *c, size_t b, size_t n,
         if (k == 0) {
             c->pressure[s] = a.pressure;
             c->virial[s] = a.virial;
+            c->accel[s] = (ad_accel){ax, ay};
             add_contact_sums(sums, &a);
         }
-        ad_state nx = ad_rk4_stage(&P, b0, me, ax, ay, dt, k, &acc[s]);
+        ad_state nx = ad_rk4_stage(b0, me, ax, ay, dt, k, &acc[s]);
+        if (k == 3) nx = ad_apply_boundaries(&P, nx, c->id[c->cur], s, w->stats.step);
         out[s] = nx;
         if (k == 3) {
             add_motion_sums(sums, &P, nx);
@@ -349,8 +355,34 @@ static void verlet_drift(ad_world *w, cpu_world *c, size_t n, float dt)
     const ad_params P = w->params;
     ad_state *s = c->state[c->cur];
     const ad_accel *acc = c->acc[c->cur];
+    const uint32_t *ids = c->id[c->cur];
+    uint64_t step = w->stats.step;
 #pragma omp parallel for num_threads(c->threads) schedule(static)
-    for (size_t i = 0; i < n; i++) s[i] = ad_verlet_drift(&P, s[i], acc[i].ax, acc[i].ay, dt);
+    for (size_t i = 0; i < n; i++)
+        s[i] = ad_apply_boundaries(&P, ad_verlet_drift(s[i], acc[i].ax, acc[i].ay, dt), ids, i, step);
+}
+
+static const ad_accel *observed_accel(const cpu_world *c)
+{
+    return c->accel ? c->accel : c->acc[c->cur];
+}
+
+/* Adds the current discs to the field sums, serially in slot order: cheap next to
+ * a step (it runs every `interval` steps) and the same sums for any thread count. */
+static void sample_fields(ad_world *w, const cpu_world *c)
+{
+    ad_fields *f = &w->fields;
+    const ad_state *s = c->state[c->cur];
+    const ad_accel *acc = observed_accel(c);
+    for (size_t k = 0; k < w->count; k++) {
+        int cell = ad_field_cell(&f->grid, s[k].x, s[k].y);
+        if (cell < 0) continue;
+        double v[AD_FS_COUNT];
+        ad_field_values(s[k], c->virial[k], c->pressure[k], acc[k].ax, acc[k].ay, v);
+        double *dst = f->sums + (size_t)cell * AD_FS_COUNT;
+        for (int q = 0; q < AD_FS_COUNT; q++) dst[q] += v[q];
+    }
+    f->samples++;
 }
 
 static ad_status cpu_step(ad_world *w, uint64_t nsteps)
@@ -382,6 +414,7 @@ static ad_status cpu_step(ad_world *w, uint64_t nsteps)
         else interact(w, c, n, dt, PASS_STEP);
         ad_stats_fold(w, c->blocks, nb, dt);
         w->stats.phase_seconds[AD_PHASE_INTERACT] += now() - t0;
+        if (w->fields.enabled && w->stats.step % w->fields.def.interval == 0) sample_fields(w, c);
         uint64_t bad = 0;
         for (size_t b = 0; b < nb; b++) bad += c->blocks[b].nonfinite;
         if (bad)
@@ -389,25 +422,59 @@ static ad_status cpu_step(ad_world *w, uint64_t nsteps)
                            "step %llu: %llu discs reached a non-finite position or velocity (the step of %g s is too "
                            "large for the stiffness, or discs were placed overlapping)",
                            (unsigned long long)w->stats.step, (unsigned long long)bad, (double)dt);
+        if (w->interrupt && *w->interrupt) break;
     }
     return ad_ok();
 }
 
-static ad_status cpu_read(const ad_world *w, int flags, size_t max, ad_particle *state, uint32_t *id, float *pressure,
-                          float *virial, size_t *count)
+static ad_status cpu_read(const ad_world *w, int flags, size_t max, const ad_particle_out *out, size_t *count)
 {
     const cpu_world *c = w->impl;
     size_t n = w->count < max ? w->count : max;
     const ad_state *s = c->state[c->cur];
     const uint32_t *ids = c->id[c->cur];
+    const ad_accel *acc = observed_accel(c);
     for (size_t k = 0; k < n; k++) {
         size_t o = (flags & AD_READ_BY_ID) ? ids[k] : k;
-        if (state) state[o] = (ad_particle){s[k].x, s[k].y, s[k].vx, s[k].vy};
-        if (id) id[o] = ids[k];
-        if (pressure) pressure[o] = c->pressure[k];
-        if (virial) virial[o] = c->virial[k];
+        if (out->state) out->state[o] = (ad_particle){s[k].x, s[k].y, s[k].vx, s[k].vy};
+        if (out->id) out->id[o] = ids[k];
+        if (out->pressure) out->pressure[o] = c->pressure[k];
+        if (out->virial) out->virial[o] = c->virial[k];
+        if (out->accel) {
+            out->accel[2 * o] = acc[k].ax;
+            out->accel[2 * o + 1] = acc[k].ay;
+        }
     }
     if (count) *count = n;
+    return ad_ok();
+}
+
+/* The CPU's arrays are the snapshot: no copy. */
+static ad_status cpu_export(const ad_world *w, ad_snapshot *s)
+{
+    const cpu_world *c = w->impl;
+    memset(s, 0, sizeof *s);
+    s->n = w->count;
+    s->state = c->state[c->cur];
+    s->id = c->id[c->cur];
+    s->pressure = c->pressure;
+    s->virial = c->virial;
+    s->accel = (ad_accel *)observed_accel(c);
+    s->primed = c->primed;
+    return ad_ok();
+}
+
+static ad_status cpu_import(ad_world *w, const ad_snapshot *s)
+{
+    cpu_world *c = w->impl;
+    if (s->n > c->cap) return ad_fail(AD_ERR_CAPACITY, "capacity", "capacity: the snapshot holds %zu discs", s->n);
+    memcpy(c->state[c->cur], s->state, s->n * sizeof(ad_state));
+    memcpy(c->id[c->cur], s->id, s->n * sizeof(uint32_t));
+    memcpy(c->pressure, s->pressure, s->n * sizeof(float));
+    memcpy(c->virial, s->virial, s->n * sizeof(float));
+    memcpy(c->accel ? c->accel : c->acc[c->cur], s->accel, s->n * sizeof(ad_accel));
+    c->primed = s->primed;
+    c->dt_stale = 0;
     return ad_ok();
 }
 
@@ -419,5 +486,9 @@ const ad_backend_ops ad_cpu_backend = {
     .set_segments = cpu_set_segments,
     .step = cpu_step,
     .read = cpu_read,
+    .export_state = cpu_export,
+    .import_state = cpu_import,
+    .fields_to_host = NULL,
+    .fields_to_device = NULL,
     .bytes_needed = cpu_bytes_needed,
 };

@@ -11,11 +11,13 @@
  *   RK4                 four force evaluations per step on the grid of the step's
  *       start; the grid's search reach includes a skin of 2 * max_move radii so
  *       that contacts at the stage positions are still found.
- * Periodic axes wrap positions here; nothing else moves a disc. */
+ * The step functions only move; ad_apply_boundaries (step 5) then wraps periodic
+ * axes and re-injects discs that left through a tunnel's outlet. */
 #ifndef AD_PHYSICS_INTEGRATE_H
 #define AD_PHYSICS_INTEGRATE_H
 
 #include "grid.h"
+#include "rng.h"
 #include "state.h"
 
 AD_HD static inline ad_state ad_wrap_state(const ad_params *p, ad_state s)
@@ -25,33 +27,48 @@ AD_HD static inline ad_state ad_wrap_state(const ad_params *p, ad_state s)
     return s;
 }
 
-AD_HD static inline ad_state ad_step_symplectic(const ad_params *p, ad_state s, float ax, float ay, float dt)
+/* Step 5 for one disc after it moved. A disc past the outlet of a flow axis comes
+ * back through the inlet at the same height (the wrap) with a velocity drawn from
+ * the free stream: counter-based on (seed, step, id), so reproducible anywhere. */
+AD_HD static inline ad_state ad_apply_boundaries(const ad_params *p, ad_state s, const uint32_t *ids, size_t slot,
+                                                 uint64_t step)
 {
-    s.vx += ax * dt;
-    s.vy += ay * dt;
-    s.x += s.vx * dt;
-    s.y += s.vy * dt;
+    if (p->flow_x && s.x >= p->x_max) {
+        double g1, g2;
+        ad_rng_normal2(p->seed + step * 0xD1B54A32D192ED03ull, ids[slot], &g1, &g2);
+        s.vx = p->inflow_vx + p->inflow_sigma * (float)g1;
+        s.vy = p->inflow_vy + p->inflow_sigma * (float)g2;
+    }
     return ad_wrap_state(p, s);
 }
 
-AD_HD static inline ad_state ad_step_euler(const ad_params *p, ad_state s, float ax, float ay, float dt)
+AD_HD static inline ad_state ad_step_symplectic( ad_state s, float ax, float ay, float dt)
+{
+    s.vx += ax * dt;
+    s.vy += ay * dt;
+    s.x += s.vx * dt;
+    s.y += s.vy * dt;
+    return s;
+}
+
+AD_HD static inline ad_state ad_step_euler( ad_state s, float ax, float ay, float dt)
 {
     s.x += s.vx * dt;
     s.y += s.vy * dt;
     s.vx += ax * dt;
     s.vy += ay * dt;
-    return ad_wrap_state(p, s);
+    return s;
 }
 
 /* Verlet drift with the previous acceleration (ax, ay): new position, and the
  * predicted velocity v + a dt that the next force evaluation uses. */
-AD_HD static inline ad_state ad_verlet_drift(const ad_params *p, ad_state s, float ax, float ay, float dt)
+AD_HD static inline ad_state ad_verlet_drift( ad_state s, float ax, float ay, float dt)
 {
     s.x += (s.vx + 0.5f * ax * dt) * dt;
     s.y += (s.vy + 0.5f * ay * dt) * dt;
     s.vx += ax * dt;
     s.vy += ay * dt;
-    return ad_wrap_state(p, s);
+    return s;
 }
 
 /* Verlet kick: from the predicted velocity back to the half step with the old
@@ -65,7 +82,7 @@ AD_HD static inline ad_state ad_verlet_kick(ad_state s, float ax_old, float ay_o
 
 /* RK4: stage k (0..3) derivative (v, a) at the stage state. Accumulates the
  * weighted sum and returns the next stage's state base + c dt * derivative. */
-AD_HD static inline ad_state ad_rk4_stage(const ad_params *p, ad_state base, ad_state stage, float ax, float ay,
+AD_HD static inline ad_state ad_rk4_stage(ad_state base, ad_state stage, float ax, float ay,
                                           float dt, int k, ad_state *acc)
 {
     const float w = (k == 0 || k == 3) ? 1.0f / 6.0f : 1.0f / 3.0f;
@@ -88,7 +105,6 @@ AD_HD static inline ad_state ad_rk4_stage(const ad_params *p, ad_state base, ad_
         next.y = base.y + dt * acc->y;
         next.vx = base.vx + dt * acc->vx;
         next.vy = base.vy + dt * acc->vy;
-        next = ad_wrap_state(p, next);
     }
     return next;
 }

@@ -15,7 +15,10 @@ typedef struct ad_params {
     float gx, gy;       /* body acceleration [m/s^2] */
     float x_min, x_max, y_min, y_max;
     float len_x, len_y, half_x, half_y;
-    int periodic_x, periodic_y;
+    int periodic_x, periodic_y; /* flow (inlet/outlet) axes count as periodic for contacts */
+    int flow_x;               /* x is an inlet/outlet pair */
+    float inflow_vx, inflow_vy, inflow_sigma; /* free stream and thermal speed per component */
+    uint64_t seed;
     /* grid */
     float origin_x, origin_y; /* lower corner of cell (0,0) [m] */
     float cell_x, cell_y;     /* cell edges [m] */

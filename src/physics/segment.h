@@ -8,6 +8,7 @@
 enum {
     AD_SEG_OWNS_START = 1, /* this segment answers for contacts at its start vertex */
     AD_SEG_OWNS_END = 2,   /* ... and at its end vertex */
+    AD_SEG_CLOSED = 4,     /* both vertices are shared: part of a closed outline */
 };
 
 /* A segment as the kernels read it: start, edge vector, 1/|edge|^2. 24 bytes. */

@@ -1,0 +1,109 @@
+/* Scene files: the INI description of a wind-tunnel run, its checks, and building a world from it. */
+#ifndef AD_CORE_SCENE_H
+#define AD_CORE_SCENE_H
+
+#include <stdio.h>
+
+#include "aerodem/aerodem.h"
+
+typedef enum ad_shape {
+    AD_SHAPE_NONE = 0, /* an empty tunnel or box */
+    AD_SHAPE_NACA,     /* NACA 4- or 5-digit generator */
+    AD_SHAPE_FILE,     /* Selig or Lednicer coordinate file */
+    AD_SHAPE_PLATE,
+    AD_SHAPE_WEDGE,
+    AD_SHAPE_CIRCLE,
+} ad_shape;
+
+typedef enum ad_tunnel_kind {
+    AD_TUNNEL_FLOW = 0, /* inlet and outlet along x */
+    AD_TUNNEL_BOX = 1,  /* closed box: solid walls all round, no stream */
+} ad_tunnel_kind;
+
+#define AD_PATH_MAX 1024
+
+typedef struct ad_scene {
+    char source[AD_PATH_MAX];  /* the scene file, for messages and relative paths */
+
+    /* [tunnel] */
+    int kind;                  /* ad_tunnel_kind */
+    double width, height;      /* m */
+    int walls;                 /* top and bottom: AD_BOUNDARY_SOLID or AD_BOUNDARY_PERIODIC */
+    double cell_size;          /* m, 0 = one diameter */
+    double gravity;            /* m/s^2 along -y */
+
+    /* [gas] */
+    double radius, mass, stiffness, restitution, wall_restitution;
+    double area_fraction;
+    double temperature;        /* kT/m, m^2/s^2 */
+    double velocity;           /* m/s along +x; resolved from speed_ratio or mach if given */
+    double speed_ratio, mach;  /* 0 = not given */
+
+    /* [body] */
+    int shape;                 /* ad_shape */
+    char naca[16];
+    int panels;
+    int closed_te;
+    char file[AD_PATH_MAX];    /* as written; resolved against the scene's folder */
+    double chord, aoa, x, y;   /* m, degrees, quarter-chord position in m (NaN = default) */
+    double thickness;          /* plate, fraction of chord */
+    double half_angle;         /* wedge, degrees */
+
+    /* [run] */
+    unsigned long long steps, settle_steps, seed;
+    int backend, threads, integrator, deterministic;
+    double max_move, contact_steps, dt_max;
+
+    /* [output] */
+    char dir[AD_PATH_MAX];
+    unsigned long long force_interval, field_interval, frame_interval, checkpoint_interval;
+    double field_cell;         /* m */
+    int png, vtk, video;       /* booleans; video: 1 = make an MP4 when ffmpeg is there */
+
+    unsigned char seen[64];    /* keys given explicitly, by key table index */
+} ad_scene;
+
+/* Defaults for every key. */
+void ad_scene_defaults(ad_scene *s);
+
+/* Parses a scene file on top of the current values. Errors name the file, the
+ * line, the key and what is allowed. */
+ad_status ad_scene_load(ad_scene *s, const char *path);
+/* The same from text (a checkpoint's copy); `name` stands in for the file name. */
+ad_status ad_scene_load_string(ad_scene *s, const char *text, const char *name);
+
+/* One override "section.key=value", checked like a line of the file. */
+ad_status ad_scene_set(ad_scene *s, const char *assignment);
+
+/* Cross-key checks and derived values (the stream velocity from S or M). */
+ad_status ad_scene_finish(ad_scene *s);
+
+/* The scene as INI text with every key, resolved (malloc'ed). */
+char *ad_scene_to_ini(const ad_scene *s);
+
+/* Free-stream numbers the program prints at the start. */
+typedef struct ad_flow_numbers {
+    double number_density;  /* 1/m^2 */
+    double mass_density;    /* kg/m^2 */
+    double thermal_speed;   /* sqrt(2 kT/m), m/s */
+    double sound_speed;     /* sqrt(gamma kT/m), gamma = 2 (2D monatomic), m/s */
+    double speed_ratio;     /* S = U / sqrt(2 kT/m) */
+    double mach;            /* M = U / c */
+    double mean_free_path;  /* 1/(sqrt(2) n d), dilute hard discs, m */
+    double knudsen;         /* mean free path / chord */
+    double dynamic_pressure;/* rho U^2 / 2, N/m */
+} ad_flow_numbers;
+ad_flow_numbers ad_scene_flow_numbers(const ad_scene *s);
+
+/* The body outline in world coordinates (closed: last point joins the first).
+ * *n = 0 for no body. Arrays are malloc'ed. */
+ad_status ad_scene_outline(const ad_scene *s, float **x, float **y, size_t *n, int *closed);
+
+/* Creates the world: tunnel, body segments, and the gas filled at the area
+ * fraction with the free-stream velocity (none inside the body). */
+ad_status ad_scene_build(const ad_scene *s, ad_world **out);
+
+/* Writes the key reference (Markdown) that docs/SCENES.md holds. */
+void ad_scene_write_reference(FILE *f);
+
+#endif

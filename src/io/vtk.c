@@ -1,0 +1,429 @@
+/* ParaView XML writers (.vtp, .vti, .pvd) with appended raw data, each file written atomically. */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L
+#endif
+#include "vtk.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/world_internal.h"
+
+/* ------------------------------------------------------------ atomic file -- */
+
+ad_status ad_io_error(const ad_io_file *io, int err)
+{
+    return ad_fail(AD_ERR_IO, "path", "cannot write '%s': %s", io->path, err ? strerror(err) : "write error");
+}
+
+ad_status ad_io_open(ad_io_file *io, const char *path)
+{
+    io->f = NULL;
+    io->tmp = NULL;
+    io->path = path;
+    if (!path || !path[0]) return ad_fail(AD_ERR_INVALID, "path", "The output path is empty.");
+    size_t len = strlen(path);
+    io->tmp = malloc(len + 5);
+    if (!io->tmp) return ad_fail(AD_ERR_NO_MEMORY, "path", "No memory for the name of '%s.tmp'.", path);
+    memcpy(io->tmp, path, len);
+    memcpy(io->tmp + len, ".tmp", 5);
+    io->f = fopen(io->tmp, "wb");
+    if (!io->f) {
+        int err = errno;
+        ad_status s = ad_fail(AD_ERR_IO, "path", "cannot write '%s': cannot create '%s': %s", path, io->tmp,
+                              strerror(err));
+        free(io->tmp);
+        io->tmp = NULL;
+        return s;
+    }
+    return ad_ok();
+}
+
+void ad_io_discard(ad_io_file *io)
+{
+    if (io->f) fclose(io->f);
+    if (io->tmp) remove(io->tmp);
+    free(io->tmp);
+    io->f = NULL;
+    io->tmp = NULL;
+}
+
+ad_status ad_io_commit(ad_io_file *io)
+{
+    int err = 0;
+    if (ferror(io->f)) err = errno ? errno : EIO;
+    if (!err && fflush(io->f) != 0) err = errno;
+    /* Without the sync a power loss right after the rename could leave an empty file under
+     * the final name; EINVAL means the target cannot be synced (a pipe, a special file). */
+    if (!err && fsync(fileno(io->f)) != 0 && errno != EINVAL) err = errno;
+    if (fclose(io->f) != 0 && !err) err = errno;
+    io->f = NULL;
+    if (!err && rename(io->tmp, io->path) != 0) err = errno;
+    if (err) {
+        ad_status s = ad_fail(AD_ERR_IO, "path", "cannot write '%s': %s", io->path, strerror(err));
+        remove(io->tmp);
+        free(io->tmp);
+        io->tmp = NULL;
+        return s;
+    }
+    free(io->tmp);
+    io->tmp = NULL;
+    return ad_ok();
+}
+
+/* ------------------------------------------------- little-endian words out -- */
+
+/* All appended data is a stream of 32-bit words (64-bit values as two), so one small
+ * buffer converts any host to the little-endian files ParaView expects. */
+enum { WB_WORDS = 8192 };
+typedef struct wbuf {
+    FILE *f;
+    int err;
+    size_t k;
+    uint32_t w[WB_WORDS];
+} wbuf;
+
+static int host_is_le(void)
+{
+    const uint16_t one = 1;
+    uint8_t b;
+    memcpy(&b, &one, 1);
+    return b == 1;
+}
+
+static void wb_flush(wbuf *b)
+{
+    if (b->k && !b->err) {
+        if (!host_is_le())
+            for (size_t i = 0; i < b->k; i++) {
+                uint32_t v = b->w[i];
+                b->w[i] = (v >> 24) | ((v >> 8) & 0xff00u) | ((v << 8) & 0xff0000u) | (v << 24);
+            }
+        if (fwrite(b->w, sizeof(uint32_t), b->k, b->f) != b->k) b->err = errno ? errno : EIO;
+    }
+    b->k = 0;
+}
+
+static inline void wb_u32(wbuf *b, uint32_t v)
+{
+    b->w[b->k++] = v;
+    if (b->k == WB_WORDS) wb_flush(b);
+}
+
+static inline void wb_f32(wbuf *b, float x)
+{
+    uint32_t u;
+    memcpy(&u, &x, sizeof u);
+    wb_u32(b, u);
+}
+
+static inline void wb_u64(wbuf *b, uint64_t v)
+{
+    wb_u32(b, (uint32_t)v);
+    wb_u32(b, (uint32_t)(v >> 32));
+}
+
+/* An index (connectivity, offsets) as Int32 or Int64. */
+static inline void wb_index(wbuf *b, uint64_t v, int wide)
+{
+    if (wide) wb_u64(b, v);
+    else wb_u32(b, (uint32_t)v);
+}
+
+static wbuf *wb_new(FILE *f)
+{
+    wbuf *b = malloc(sizeof *b);
+    if (b) {
+        b->f = f;
+        b->err = 0;
+        b->k = 0;
+    }
+    return b;
+}
+
+/* ------------------------------------------------------------ XML helpers -- */
+
+static void xml_text(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        switch (*s) {
+        case '&': fputs("&amp;", f); break;
+        case '<': fputs("&lt;", f); break;
+        case '>': fputs("&gt;", f); break;
+        case '"': fputs("&quot;", f); break;
+        case '\'': fputs("&apos;", f); break;
+        default: fputc(*s, f);
+        }
+    }
+}
+
+/* The shortest of %.15g / %.17g that reads back as the same double. */
+static void fmt_double(char *buf, size_t n, double v)
+{
+    snprintf(buf, n, "%.15g", v);
+    if (strtod(buf, NULL) != v) snprintf(buf, n, "%.17g", v);
+}
+
+static void xml_header(FILE *f, const char *type)
+{
+    fprintf(f, "<?xml version=\"1.0\"?>\n<VTKFile type=\"%s\" version=\"1.0\" byte_order=\"LittleEndian\" "
+               "header_type=\"UInt64\">\n", type);
+}
+
+static void xml_array(FILE *f, const char *indent, const char *type, const char *name, int comps, uint64_t offset)
+{
+    fprintf(f, "%s<DataArray type=\"%s\"", indent, type);
+    if (name) {
+        fputs(" Name=\"", f);
+        xml_text(f, name);
+        fputc('"', f);
+    }
+    if (comps > 1) fprintf(f, " NumberOfComponents=\"%d\"", comps);
+    fprintf(f, " format=\"appended\" offset=\"%" PRIu64 "\"/>\n", offset);
+}
+
+static void xml_appended_begin(FILE *f)
+{
+    fputs("  <AppendedData encoding=\"raw\">\n   _", f);
+}
+
+static void xml_appended_end(FILE *f)
+{
+    fputs("\n  </AppendedData>\n</VTKFile>\n", f);
+}
+
+/* Finishes a file whose appended data went through b: flushes and commits, or discards. */
+static ad_status finish(ad_io_file *io, wbuf *b)
+{
+    wb_flush(b);
+    int err = b->err;
+    free(b);
+    if (!err) xml_appended_end(io->f);
+    if (err) {
+        ad_status s = ad_io_error(io, err);
+        ad_io_discard(io);
+        return s;
+    }
+    return ad_io_commit(io);
+}
+
+/* ----------------------------------------------------------------- .vtp -- */
+
+ad_status ad_write_vtp_particles(const char *path, size_t n, const ad_particle *p, const uint32_t *id,
+                                 const float *pressure)
+{
+    if (n > 0 && !p) return ad_fail(AD_ERR_INVALID, "p", "No particle array for %zu particles.", n);
+    int wide = n > (size_t)INT32_MAX;
+    uint64_t nn = (uint64_t)n, isz = wide ? 8 : 4;
+    uint64_t off_id = 0;
+    uint64_t off_vel = id ? off_id + 8 + 4 * nn : 0;
+    uint64_t off_pres = off_vel + 8 + 12 * nn;
+    uint64_t off_pts = pressure ? off_pres + 8 + 4 * nn : off_pres;
+    uint64_t off_conn = off_pts + 8 + 12 * nn;
+    uint64_t off_offs = off_conn + 8 + isz * nn;
+    const char *itype = wide ? "Int64" : "Int32";
+
+    ad_io_file io;
+    ad_status s = ad_io_open(&io, path);
+    if (s.code != AD_OK) return s;
+    wbuf *b = wb_new(io.f);
+    if (!b) {
+        ad_io_discard(&io);
+        return ad_fail(AD_ERR_NO_MEMORY, "path", "No memory for the write buffer of '%s'.", path);
+    }
+    FILE *f = io.f;
+    xml_header(f, "PolyData");
+    fputs("  <PolyData>\n", f);
+    fprintf(f, "    <Piece NumberOfPoints=\"%" PRIu64 "\" NumberOfVerts=\"%" PRIu64 "\" NumberOfLines=\"0\" "
+               "NumberOfStrips=\"0\" NumberOfPolys=\"0\">\n", nn, nn);
+    fprintf(f, "      <PointData%s Vectors=\"velocity\">\n", pressure ? " Scalars=\"pressure\"" : "");
+    if (id) xml_array(f, "        ", "UInt32", "id", 1, off_id);
+    xml_array(f, "        ", "Float32", "velocity", 3, off_vel);
+    if (pressure) xml_array(f, "        ", "Float32", "pressure", 1, off_pres);
+    fputs("      </PointData>\n      <Points>\n", f);
+    xml_array(f, "        ", "Float32", "Points", 3, off_pts);
+    fputs("      </Points>\n      <Verts>\n", f);
+    xml_array(f, "        ", itype, "connectivity", 1, off_conn);
+    xml_array(f, "        ", itype, "offsets", 1, off_offs);
+    fputs("      </Verts>\n    </Piece>\n  </PolyData>\n", f);
+    xml_appended_begin(f);
+
+    if (id) {
+        wb_u64(b, 4 * nn);
+        for (size_t i = 0; i < n; i++) wb_u32(b, id[i]);
+    }
+    wb_u64(b, 12 * nn);
+    for (size_t i = 0; i < n; i++) {
+        wb_f32(b, p[i].vx);
+        wb_f32(b, p[i].vy);
+        wb_f32(b, 0.0f);
+    }
+    if (pressure) {
+        wb_u64(b, 4 * nn);
+        for (size_t i = 0; i < n; i++) wb_f32(b, pressure[i]);
+    }
+    wb_u64(b, 12 * nn);
+    for (size_t i = 0; i < n; i++) {
+        wb_f32(b, p[i].x);
+        wb_f32(b, p[i].y);
+        wb_f32(b, 0.0f);
+    }
+    wb_u64(b, isz * nn);
+    for (size_t i = 0; i < n; i++) wb_index(b, i, wide);
+    wb_u64(b, isz * nn);
+    for (size_t i = 0; i < n; i++) wb_index(b, i + 1, wide);
+    return finish(&io, b);
+}
+
+ad_status ad_write_vtp_outline(const char *path, const float *x, const float *y, size_t n, int closed)
+{
+    if (!x || !y) return ad_fail(AD_ERR_INVALID, x ? "y" : "x", "The outline has no coordinate array.");
+    if (n < 2) return ad_fail(AD_ERR_INVALID, "n", "An outline needs at least 2 points, got %zu.", n);
+    size_t m = n + (closed ? 1 : 0); /* ids in the polyline */
+    int wide = m > (size_t)INT32_MAX;
+    uint64_t isz = wide ? 8 : 4;
+    uint64_t off_pts = 0, off_conn = 8 + 12 * (uint64_t)n, off_offs = off_conn + 8 + isz * (uint64_t)m;
+    const char *itype = wide ? "Int64" : "Int32";
+
+    ad_io_file io;
+    ad_status s = ad_io_open(&io, path);
+    if (s.code != AD_OK) return s;
+    wbuf *b = wb_new(io.f);
+    if (!b) {
+        ad_io_discard(&io);
+        return ad_fail(AD_ERR_NO_MEMORY, "path", "No memory for the write buffer of '%s'.", path);
+    }
+    FILE *f = io.f;
+    xml_header(f, "PolyData");
+    fputs("  <PolyData>\n", f);
+    fprintf(f, "    <Piece NumberOfPoints=\"%zu\" NumberOfVerts=\"0\" NumberOfLines=\"1\" NumberOfStrips=\"0\" "
+               "NumberOfPolys=\"0\">\n", n);
+    fputs("      <Points>\n", f);
+    xml_array(f, "        ", "Float32", "Points", 3, off_pts);
+    fputs("      </Points>\n      <Lines>\n", f);
+    xml_array(f, "        ", itype, "connectivity", 1, off_conn);
+    xml_array(f, "        ", itype, "offsets", 1, off_offs);
+    fputs("      </Lines>\n    </Piece>\n  </PolyData>\n", f);
+    xml_appended_begin(f);
+
+    wb_u64(b, 12 * (uint64_t)n);
+    for (size_t i = 0; i < n; i++) {
+        wb_f32(b, x[i]);
+        wb_f32(b, y[i]);
+        wb_f32(b, 0.0f);
+    }
+    wb_u64(b, isz * (uint64_t)m);
+    for (size_t i = 0; i < m; i++) wb_index(b, i < n ? i : 0, wide);
+    wb_u64(b, isz);
+    wb_index(b, m, wide);
+    return finish(&io, b);
+}
+
+/* ----------------------------------------------------------------- .vti -- */
+
+ad_status ad_write_vti(const char *path, int nx, int ny, double x0, double y0, double dx, double dy,
+                       const ad_vti_field *fields, int nfields)
+{
+    if (nx < 1 || ny < 1) return ad_fail(AD_ERR_INVALID, nx < 1 ? "nx" : "ny", "The grid has %d x %d cells.", nx, ny);
+    if (!isfinite(x0) || !isfinite(y0))
+        return ad_fail(AD_ERR_INVALID, isfinite(x0) ? "y0" : "x0", "The grid origin is not finite.");
+    if (!(dx > 0 && dy > 0 && isfinite(dx) && isfinite(dy)))
+        return ad_fail(AD_ERR_INVALID, (dx > 0 && isfinite(dx)) ? "dy" : "dx",
+                       "The cell size %g x %g m is not positive and finite.", dx, dy);
+    if (nfields < 0 || (nfields > 0 && !fields))
+        return ad_fail(AD_ERR_INVALID, "fields", "%d fields given with no array.", nfields);
+    for (int k = 0; k < nfields; k++) {
+        const ad_vti_field *fk = &fields[k];
+        if (!fk->name || !fk->name[0])
+            return ad_fail(AD_ERR_INVALID, "fields", "Field %d has no name.", k);
+        if (fk->components != 1 && fk->components != 2)
+            return ad_fail(AD_ERR_INVALID, "fields", "Field '%s' has %d components; 1 or 2 are allowed.", fk->name,
+                           fk->components);
+        if (!fk->data) return ad_fail(AD_ERR_INVALID, "fields", "Field '%s' has no data.", fk->name);
+        for (int j = 0; j < k; j++)
+            if (strcmp(fields[j].name, fk->name) == 0)
+                return ad_fail(AD_ERR_INVALID, "fields", "Two fields are named '%s'.", fk->name);
+    }
+    size_t cells = (size_t)nx * (size_t)ny;
+
+    ad_io_file io;
+    ad_status s = ad_io_open(&io, path);
+    if (s.code != AD_OK) return s;
+    wbuf *b = wb_new(io.f);
+    if (!b) {
+        ad_io_discard(&io);
+        return ad_fail(AD_ERR_NO_MEMORY, "path", "No memory for the write buffer of '%s'.", path);
+    }
+    FILE *f = io.f;
+    char ox[32], oy[32], sx[32], sy[32];
+    fmt_double(ox, sizeof ox, x0);
+    fmt_double(oy, sizeof oy, y0);
+    fmt_double(sx, sizeof sx, dx);
+    fmt_double(sy, sizeof sy, dy);
+    xml_header(f, "ImageData");
+    fprintf(f, "  <ImageData WholeExtent=\"0 %d 0 %d 0 0\" Origin=\"%s %s 0\" Spacing=\"%s %s 1\">\n", nx, ny, ox, oy,
+            sx, sy);
+    fprintf(f, "    <Piece Extent=\"0 %d 0 %d 0 0\">\n      <PointData>\n      </PointData>\n      <CellData", nx, ny);
+    for (int want = 1; want <= 2; want++)
+        for (int k = 0; k < nfields; k++)
+            if (fields[k].components == want) {
+                fputs(want == 1 ? " Scalars=\"" : " Vectors=\"", f);
+                xml_text(f, fields[k].name);
+                fputc('"', f);
+                break;
+            }
+    fputs(">\n", f);
+    uint64_t off = 0;
+    for (int k = 0; k < nfields; k++) {
+        int c = fields[k].components == 2 ? 3 : 1;
+        xml_array(f, "        ", "Float32", fields[k].name, c, off);
+        off += 8 + 4 * (uint64_t)c * cells;
+    }
+    fputs("      </CellData>\n    </Piece>\n  </ImageData>\n", f);
+    xml_appended_begin(f);
+    for (int k = 0; k < nfields; k++) {
+        const float *d = fields[k].data;
+        if (fields[k].components == 1) {
+            wb_u64(b, 4 * (uint64_t)cells);
+            for (size_t i = 0; i < cells; i++) wb_f32(b, d[i]);
+        } else {
+            wb_u64(b, 12 * (uint64_t)cells);
+            for (size_t i = 0; i < cells; i++) {
+                wb_f32(b, d[2 * i]);
+                wb_f32(b, d[2 * i + 1]);
+                wb_f32(b, 0.0f);
+            }
+        }
+    }
+    return finish(&io, b);
+}
+
+/* ----------------------------------------------------------------- .pvd -- */
+
+ad_status ad_write_pvd(const char *path, const ad_pvd_entry *e, size_t n)
+{
+    if (n > 0 && !e) return ad_fail(AD_ERR_INVALID, "e", "%zu entries given with no array.", n);
+    for (size_t i = 0; i < n; i++) {
+        if (!e[i].file || !e[i].file[0]) return ad_fail(AD_ERR_INVALID, "e", "Entry %zu has no file name.", i);
+        if (!isfinite(e[i].time)) return ad_fail(AD_ERR_INVALID, "e", "Entry %zu has a non-finite time.", i);
+    }
+    ad_io_file io;
+    ad_status s = ad_io_open(&io, path);
+    if (s.code != AD_OK) return s;
+    FILE *f = io.f;
+    fputs("<?xml version=\"1.0\"?>\n<VTKFile type=\"Collection\" version=\"0.1\" byte_order=\"LittleEndian\">\n"
+          "  <Collection>\n", f);
+    for (size_t i = 0; i < n; i++) {
+        char t[32];
+        fmt_double(t, sizeof t, e[i].time);
+        fprintf(f, "    <DataSet timestep=\"%s\" group=\"\" part=\"0\" file=\"", t);
+        xml_text(f, e[i].file);
+        fputs("\"/>\n", f);
+    }
+    fputs("  </Collection>\n</VTKFile>\n", f);
+    return ad_io_commit(&io);
+}

@@ -1,0 +1,58 @@
+/* ParaView files: particles and outlines (.vtp), gridded fields (.vti), time series (.pvd). */
+#ifndef AD_IO_VTK_H
+#define AD_IO_VTK_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "aerodem/aerodem.h"
+
+/* Particles as XML PolyData: one vertex per disc, appended raw binary, UInt64 headers,
+ * little endian. Points are Float32 (x, y, 0); point data "id" (UInt32, omitted when id
+ * is NULL), "velocity" (Float32 x3, z = 0) and "pressure" (Float32 [N], omitted when
+ * pressure is NULL). n may be 0. */
+ad_status ad_write_vtp_particles(const char *path, size_t n, const ad_particle *p, const uint32_t *id,
+                                 const float *pressure);
+
+/* The body outline [m] as PolyData with one polyline of n >= 2 points (closed if `closed`). */
+ad_status ad_write_vtp_outline(const char *path, const float *x, const float *y, size_t n, int closed);
+
+/* One field of a .vti: `components` is 1 (scalar) or 2 (a vector stored as x, y, 0). */
+typedef struct ad_vti_field {
+    const char *name;
+    int components;
+    const float *data; /* nx*ny*components, row-major, row 0 at y0 (the bottom) */
+} ad_vti_field;
+
+/* Cell-centred fields on a regular grid as XML ImageData: nx*ny cells of dx*dy [m] from
+ * (x0, y0) [m]; WholeExtent 0..nx 0..ny 0..0 in points; appended raw Float32, UInt64 headers. */
+ad_status ad_write_vti(const char *path, int nx, int ny, double x0, double y0, double dx, double dy,
+                       const ad_vti_field *fields, int nfields);
+
+/* A .pvd collection indexing a time series; the whole file is rewritten on each call. */
+typedef struct ad_pvd_entry {
+    double time; /* [s] */
+    const char *file; /* relative to the folder of the .pvd */
+} ad_pvd_entry;
+
+ad_status ad_write_pvd(const char *path, const ad_pvd_entry *e, size_t n);
+
+/* ---- shared by the writers in src/io: a file written as path.tmp, renamed into place ---- */
+
+typedef struct ad_io_file {
+    FILE *f;
+    const char *path; /* the final name */
+    char *tmp;        /* path.tmp, owned */
+} ad_io_file;
+
+/* Opens path.tmp for writing. */
+ad_status ad_io_open(ad_io_file *io, const char *path);
+/* Flushes, syncs and closes path.tmp and renames it to path; on any failure removes it. */
+ad_status ad_io_commit(ad_io_file *io);
+/* Closes and removes path.tmp (after a failed write). */
+void ad_io_discard(ad_io_file *io);
+/* The AD_ERR_IO status for a failed write with the given errno (0: "write error"). */
+ad_status ad_io_error(const ad_io_file *io, int err);
+
+#endif

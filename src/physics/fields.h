@@ -1,0 +1,50 @@
+/* Field sampling shared by both backends: which coarse cell a disc counts in and what it adds. */
+#ifndef AD_PHYSICS_FIELDS_H
+#define AD_PHYSICS_FIELDS_H
+
+#include "hd.h"
+#include "state.h"
+
+/* Per-cell sums kept between samples (doubles: they grow over many samples). */
+enum {
+    AD_FS_N = 0,       /* discs seen */
+    AD_FS_VX,          /* sum vx */
+    AD_FS_VY,          /* sum vy */
+    AD_FS_V2,          /* sum |v|^2 */
+    AD_FS_VIRIAL,      /* sum of per-disc virial */
+    AD_FS_CONTACT,     /* sum of per-disc contact force magnitude */
+    AD_FS_AX,          /* sum ax */
+    AD_FS_AY,          /* sum ay */
+    AD_FS_COUNT
+};
+
+typedef struct ad_field_grid {
+    float x0, y0, inv_dx, inv_dy;
+    int nx, ny;
+} ad_field_grid;
+
+/* The cell of a centre, or -1 outside the field's extent (fields never clamp). */
+AD_HD static inline int ad_field_cell(const ad_field_grid *g, float x, float y)
+{
+    float fx = (x - g->x0) * g->inv_dx, fy = (y - g->y0) * g->inv_dy;
+    if (!(fx >= 0.0f && fy >= 0.0f)) return -1;
+    int cx = (int)fx, cy = (int)fy;
+    if (cx >= g->nx || cy >= g->ny) return -1;
+    return cy * g->nx + cx;
+}
+
+/* The values one disc adds to its cell's sums, in AD_FS_* order. */
+AD_HD static inline void ad_field_values(ad_state s, float virial, float contact, float ax, float ay,
+                                         double v[AD_FS_COUNT])
+{
+    v[AD_FS_N] = 1.0;
+    v[AD_FS_VX] = s.vx;
+    v[AD_FS_VY] = s.vy;
+    v[AD_FS_V2] = (double)s.vx * s.vx + (double)s.vy * s.vy;
+    v[AD_FS_VIRIAL] = virial;
+    v[AD_FS_CONTACT] = contact;
+    v[AD_FS_AX] = ax;
+    v[AD_FS_AY] = ay;
+}
+
+#endif
