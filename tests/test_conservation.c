@@ -68,6 +68,7 @@ int main(void)
     d.gravity_y = -1.0;
     d.restitution = 0.9;
     d.wall_restitution = 0.9;
+    d.threads = 1; /* the long run; test_threads covers thread counts */
     ad_world *w = NULL;
     REQUIRE_OK(ad_world_create(&d, &w));
 

@@ -175,7 +175,9 @@ typedef struct ad_stats {
     double cell_size_x, cell_size_y; /* actual cell edges [m] */
 
     double phase_seconds[AD_PHASE_COUNT]; /* wall-clock time per phase since creation [s] */
-    double contact_time;         /* pi*sqrt(m_eff/k_n) for two discs [s] */
+    double contact_time;         /* duration of a disc-disc contact pi/omega_d [s]: with damping
+                                    omega_d^2 = k_n/m_eff - (gamma/2m_eff)^2; pi*sqrt(m_eff/k_n)
+                                    when elastic (src/physics/contact.h) */
     int threads;                 /* worker threads in use (CPU backend) */
     ad_backend backend;          /* the backend that runs the world */
 } ad_stats;

@@ -1,5 +1,4 @@
-/* Body outlines: NACA 4/5-digit sections, UIUC coordinate files, simple shapes, the validity check, and placement
- * as float segments.
+/* Body outlines: NACA sections, UIUC coordinate files, simple shapes, validity check, placement as segments.
  *
  * NACA sections (Abbott & von Doenhoff, Theory of Wing Sections, ch. 6; NASA TM 4741):
  *   thickness  y_t = 5 t (0.2969 sqrt(x) - 0.1260 x - 0.3516 x^2 + 0.2843 x^3 - 0.1015 x^4)  (-0.1036: closed TE)
@@ -85,7 +84,10 @@ static double orient(double ax, double ay, double bx, double by, double cx, doub
     return (bx - ax) * (cy - ay) - (by - ay) * (cx - ax);
 }
 
-static int sgn(double v) { return (v > 0) - (v < 0); }
+static int sgn(double v)
+{
+    return (v > 0) - (v < 0);
+}
 
 /* c lies within the bounding box of a-b (used only when a, b, c are collinear) */
 static int within(double ax, double ay, double bx, double by, double cx, double cy)
@@ -225,10 +227,11 @@ ad_status ad_outline_check(const ad_outline *o, const char *what)
     check_result r = check_core(o);
     size_t n = o->n;
     switch (r.kind) {
-    case CHECK_OK: return ad_ok();
+    case CHECK_OK:
+        return ad_ok();
     case CHECK_NULL:
-        return ad_fail(AD_ERR_INVALID, "body", "%s: the outline has no point arrays or its closed flag is %d, not 0 or 1.",
-                       w, o->closed);
+        return ad_fail(AD_ERR_INVALID, "body",
+                       "%s: the outline has no point arrays or its closed flag is %d, not 0 or 1.", w, o->closed);
     case CHECK_FEW:
         return ad_fail(AD_ERR_INVALID, "body", "%s: %s outline has %zu points, at least %d are needed.", w,
                        o->closed ? "a closed" : "an open", n, o->closed ? AD_OUTLINE_MIN_CLOSED : 2);
@@ -259,23 +262,21 @@ typedef struct naca_def {
     double t;          /* max thickness [chord] */
 } naca_def;
 
-/* 5-digit mean-line constants, Abbott & von Doenhoff table (p. 115) and NASA TM 4741, indexed by P (camber
- * position digit: max camber at 0.05 P chord) for design lift 0.3. */
+/* 5-digit mean-line constants as published for design lift 0.3 (Abbott & von Doenhoff, Theory of Wing Sections,
+ * ch. 6; NASA TM 4741), indexed by P (camber position digit: max camber at p = 0.05 P chord). The reflexed k2/k1
+ * column is (3 (r - p)^2 - r^3) / (1 - r)^3, which puts zero slope at p. Tabulated rather than solved for, so that
+ * sections match the published ordinates. */
 typedef struct naca5_line {
     double r, k1, k21;
 } naca5_line;
-static const naca5_line naca5_standard[6] = {{0, 0, 0},
-                       {0.0580, 361.400, 0},
-                       {0.1260, 51.640, 0},
-                       {0.2025, 15.957, 0},
-                       {0.2900, 6.643, 0},
-                       {0.3910, 3.230, 0}},
-  naca5_reflexed[6] = {{0, 0, 0},
-                       {0, 0, 0}, /* no 211 mean line was defined */
-                       {0.1300, 51.990, 0.000764},
-                       {0.2170, 15.793, 0.00677},
-                       {0.3180, 6.520, 0.0303},
-                       {0.4410, 3.191, 0.1355}};
+static const naca5_line naca5_standard[6] = {{0, 0, 0},           {0.0580, 361.400, 0}, {0.1260, 51.640, 0},
+                                             {0.2025, 15.957, 0}, {0.2900, 6.643, 0},   {0.3910, 3.230, 0}},
+                        naca5_reflexed[6] = {{0, 0, 0},
+                                             {0, 0, 0}, /* no 211 mean line was defined */
+                                             {0.1300, 51.990, 0.000764},
+                                             {0.2170, 15.793, 0.00677},
+                                             {0.3180, 6.520, 0.0303},
+                                             {0.4410, 3.191, 0.1355}};
 
 static ad_status naca_parse(const char *digits, naca_def *d)
 {
@@ -283,12 +284,14 @@ static ad_status naca_parse(const char *digits, naca_def *d)
     if (!digits) return ad_fail(AD_ERR_INVALID, "digits", "NACA digits are missing (NULL).");
     size_t len = strlen(digits);
     int ok = len == 4 || len == 5;
-    for (size_t i = 0; ok && i < len; i++) ok = digits[i] >= '0' && digits[i] <= '9';
+    for (size_t i = 0; ok && i < len; i++)
+        ok = digits[i] >= '0' && digits[i] <= '9';
     if (!ok)
-        return ad_fail(AD_ERR_INVALID, "digits", "NACA \"%.40s\": expected 4 digits (\"2412\") or 5 digits (\"23012\").",
-                       digits);
+        return ad_fail(AD_ERR_INVALID, "digits",
+                       "NACA \"%.40s\": expected 4 digits (\"2412\") or 5 digits (\"23012\").", digits);
     int v[5];
-    for (size_t i = 0; i < len; i++) v[i] = digits[i] - '0';
+    for (size_t i = 0; i < len; i++)
+        v[i] = digits[i] - '0';
     int tt = v[len - 2] * 10 + v[len - 1];
     if (tt == 0) return ad_fail(AD_ERR_INVALID, "digits", "NACA %s: the thickness (last two digits) is zero.", digits);
     d->t = tt / 100.0;
@@ -301,8 +304,8 @@ static ad_status naca_parse(const char *digits, naca_def *d)
                            v[0]);
         if (v[0] == 0 && v[1] != 0)
             return ad_fail(AD_ERR_INVALID, "digits",
-                           "NACA %s: a symmetric section (first digit 0) has no camber position; write 00%02d.",
-                           digits, tt);
+                           "NACA %s: a symmetric section (first digit 0) has no camber position; write 00%02d.", digits,
+                           tt);
         return ad_ok();
     }
     d->five = 1;
@@ -394,7 +397,9 @@ ad_status ad_airfoil_naca(const char *digits, int panels, int closed_te, ad_outl
         for (size_t j = 0; j < count; j++) {
             size_t i = pass == 0 ? np - 1 - j : j + 1;
             /* cosine spacing clusters points at both edges, where the curvature is */
-            double x = i == 0 ? 0.0 : i == np - 1 ? 1.0 : 0.5 * (1.0 - cos(AD_AIRFOIL_PI * (double)i / (double)(np - 1)));
+            double x = i == 0        ? 0.0
+                       : i == np - 1 ? 1.0
+                                     : 0.5 * (1.0 - cos(AD_AIRFOIL_PI * (double)i / (double)(np - 1)));
             double yt = (closed_te && i == np - 1) ? 0.0 : naca_thickness(&d, x, closed_te);
             double yc, dyc;
             naca_camber(&d, x, &yc, &dyc);
@@ -460,11 +465,15 @@ static int pt_buf_push(pt_buf *b, double x, double y, int line, int block)
 
 typedef enum line_kind { LINE_BLANK, LINE_PAIR, LINE_OTHER, LINE_NONFINITE } line_kind;
 
-static int is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f'; }
+static int is_space(char c)
+{
+    return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f';
+}
 
 static line_kind parse_line(const char *s, double *x, double *y)
 {
-    while (is_space(*s)) s++;
+    while (is_space(*s))
+        s++;
     if (!*s) return LINE_BLANK;
     char *end;
     *x = strtod(s, &end);
@@ -473,7 +482,8 @@ static line_kind parse_line(const char *s, double *x, double *y)
     *y = strtod(s, &end);
     if (end == s) return LINE_OTHER;
     s = end;
-    while (is_space(*s)) s++;
+    while (is_space(*s))
+        s++;
     if (*s) return LINE_OTHER;
     if (!isfinite(*x) || !isfinite(*y)) return LINE_NONFINITE; /* strtod takes "nan" and "inf" */
     return LINE_PAIR;
@@ -511,7 +521,8 @@ static void drop_repeats(pt_buf *b, double min_len)
         b->block[k] = b->block[i];
         k++;
     }
-    while (k > 1 && !(hypot(b->x[k - 1] - b->x[0], b->y[k - 1] - b->y[0]) > min_len)) k--;
+    while (k > 1 && !(hypot(b->x[k - 1] - b->x[0], b->y[k - 1] - b->y[0]) > min_len))
+        k--;
     b->n = k;
 }
 
@@ -533,9 +544,12 @@ static void pt_swap(pt_buf *b, size_t i, size_t j)
 static void pt_rotate(pt_buf *b, size_t first)
 {
     if (first == 0) return;
-    for (size_t i = 0, j = first - 1; i < j; i++, j--) pt_swap(b, i, j);
-    for (size_t i = first, j = b->n - 1; i < j; i++, j--) pt_swap(b, i, j);
-    for (size_t i = 0, j = b->n - 1; i < j; i++, j--) pt_swap(b, i, j);
+    for (size_t i = 0, j = first - 1; i < j; i++, j--)
+        pt_swap(b, i, j);
+    for (size_t i = first, j = b->n - 1; i < j; i++, j--)
+        pt_swap(b, i, j);
+    for (size_t i = 0, j = b->n - 1; i < j; i++, j--)
+        pt_swap(b, i, j);
 }
 
 static double shoelace(const double *x, const double *y, size_t n)
@@ -569,8 +583,8 @@ ad_status ad_airfoil_load(const char *path, ad_outline *out)
         lineno++;
         size_t len = strlen(buf);
         if (len == sizeof buf - 1 && buf[len - 1] != '\n' && !feof(f)) {
-            st = ad_fail(AD_ERR_FORMAT, "path", "%s:%d: line longer than %zu characters.", path, lineno,
-                         sizeof buf - 2);
+            st =
+                ad_fail(AD_ERR_FORMAT, "path", "%s:%d: line longer than %zu characters.", path, lineno, sizeof buf - 2);
             goto done;
         }
         double x = 0, y = 0;
@@ -582,9 +596,13 @@ ad_status ad_airfoil_load(const char *path, ad_outline *out)
             continue;
         }
         if (kind != LINE_PAIR) {
-            line_excerpt(buf, excerpt, sizeof excerpt);
-            st = ad_fail(AD_ERR_FORMAT, "path", "%s:%d: expected two numbers \"x y\", found \"%s\"%s.", path, lineno,
-                         excerpt, kind == LINE_NONFINITE ? " (not finite)" : "");
+            line_excerpt(buf + strspn(buf, " \t"), excerpt, sizeof excerpt);
+            if (kind == LINE_NONFINITE)
+                st = ad_fail(AD_ERR_FORMAT, "path", "%s:%d: \"%s\" holds a number that is not finite.", path, lineno,
+                             excerpt);
+            else
+                st = ad_fail(AD_ERR_FORMAT, "path", "%s:%d: expected two numbers \"x y\", found \"%s\".", path, lineno,
+                             excerpt);
             goto done;
         }
         if (!data_seen) {
@@ -618,7 +636,8 @@ ad_status ad_airfoil_load(const char *path, ad_outline *out)
         int nblocks = raw.block[raw.n - 1] - raw.block[0] + 1;
         if (nblocks > 2) {
             size_t i = 0;
-            while (raw.block[i] - raw.block[0] < 2) i++;
+            while (raw.block[i] - raw.block[0] < 2)
+                i++;
             st = ad_fail(AD_ERR_FORMAT, "path",
                          "%s:%d: a third block of points; a Lednicer file has two (upper surface, lower surface).",
                          path, raw.line[i]);
@@ -626,7 +645,8 @@ ad_status ad_airfoil_load(const char *path, ad_outline *out)
         }
         if (nblocks == 2) {
             upper_end = 0;
-            while (raw.block[upper_end] == raw.block[0]) upper_end++;
+            while (raw.block[upper_end] == raw.block[0])
+                upper_end++;
             size_t got_l = raw.n - upper_end;
             if (upper_end != nu) {
                 st = ad_fail(AD_ERR_FORMAT, "path",
@@ -676,8 +696,8 @@ ad_status ad_airfoil_load(const char *path, ad_outline *out)
     }
     double chord = xmax - pts.x[le];
     if (!(chord > 0.0) || !isfinite(chord)) {
-        st = ad_fail(AD_ERR_FORMAT, "path", "%s:%d: the points have no extent along x (chord %g).", path,
-                     pts.line[le], chord);
+        st = ad_fail(AD_ERR_FORMAT, "path", "%s:%d: the points have no extent along x (chord %g).", path, pts.line[le],
+                     chord);
         goto done;
     }
     if (!(fabs(pts.x[le]) <= 0.02 && fabs(xmax - 1.0) <= 0.02)) {
@@ -698,7 +718,8 @@ ad_status ad_airfoil_load(const char *path, ad_outline *out)
      * turned round, and one that starts elsewhere is rotated to start at the rearmost point (the upper one of
      * two, so that the closing edge is the trailing-edge gap) */
     if (shoelace(pts.x, pts.y, pts.n) < 0.0)
-        for (size_t i = 0, j = pts.n - 1; i < j; i++, j--) pt_swap(&pts, i, j);
+        for (size_t i = 0, j = pts.n - 1; i < j; i++, j--)
+            pt_swap(&pts, i, j);
     size_t te = 0;
     for (size_t i = 1; i < pts.n; i++)
         if (pts.x[i] > pts.x[te] || (pts.x[i] == pts.x[te] && pts.y[i] > pts.y[te])) te = i;
@@ -791,8 +812,8 @@ ad_status ad_shape_circle(int panels, ad_outline *out)
     if (!out) return ad_fail(AD_ERR_INVALID, "out", "ad_shape_circle: no output outline given.");
     memset(out, 0, sizeof *out);
     if (panels < AD_OUTLINE_MIN_CLOSED || panels > AD_OUTLINE_MAX_PANELS)
-        return ad_fail(AD_ERR_INVALID, "panels", "circle with %d points; give %d to %d.", panels,
-                       AD_OUTLINE_MIN_CLOSED, AD_OUTLINE_MAX_PANELS);
+        return ad_fail(AD_ERR_INVALID, "panels", "circle with %d points; give %d to %d.", panels, AD_OUTLINE_MIN_CLOSED,
+                       AD_OUTLINE_MAX_PANELS);
     size_t n = (size_t)panels;
     ad_status st = outline_alloc(n, 1, out, "panels");
     if (st.code != AD_OK) return st;
@@ -854,16 +875,35 @@ ad_status ad_outline_place(const ad_outline *o, double chord, double aoa_deg, do
             goto fail;
         }
     }
+    /* Rounding to float must not collapse an edge or fold the outline over itself (a small body far from the
+     * origin): check the rounded outline as it will be used, reusing s as scratch for its double copy. */
+    {
+        double *fx = malloc(n * sizeof *fx), *fy = malloc(n * sizeof *fy);
+        if (!fx || !fy) {
+            free(fx);
+            free(fy);
+            st = ad_fail(AD_ERR_NO_MEMORY, "body", "Cannot allocate %zu points.", n);
+            goto fail;
+        }
+        for (size_t i = 0; i < n; i++) {
+            fx[i] = vx[i];
+            fy[i] = vy[i];
+        }
+        ad_outline rounded = {fx, fy, n, o->closed};
+        check_result r = check_core(&rounded);
+        free(fx);
+        free(fy);
+        if (r.kind != CHECK_OK) {
+            st = ad_fail(AD_ERR_INVALID, "chord",
+                         "the outline %s in float precision (chord %g m at pivot %g, %g m, edge %zu); use a larger "
+                         "chord, fewer points, or a pivot nearer the origin.",
+                         r.kind == CHECK_SHORT ? "loses an edge" : "folds over itself", chord, pivot_x, pivot_y, r.i);
+            goto fail;
+        }
+    }
     /* every vertex is rounded once, so neighbouring segments share it bit for bit */
     for (size_t k = 0; k < m; k++) {
         size_t k1 = (k + 1) % n;
-        if (vx[k] == vx[k1] && vy[k] == vy[k1]) {
-            st = ad_fail(AD_ERR_INVALID, "chord",
-                         "edge %zu collapses to a point in float precision (chord %g m at pivot %g, %g m); use a larger "
-                         "chord, fewer points, or a pivot nearer the origin.",
-                         k, chord, pivot_x, pivot_y);
-            goto fail;
-        }
         s[k] = (ad_segment){vx[k], vy[k], vx[k1], vy[k1]};
     }
     free(vx);

@@ -1,5 +1,4 @@
-/* Body outlines in chord units (NACA airfoils, coordinate files, plates, wedges, circles) and their placement as
- * segments in the tunnel. */
+/* Body outlines in chord units (NACA, coordinate files, plate, wedge, circle) and their placement as segments. */
 #ifndef AD_CORE_AIRFOIL_H
 #define AD_CORE_AIRFOIL_H
 
@@ -23,8 +22,9 @@ void ad_outline_free(ad_outline *o);
 /* Least points of a closed outline; fewer is rejected as a broken body rather than drawn as a crude polygon. */
 #define AD_OUTLINE_MIN_CLOSED 8
 
-/* Most points per surface ad_airfoil_naca and ad_shape_circle accept. */
-#define AD_OUTLINE_MAX_PANELS 100000
+/* Most `panels` ad_airfoil_naca (per surface) and ad_shape_circle accept. Cosine spacing's finest step,
+ * pi^2 / (4 (panels - 1)^2) chord, is then 2.5e-8, still well above the zero-length edge limit (1e-9). */
+#define AD_OUTLINE_MAX_PANELS 10000
 
 /* NACA 4-digit ("0012", "2412") or 5-digit ("23012"; reflexed "23112") section with cosine spacing and `panels`
  * points per surface (8 to AD_OUTLINE_MAX_PANELS), leading and trailing edge points included.

@@ -274,7 +274,8 @@ ad_status ad_world_create(const ad_world_def *def, ad_world **out)
     double tc = contact_time_undamped(def);
     w->dt_max = def->dt;
     w->dt_contact = tc / def->contact_steps;
-    w->stats.contact_time = ad_contact_duration(0.5 * def->mass, def->stiffness, p.gamma_pp);
+    w->stats.contact_time = ad_contact_duration(
+        0.5 * def->mass, def->stiffness, ad_damping_for_restitution(def->restitution, 0.5 * def->mass, def->stiffness));
     w->stats.grid_nx = (uint32_t)p.nx;
     w->stats.grid_ny = (uint32_t)p.ny;
     w->stats.cell_size_x = p.cell_x;

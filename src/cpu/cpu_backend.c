@@ -26,7 +26,7 @@ typedef struct cpu_world {
     int threads;
     size_t cap, ncell, nblocks;
     ad_state *state[2]; /* hot state, double-buffered: [cur] is current */
-    uint32_t *id[2];
+    uint32_t *id, *id_tmp; /* ids of the current order; scratch for the reorder */
     int cur;
     uint32_t *cell_of, *perm, *count, *start;
     float *pressure, *virial;
@@ -61,10 +61,11 @@ static void cpu_destroy(ad_world *w)
     if (!c) return;
     for (int k = 0; k < 2; k++) {
         free(c->state[k]);
-        free(c->id[k]);
         free(c->acc[k]);
     }
     for (int k = 0; k < 3; k++) free(c->rk[k]);
+    free(c->id);
+    free(c->id_tmp);
     free(c->accel);
     free(c->cell_of);
     free(c->perm);
@@ -123,12 +124,13 @@ static ad_status cpu_create(ad_world *w)
     int fail = 0, t = c->threads;
     for (int k = 0; k < 2; k++) {
         c->state[k] = alloc_touch(c->cap * sizeof(ad_state), t, &fail);
-        c->id[k] = alloc_touch(c->cap * sizeof(uint32_t), t, &fail);
         if (d->integrator == AD_INTEGRATOR_VERLET) c->acc[k] = alloc_touch(c->cap * sizeof(ad_accel), t, &fail);
     }
     if (d->integrator == AD_INTEGRATOR_RK4)
         for (int k = 0; k < 3; k++) c->rk[k] = alloc_touch(c->cap * sizeof(ad_state), t, &fail);
     if (d->integrator != AD_INTEGRATOR_VERLET) c->accel = alloc_touch(c->cap * sizeof(ad_accel), t, &fail);
+    c->id = alloc_touch(c->cap * sizeof(uint32_t), t, &fail);
+    c->id_tmp = alloc_touch(c->cap * sizeof(uint32_t), t, &fail);
     c->cell_of = alloc_touch(c->cap * sizeof(uint32_t), t, &fail);
     c->perm = alloc_touch(c->cap * sizeof(uint32_t), t, &fail);
     c->pressure = alloc_touch(c->cap * sizeof(float), t, &fail);
@@ -147,7 +149,7 @@ static ad_status cpu_add_particles(ad_world *w, const ad_particle *p, size_t n)
 {
     cpu_world *c = w->impl;
     ad_state *s = c->state[c->cur] + w->count;
-    uint32_t *id = c->id[c->cur] + w->count;
+    uint32_t *id = c->id + w->count;
     for (size_t i = 0; i < n; i++) {
         s[i] = (ad_state){p[i].x, p[i].y, p[i].vx, p[i].vy};
         s[i] = ad_wrap_state(&w->params, s[i]);
@@ -182,8 +184,8 @@ static void build_grid(ad_world *w, cpu_world *c, size_t n)
     ad_cpu_scatter(c->cell_of, n, c->start, c->count, c->perm);
     const ad_state *src = c->state[c->cur];
     ad_state *dst = c->state[!c->cur];
-    const uint32_t *isrc = c->id[c->cur];
-    uint32_t *idst = c->id[!c->cur];
+    const uint32_t *isrc = c->id;
+    uint32_t *idst = c->id_tmp;
     const ad_accel *asrc = c->acc[c->cur];
     ad_accel *adst = c->acc[!c->cur];
     const uint32_t *perm = c->perm;
@@ -195,6 +197,8 @@ static void build_grid(ad_world *w, cpu_world *c, size_t n)
         if (adst) adst[s] = asrc[i];
     }
     c->cur = !c->cur;
+    c->id_tmp = c->id;
+    c->id = idst;
     double t3 = now();
     w->stats.max_cell_occupancy = diag.max_occupancy;
     w->stats.cell_overflow = diag.overflow;
@@ -236,7 +240,7 @@ static inline void interact_block(const ad_world *w, cpu_world *c, size_t b, siz
     ad_state *out = c->state[!c->cur];
     const ad_accel *acc_in = c->acc[c->cur];
     ad_accel *acc_out = c->acc[!c->cur]; /* travels with the output buffer */
-    const uint32_t *ids = c->id[c->cur];
+    const uint32_t *ids = c->id;
     ad_block_sums sums;
     memset(&sums, 0, sizeof sums);
     size_t s0 = b * AD_BLOCK, s1 = s0 + AD_BLOCK < n ? s0 + AD_BLOCK : n;
@@ -323,7 +327,7 @@ static void rk4_stage_block(const ad_world *w, cpu_world *c, size_t b, size_t n,
             add_contact_sums(sums, &a);
         }
         ad_state nx = ad_rk4_stage(b0, me, ax, ay, dt, k, &acc[s]);
-        if (k == 3) nx = ad_apply_boundaries(&P, nx, c->id[c->cur], s, w->stats.step);
+        if (k == 3) nx = ad_apply_boundaries(&P, nx, c->id, s, w->stats.step);
         out[s] = nx;
         if (k == 3) {
             add_motion_sums(sums, &P, nx);
@@ -355,7 +359,7 @@ static void verlet_drift(ad_world *w, cpu_world *c, size_t n, float dt)
     const ad_params P = w->params;
     ad_state *s = c->state[c->cur];
     const ad_accel *acc = c->acc[c->cur];
-    const uint32_t *ids = c->id[c->cur];
+    const uint32_t *ids = c->id;
     uint64_t step = w->stats.step;
 #pragma omp parallel for num_threads(c->threads) schedule(static)
     for (size_t i = 0; i < n; i++)
@@ -432,7 +436,7 @@ static ad_status cpu_read(const ad_world *w, int flags, size_t max, const ad_par
     const cpu_world *c = w->impl;
     size_t n = w->count < max ? w->count : max;
     const ad_state *s = c->state[c->cur];
-    const uint32_t *ids = c->id[c->cur];
+    const uint32_t *ids = c->id;
     const ad_accel *acc = observed_accel(c);
     for (size_t k = 0; k < n; k++) {
         size_t o = (flags & AD_READ_BY_ID) ? ids[k] : k;
@@ -456,7 +460,7 @@ static ad_status cpu_export(const ad_world *w, ad_snapshot *s)
     memset(s, 0, sizeof *s);
     s->n = w->count;
     s->state = c->state[c->cur];
-    s->id = c->id[c->cur];
+    s->id = c->id;
     s->pressure = c->pressure;
     s->virial = c->virial;
     s->accel = (ad_accel *)observed_accel(c);
@@ -469,7 +473,7 @@ static ad_status cpu_import(ad_world *w, const ad_snapshot *s)
     cpu_world *c = w->impl;
     if (s->n > c->cap) return ad_fail(AD_ERR_CAPACITY, "capacity", "capacity: the snapshot holds %zu discs", s->n);
     memcpy(c->state[c->cur], s->state, s->n * sizeof(ad_state));
-    memcpy(c->id[c->cur], s->id, s->n * sizeof(uint32_t));
+    memcpy(c->id, s->id, s->n * sizeof(uint32_t));
     memcpy(c->pressure, s->pressure, s->n * sizeof(float));
     memcpy(c->virial, s->virial, s->n * sizeof(float));
     memcpy(c->accel ? c->accel : c->acc[c->cur], s->accel, s->n * sizeof(ad_accel));

@@ -31,26 +31,53 @@ static const uint8_t NODATA[3] = {128, 128, 128};
 
 /* -------------------------------------------------------------- colour maps -- */
 
-/* viridis (matplotlib's default, by van der Walt and Smith) from the well-known degree-6
- * polynomial fit (Matt Zucconi, shadertoy "viridis approximation", WlfXRN); it stays within
- * about 1/255 of the published 256-entry table. */
-static void viridis(double t, double c[3])
-{
-    static const double k[7][3] = {
-        {0.2777273272234177, 0.005407344544966578, 0.3340998053353061},
-        {0.1050930431085774, 1.404613529898575, 1.384590162594685},
-        {-0.3308618287255563, 0.214847559468213, 0.09509516302823659},
-        {-4.634230498983486, -5.799100973351585, -19.33244095627987},
-        {6.228269936347081, 14.17993336680509, 56.69055260068105},
-        {4.776384997670288, -13.74514537774601, -65.35303263337234},
-        {-5.435455855934631, 4.645852612178535, 26.3124352495832},
-    };
-    for (int ch = 0; ch < 3; ch++) {
-        double v = k[6][ch];
-        for (int d = 5; d >= 0; d--) v = v * t + k[d][ch];
-        c[ch] = v;
-    }
-}
+/* viridis (van der Walt and Smith, matplotlib's default map; CC0): the published 256-entry
+ * table (matplotlib's _viridis_data) rounded to bytes. */
+static const uint8_t VIRIDIS[256][3] = {
+    {68, 1, 84}, {68, 2, 86}, {69, 4, 87}, {69, 5, 89}, {70, 7, 90}, {70, 8, 92},
+    {70, 10, 93}, {70, 11, 94}, {71, 13, 96}, {71, 14, 97}, {71, 16, 99}, {71, 17, 100},
+    {71, 19, 101}, {72, 20, 103}, {72, 22, 104}, {72, 23, 105}, {72, 24, 106}, {72, 26, 108},
+    {72, 27, 109}, {72, 28, 110}, {72, 29, 111}, {72, 31, 112}, {72, 32, 113}, {72, 33, 115},
+    {72, 35, 116}, {72, 36, 117}, {72, 37, 118}, {72, 38, 119}, {72, 40, 120}, {72, 41, 121},
+    {71, 42, 122}, {71, 44, 122}, {71, 45, 123}, {71, 46, 124}, {71, 47, 125}, {70, 48, 126},
+    {70, 50, 126}, {70, 51, 127}, {70, 52, 128}, {69, 53, 129}, {69, 55, 129}, {69, 56, 130},
+    {68, 57, 131}, {68, 58, 131}, {68, 59, 132}, {67, 61, 132}, {67, 62, 133}, {66, 63, 133},
+    {66, 64, 134}, {66, 65, 134}, {65, 66, 135}, {65, 68, 135}, {64, 69, 136}, {64, 70, 136},
+    {63, 71, 136}, {63, 72, 137}, {62, 73, 137}, {62, 74, 137}, {62, 76, 138}, {61, 77, 138},
+    {61, 78, 138}, {60, 79, 138}, {60, 80, 139}, {59, 81, 139}, {59, 82, 139}, {58, 83, 139},
+    {58, 84, 140}, {57, 85, 140}, {57, 86, 140}, {56, 88, 140}, {56, 89, 140}, {55, 90, 140},
+    {55, 91, 141}, {54, 92, 141}, {54, 93, 141}, {53, 94, 141}, {53, 95, 141}, {52, 96, 141},
+    {52, 97, 141}, {51, 98, 141}, {51, 99, 141}, {50, 100, 142}, {50, 101, 142}, {49, 102, 142},
+    {49, 103, 142}, {49, 104, 142}, {48, 105, 142}, {48, 106, 142}, {47, 107, 142}, {47, 108, 142},
+    {46, 109, 142}, {46, 110, 142}, {46, 111, 142}, {45, 112, 142}, {45, 113, 142}, {44, 113, 142},
+    {44, 114, 142}, {44, 115, 142}, {43, 116, 142}, {43, 117, 142}, {42, 118, 142}, {42, 119, 142},
+    {42, 120, 142}, {41, 121, 142}, {41, 122, 142}, {41, 123, 142}, {40, 124, 142}, {40, 125, 142},
+    {39, 126, 142}, {39, 127, 142}, {39, 128, 142}, {38, 129, 142}, {38, 130, 142}, {38, 130, 142},
+    {37, 131, 142}, {37, 132, 142}, {37, 133, 142}, {36, 134, 142}, {36, 135, 142}, {35, 136, 142},
+    {35, 137, 142}, {35, 138, 141}, {34, 139, 141}, {34, 140, 141}, {34, 141, 141}, {33, 142, 141},
+    {33, 143, 141}, {33, 144, 141}, {33, 145, 140}, {32, 146, 140}, {32, 146, 140}, {32, 147, 140},
+    {31, 148, 140}, {31, 149, 139}, {31, 150, 139}, {31, 151, 139}, {31, 152, 139}, {31, 153, 138},
+    {31, 154, 138}, {30, 155, 138}, {30, 156, 137}, {30, 157, 137}, {31, 158, 137}, {31, 159, 136},
+    {31, 160, 136}, {31, 161, 136}, {31, 161, 135}, {31, 162, 135}, {32, 163, 134}, {32, 164, 134},
+    {33, 165, 133}, {33, 166, 133}, {34, 167, 133}, {34, 168, 132}, {35, 169, 131}, {36, 170, 131},
+    {37, 171, 130}, {37, 172, 130}, {38, 173, 129}, {39, 173, 129}, {40, 174, 128}, {41, 175, 127},
+    {42, 176, 127}, {44, 177, 126}, {45, 178, 125}, {46, 179, 124}, {47, 180, 124}, {49, 181, 123},
+    {50, 182, 122}, {52, 182, 121}, {53, 183, 121}, {55, 184, 120}, {56, 185, 119}, {58, 186, 118},
+    {59, 187, 117}, {61, 188, 116}, {63, 188, 115}, {64, 189, 114}, {66, 190, 113}, {68, 191, 112},
+    {70, 192, 111}, {72, 193, 110}, {74, 193, 109}, {76, 194, 108}, {78, 195, 107}, {80, 196, 106},
+    {82, 197, 105}, {84, 197, 104}, {86, 198, 103}, {88, 199, 101}, {90, 200, 100}, {92, 200, 99},
+    {94, 201, 98}, {96, 202, 96}, {99, 203, 95}, {101, 203, 94}, {103, 204, 92}, {105, 205, 91},
+    {108, 205, 90}, {110, 206, 88}, {112, 207, 87}, {115, 208, 86}, {117, 208, 84}, {119, 209, 83},
+    {122, 209, 81}, {124, 210, 80}, {127, 211, 78}, {129, 211, 77}, {132, 212, 75}, {134, 213, 73},
+    {137, 213, 72}, {139, 214, 70}, {142, 214, 69}, {144, 215, 67}, {147, 215, 65}, {149, 216, 64},
+    {152, 216, 62}, {155, 217, 60}, {157, 217, 59}, {160, 218, 57}, {162, 218, 55}, {165, 219, 54},
+    {168, 219, 52}, {170, 220, 50}, {173, 220, 48}, {176, 221, 47}, {178, 221, 45}, {181, 222, 43},
+    {184, 222, 41}, {186, 222, 40}, {189, 223, 38}, {192, 223, 37}, {194, 223, 35}, {197, 224, 33},
+    {200, 224, 32}, {202, 225, 31}, {205, 225, 29}, {208, 225, 28}, {210, 226, 27}, {213, 226, 26},
+    {216, 226, 25}, {218, 227, 25}, {221, 227, 24}, {223, 227, 24}, {226, 228, 24}, {229, 228, 25},
+    {231, 228, 25}, {234, 229, 26}, {236, 229, 27}, {239, 229, 28}, {241, 229, 29}, {244, 230, 30},
+    {246, 230, 32}, {248, 230, 33}, {251, 231, 35}, {253, 231, 37},
+};
 
 /* Moreland's diverging "cool to warm" map (K. Moreland, Diverging Color Maps for Scientific
  * Visualization, 2009): blue (59, 76, 192) to red (180, 4, 38) interpolated in Msh, the polar
@@ -144,9 +171,12 @@ static int lut_index(double t)
 
 static void lut_colour(int diverging, int i, uint8_t rgb[3])
 {
+    if (!diverging) {
+        memcpy(rgb, VIRIDIS[i], 3);
+        return;
+    }
     double c[3];
-    if (diverging) coolwarm(i / 255.0, c);
-    else viridis(i / 255.0, c);
+    coolwarm(i / 255.0, c);
     for (int ch = 0; ch < 3; ch++) rgb[ch] = to_byte(c[ch]);
 }
 
@@ -367,20 +397,49 @@ ad_status ad_image_layout_for(int width, double x0, double y0, double x1, double
 
 /* ------------------------------------------------------------- colour bar -- */
 
-/* Tick label text: fixed point with as many decimals as the step needs, or a mantissa and
- * exponent (1.2e+03) when the numbers are large or small. */
-static void tick_label(char *buf, size_t n, double v, double step, int expo, int k)
+/* Decimals that print step exactly (0.25 -> 2), at most 9. */
+static int decimals_of(double step)
 {
+    for (int d = 0; d < 9; d++) {
+        double m = step * pow(10.0, d);
+        if (fabs(m - nearbyint(m)) < 1e-6 * m) return d;
+    }
+    return 9;
+}
+
+/* Tick label text: fixed point with as many decimals as the step needs, or a mantissa and
+ * exponent (1.2e+03) when the numbers are large or small; `big` is the largest |value| on the
+ * bar, so all labels show the same number of significant digits. */
+static void tick_label(char *buf, size_t n, double v, double step, double big)
+{
+    int expo = big >= 1e5 || big < 1e-3;
     if (v == 0) {
         snprintf(buf, n, "0");
     } else if (!expo) {
-        snprintf(buf, n, "%.*f", k < 0 ? -k : 0, v);
+        snprintf(buf, n, "%.*f", decimals_of(step), v);
     } else {
-        int e = (int)floor(log10(fabs(v)) + 1e-9);
-        int digits = e - (int)floor(log10(step) + 1e-9);
-        digits = digits < 0 ? 0 : digits > 4 ? 4 : digits;
+        int e = (int)floor(log10(big) + 1e-9), ks = (int)floor(log10(step) + 1e-9);
+        int digits = e - ks + decimals_of(step / pow(10.0, ks));
+        digits = digits < 0 ? 0 : digits > 5 ? 5 : digits;
         snprintf(buf, n, "%.*e", digits, v);
     }
+}
+
+/* A step of 1, 2, 2.5 or 5 times a power of ten that puts about five ticks in [lo, hi]. */
+static double tick_step(double lo, double hi)
+{
+    static const double mant[4] = {1, 2, 2.5, 5};
+    int k0 = (int)floor(log10((hi - lo) / 5.0));
+    double best = 0;
+    int best_err = 1 << 30;
+    for (int k = k0 - 1; k <= k0 + 1; k++)
+        for (int m = 0; m < 4; m++) {
+            double step = mant[m] * pow(10.0, k);
+            int count = (int)(floor(hi / step + 1e-9) - ceil(lo / step - 1e-9)) + 1;
+            int err = abs(count - 5) * 2 + (count < 5); /* a tie goes to more ticks */
+            if (err < best_err) best_err = err, best = step;
+        }
+    return best;
 }
 
 static void draw_colour_bar(canvas *c, const ad_image_layout *l, const lut *map, double lo, double hi,
@@ -396,22 +455,15 @@ static void draw_colour_bar(canvas *c, const ad_image_layout *l, const lut *map,
         snprintf(u, sizeof u, "[%s]", units);
         draw_text(c, l->bar_x, l->bar_y - HEADER_H + 4, u, INK);
     }
-    /* about five ticks at 1, 2 or 5 times a power of ten */
-    double raw = (hi - lo) / 4.0;
-    int k = (int)floor(log10(raw));
-    double f = raw / pow(10.0, k);
-    double nice = f < 1.5 ? 1 : f < 3.5 ? 2 : f < 7.5 ? 5 : 10;
-    if (nice == 10) nice = 1, k++;
-    double step = nice * pow(10.0, k);
+    double step = tick_step(lo, hi);
     double big = fmax(fabs(lo), fabs(hi));
-    int expo = big >= 1e5 || big < 1e-3;
     for (double i = ceil(lo / step - 1e-9); i * step <= hi + step * 1e-9; i++) {
         double v = i * step;
         if (fabs(v) < step * 1e-9) v = 0;
         int y = l->bar_y + (int)lrint((hi - v) / (hi - lo) * (l->bar_h - 1));
         fill_rect(c, l->bar_x + l->bar_w, y, TICK_LEN, 1, INK);
         char buf[32];
-        tick_label(buf, sizeof buf, v, step, expo, k);
+        tick_label(buf, sizeof buf, v, step, big);
         draw_text(c, l->bar_x + l->bar_w + TICK_LEN + 4, y - TEXT_H / 2, buf, INK);
     }
 }
@@ -441,9 +493,9 @@ static void draw_outline(canvas *c, const ad_image_layout *l, const float *ox, c
     size_t segs = closed ? n : n - 1;
     for (size_t i = 0; i < segs; i++) {
         size_t j = (i + 1) % n;
-        if (!isfinite(ox[i]) || !isfinite(oy[i]) || !isfinite(ox[j]) || !isfinite(oy[j])) continue;
-        draw_line(c, l->plot_x + (ox[i] - x0) * sx, l->plot_y + (y1 - oy[i]) * sy, l->plot_x + (ox[j] - x0) * sx,
-                  l->plot_y + (y1 - oy[j]) * sy, INK);
+        double ax = l->plot_x + (ox[i] - x0) * sx, ay = l->plot_y + (y1 - oy[i]) * sy;
+        double bx = l->plot_x + (ox[j] - x0) * sx, by = l->plot_y + (y1 - oy[j]) * sy;
+        if (isfinite(ax) && isfinite(ay) && isfinite(bx) && isfinite(by)) draw_line(c, ax, ay, bx, by, INK);
     }
     clip_all(c);
 }
@@ -609,16 +661,13 @@ ad_status ad_write_scatter_png(const char *path, const ad_scatter_image *si)
         double cx = (si->x[k] - si->x0) * sx, cy = (si->y1 - si->y[k]) * sy;
         if (!(cx > -r - 1 && cx < W + r + 1 && cy > -r - 1 && cy < H + r + 1)) continue; /* NaN too */
         const uint8_t *rgb = lut_get(&map, si->value[k]);
-        int ylo = (int)ceil(cy - r - 0.5), yhi = (int)floor(cy + r - 0.5);
-        if (ylo < 0) ylo = 0;
-        if (yhi > H - 1) yhi = H - 1;
+        /* clamped in double: a disc far larger than the picture must not overflow an int */
+        int ylo = (int)fmax(0.0, ceil(cy - r - 0.5)), yhi = (int)fmin(H - 1.0, floor(cy + r - 0.5));
         for (int py = ylo; py <= yhi; py++) {
             double dy = py + 0.5 - cy, hw2 = r2 - dy * dy;
             if (hw2 < 0) continue;
             double hw = sqrt(hw2);
-            int xlo = (int)ceil(cx - hw - 0.5), xhi = (int)floor(cx + hw - 0.5);
-            if (xlo < 0) xlo = 0;
-            if (xhi > W - 1) xhi = W - 1;
+            int xlo = (int)fmax(0.0, ceil(cx - hw - 0.5)), xhi = (int)fmin(W - 1.0, floor(cx + hw - 0.5));
             uint8_t *out = c.px + ((size_t)(l.plot_y + py) * (size_t)c.w + (size_t)(l.plot_x + xlo)) * 3;
             for (int px = xlo; px <= xhi; px++, out += 3) out[0] = rgb[0], out[1] = rgb[1], out[2] = rgb[2];
         }

@@ -1,0 +1,211 @@
+#!/usr/bin/env python3
+"""Reads the ParaView files test_io wrote (DIR) back with VTK and checks counts and values exactly.
+
+Usage: /usr/bin/python3 vtk_readback.py DIR. Exit 0 on success, 1 on any mismatch,
+77 (ctest's skip code) when the vtk module cannot be imported.
+"""
+import os
+import sys
+import xml.etree.ElementTree as ET
+
+try:
+    import vtk
+except ImportError as exc:  # VTK's Python module loads only in the system interpreter
+    print("vtk_readback: SKIP: cannot import vtk (%s); run with /usr/bin/python3" % exc)
+    sys.exit(77)
+
+try:
+    import numpy as np
+    from vtk.util.numpy_support import vtk_to_numpy
+except ImportError:
+    np = None
+
+failures = []
+checks = 0
+
+
+def ensure(cond, what):
+    global checks
+    checks += 1
+    if not cond:
+        failures.append(what)
+        print("FAIL: " + what)
+    return cond
+
+
+def f32(x):
+    """x rounded to float32, as the C writer stored it."""
+    import struct
+    return struct.unpack("<f", struct.pack("<f", x))[0]
+
+
+def values(arr):
+    """A vtkDataArray as a list of tuples (or of numbers for one component)."""
+    if arr is None:
+        return None
+    if np is not None:
+        a = vtk_to_numpy(arr)
+        return [tuple(float(v) for v in row) for row in a] if a.ndim == 2 else [float(v) for v in a]
+    c = arr.GetNumberOfComponents()
+    out = []
+    for i in range(arr.GetNumberOfTuples()):
+        t = arr.GetTuple(i)
+        out.append(tuple(t) if c > 1 else t[0])
+    return out
+
+
+def same(got, want, what):
+    """Exact comparison of two lists of numbers or tuples."""
+    if not ensure(got is not None, what + ": array missing"):
+        return
+    if not ensure(len(got) == len(want), "%s: %d values, expected %d" % (what, len(got), len(want))):
+        return
+    for k, (g, w) in enumerate(zip(got, want)):
+        if g != w:
+            ensure(False, "%s[%d] = %r, expected %r" % (what, k, g, w))
+            return
+    ensure(True, what)
+
+
+class Errors:
+    """Collects VTK error events, which the readers report instead of raising."""
+
+    def __init__(self):
+        self.messages = []
+
+    def __call__(self, obj, event):
+        self.messages.append("%s: %s" % (obj.GetClassName(), event))
+
+
+def read(path):
+    ext = os.path.splitext(path)[1]
+    reader = {".vtp": vtk.vtkXMLPolyDataReader, ".vti": vtk.vtkXMLImageDataReader}.get(ext)
+    if not ensure(reader is not None, "%s: no reader for '%s'" % (path, ext)):
+        return None
+    r = reader()
+    errors = Errors()
+    r.AddObserver("ErrorEvent", errors)
+    if not ensure(os.path.isfile(path), path + ": missing"):
+        return None
+    ensure(r.CanReadFile(path), path + ": reader refuses the file")
+    r.SetFileName(path)
+    r.Update()
+    ensure(not errors.messages and r.GetErrorCode() == 0, "%s: read errors %s" % (path, errors.messages))
+    return r.GetOutput()
+
+
+def points(ds):
+    pts = ds.GetPoints()
+    return values(pts.GetData()) if pts is not None else []
+
+
+def cell_ids(cells):
+    """The point ids of each cell of a vtkCellArray."""
+    out = []
+    ids = vtk.vtkIdList()
+    cells.InitTraversal()
+    while cells.GetNextCell(ids):
+        out.append([ids.GetId(k) for k in range(ids.GetNumberOfIds())])
+    return out
+
+
+def check_particles(path, n=1000, shift=0.0):
+    d = read(path)
+    if d is None:
+        return
+    ensure(d.GetNumberOfPoints() == n, "%s: %d points, expected %d" % (path, d.GetNumberOfPoints(), n))
+    ensure(d.GetNumberOfVerts() == n, "%s: %d vertices, expected %d" % (path, d.GetNumberOfVerts(), n))
+    same(points(d), [(f32(i + shift), f32(0.5 * i), 0.0) for i in range(n)], path + " points")
+    pd = d.GetPointData()
+    same(values(pd.GetArray("id")), [float(3 * i + 7) for i in range(n)], path + " id")
+    same(values(pd.GetArray("velocity")), [(f32(1.0 + i), f32(-i), 0.0) for i in range(n)], path + " velocity")
+    same(values(pd.GetArray("pressure")), [f32(2.0 * i) for i in range(n)], path + " pressure")
+    ensure(pd.GetArray("id").GetDataTypeAsString() == "unsigned int", path + ": id is not UInt32")
+    same(cell_ids(d.GetVerts()), [[i] for i in range(n)], path + " vertices")
+
+
+def check_empty(path):
+    d = read(path)
+    if d is None:
+        return
+    ensure(d.GetNumberOfPoints() == 0 and d.GetNumberOfCells() == 0, path + ": not empty")
+    ensure(d.GetPointData().GetArray("pressure") is None, path + ": has pressure without one given")
+    ensure(d.GetPointData().GetArray("velocity") is not None, path + ": no velocity array")
+
+
+def check_outline(path, closed):
+    d = read(path)
+    if d is None:
+        return
+    xy = [(0, 0), (1, 0), (1.5, 0.5), (1, 1), (0, 1)]
+    same(points(d), [(f32(x), f32(y), 0.0) for x, y in xy], path + " points")
+    ensure(d.GetNumberOfLines() == 1, "%s: %d lines, expected 1" % (path, d.GetNumberOfLines()))
+    same(cell_ids(d.GetLines()), [[0, 1, 2, 3, 4, 0] if closed else [0, 1, 2, 3, 4]], path + " polyline")
+
+
+def check_field(path, add=0.0):
+    d = read(path)
+    if d is None:
+        return
+    nx, ny = 7, 5
+    ensure(d.GetDimensions() == (nx + 1, ny + 1, 1), "%s: dimensions %s" % (path, d.GetDimensions()))
+    ensure(d.GetExtent() == (0, nx, 0, ny, 0, 0), "%s: extent %s" % (path, d.GetExtent()))
+    ensure(d.GetOrigin() == (-1.0, 2.0, 0.0), "%s: origin %s" % (path, d.GetOrigin()))
+    ensure(d.GetSpacing()[:2] == (0.5, 0.25), "%s: spacing %s" % (path, d.GetSpacing()))
+    ensure(d.GetNumberOfCells() == nx * ny, "%s: %d cells" % (path, d.GetNumberOfCells()))
+    cd = d.GetCellData()
+    same(values(cd.GetArray("value")), [f32(10 * j + i + add) for j in range(ny) for i in range(nx)], path + " value")
+    same(values(cd.GetArray("velocity")), [(f32(i + 0.25), f32(-j), 0.0) for j in range(ny) for i in range(nx)],
+         path + " velocity")
+    ensure(cd.GetScalars() is not None and cd.GetScalars().GetName() == "value", path + ": no active scalars")
+    ensure(cd.GetVectors() is not None and cd.GetVectors().GetName() == "velocity", path + ": no active vectors")
+    # cell (i, j) holds 10 j + i + add: the cell that contains a point of row j, column i
+    i, j = 3, 2
+    x = (-1.0 + (i + 0.5) * 0.5, 2.0 + (j + 0.5) * 0.25, 0.0)
+    cell = d.FindCell(x, None, -1, 1e-12, vtk.reference(0), [0.0] * 3, [0.0] * 8)
+    ensure(cell == j * nx + i, "%s: cell at (%d, %d) is %d" % (path, i, j, cell))
+
+
+def check_pvd(path, kind):
+    """Parses a .pvd collection and opens each data set with the reader its extension names."""
+    if not ensure(os.path.isfile(path), path + ": missing"):
+        return
+    root = ET.parse(path).getroot()
+    ensure(root.tag == "VTKFile" and root.get("type") == "Collection", path + ": not a VTK collection")
+    sets = root.findall("./Collection/DataSet")
+    ensure(len(sets) == 3, "%s: %d data sets, expected 3" % (path, len(sets)))
+    folder = os.path.dirname(path)
+    for k, ds in enumerate(sets):
+        ensure(float(ds.get("timestep")) == 0.1 * k, "%s: time %s, expected %r" % (path, ds.get("timestep"), 0.1 * k))
+        f = os.path.join(folder, ds.get("file"))
+        if kind == "particles":
+            check_particles(f, shift=0.5 * k)
+        else:
+            check_field(f, add=100.0 * k)
+
+
+def main():
+    if len(sys.argv) != 2:
+        print("usage: vtk_readback.py DIR")
+        return 2
+    d = sys.argv[1]
+    vtk.vtkObject.GlobalWarningDisplayOff()  # errors are counted through observers instead
+    check_particles(os.path.join(d, "particles.vtp"))
+    check_empty(os.path.join(d, "particles_empty.vtp"))
+    check_outline(os.path.join(d, "outline.vtp"), True)
+    check_outline(os.path.join(d, "outline_open.vtp"), False)
+    check_field(os.path.join(d, "field.vti"))
+    check_pvd(os.path.join(d, "particles.pvd"), "particles")
+    check_pvd(os.path.join(d, "fields.pvd"), "fields")
+    leftovers = [f for _, _, files in os.walk(d) for f in files if f.endswith(".tmp")]
+    ensure(not leftovers, "temporary files left: %s" % leftovers)
+    if failures:
+        print("vtk_readback: FAILED %d of %d checks (VTK %s)" % (len(failures), checks, vtk.vtkVersion.GetVTKVersion()))
+        return 1
+    print("vtk_readback: all %d checks passed (VTK %s, %s)" % (checks, vtk.vtkVersion.GetVTKVersion(),
+                                                               "numpy" if np is not None else "no numpy"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
