@@ -272,7 +272,7 @@ static ad_status write_fields(run *r, unsigned long long frame, int pictures)
     }
     double dx = (r->fd.x1 - r->fd.x0) / r->fd.nx, dy = (r->fd.y1 - r->fd.y0) / r->fd.ny;
     char path[AD_PATH_MAX + 64];
-    if (!st.code && r->sc.vtk && samples > 0) {
+    if (!st.code && r->sc.vtk) {
         ad_vti_field f[] = {{"density", 1, v[0]},     {"velocity", 2, vel}, {"temperature", 1, v[3]},
                             {"pressure", 1, v[4]},    {"acceleration", 2, acc}, {"contact_force", 1, v[7]},
                             {"speed", 1, speed}};
@@ -480,12 +480,6 @@ static int run_loop(run *r)
             st = force_row(r);
             if (st.code) break;
         }
-        if (!r->m.settled && step >= sc->settle_steps) {
-            /* averages start here: fields restart, force means count from the next row */
-            st = ad_world_reset_fields(r->w);
-            if (st.code) break;
-            r->m.settled = 1;
-        }
         if (step % frame_every == 0 || step == r->total) {
             times[ntimes++] = s.time;
             ff = fopen(fpath, ntimes == 1 ? "w" : "a");
@@ -497,6 +491,12 @@ static int run_loop(run *r)
             if (!st.code) st = write_fields(r, r->m.frames - 1, step == r->total);
             if (!st.code) st = write_pvds(r, times, ntimes);
             if (st.code) break;
+        }
+        if (!r->m.settled && step >= sc->settle_steps) {
+            /* averages start here: fields restart, force means count from the next row */
+            st = ad_world_reset_fields(r->w);
+            if (st.code) break;
+            r->m.settled = 1;
         }
         if (sc->checkpoint_interval && step % sc->checkpoint_interval == 0 && step != r->total) {
             st = save_checkpoint(r, "checkpoint.ckpt");
