@@ -8,10 +8,11 @@
 #   STEPS_SMALL [2000]  STEPS_LARGE [300]  WARM [100]
 #   NPS ["1 2"]  (MPI rank counts)   SIZES ["320 1000"] (nside; N = nside^2)
 #   SWEEP_SKINS ["0.1 0.2 0.3 0.4 0.5"]  SWEEP_STEPS [600]  SWEEP_REPS [3]
-#   REPS [3]  repetitions of each benchmark run; the CSV keeps the fastest
+#   REPS [3] / REPS_LARGE [2] (N > 200000)
+#             repetitions of each benchmark run; the CSV keeps the fastest
 #             (min loop time) and records the median in the settings column
 #   MAX_FOREIGN [0.05] runs during which other processes kept more than this
-#             many cores busy are discarded and repeated (MAX_TRIES [6] total);
+#             many cores busy are discarded and repeated (MAX_TRIES [4] total);
 #             before every run the script waits (QUIET_WAIT [600] s at most)
 #             for 3 idle seconds
 # Writes bench/results/lammps_${LABEL}.csv (and lammps_${LABEL}_sweep.csv).
@@ -38,7 +39,8 @@ SWEEP_SKINS="${SWEEP_SKINS:-0.1 0.2 0.3 0.4 0.5}"
 SWEEP_STEPS="${SWEEP_STEPS:-600}"
 SWEEP_REPS="${SWEEP_REPS:-3}"
 REPS="${REPS:-3}"
-MAX_TRIES="${MAX_TRIES:-6}"
+REPS_LARGE="${REPS_LARGE:-2}"
+MAX_TRIES="${MAX_TRIES:-4}"
 MAX_FOREIGN="${MAX_FOREIGN:-0.05}"
 QUIET_WAIT="${QUIET_WAIT:-600}"
 
@@ -126,14 +128,14 @@ fi
 
 csv="$resdir/lammps_${LABEL}.csv"
 echo "$hdr" > "$csv"
-echo "== benchmark: skin $SKIN, neigh every $EVERY delay 0 check yes, sort $SORTF, warm-up $WARM steps, best of $REPS"
+echo "== benchmark: skin $SKIN, neigh every $EVERY delay 0 check yes, sort $SORTF, warm-up $WARM steps, best of $REPS (N<=200000) / $REPS_LARGE"
 printf '%9s %5s %6s %10s %14s %14s %7s %9s %9s\n' N cores steps seconds pstep/s per_core builds KE0 KE1
 for nside in $SIZES; do
   n=$((nside*nside))
-  if [ "$n" -le 200000 ]; then steps=$STEPS_SMALL; else steps=$STEPS_LARGE; fi
+  if [ "$n" -le 200000 ]; then steps=$STEPS_SMALL; reps=$REPS; else steps=$STEPS_LARGE; reps=$REPS_LARGE; fi
   for np in $NPS; do
     all=(); best=""; bb=""; bke0=""; bke1=""; clean=0; tries=0; skipped=0
-    while [ "$clean" -lt "$REPS" ] && [ "$tries" -lt "$MAX_TRIES" ]; do
+    while [ "$clean" -lt "$reps" ] && [ "$tries" -lt "$MAX_TRIES" ]; do
       tries=$((tries+1))
       read -r secs builds nb ke0 ke1 pn fo < <(run_one "$np" "$nside" "$steps" "$SKIN" "$EVERY" "$SORTF")
       if awk -v f="$fo" -v m="$MAX_FOREIGN" 'BEGIN{exit !(f>m)}'; then

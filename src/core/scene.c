@@ -195,9 +195,10 @@ static void allowed(const key *k, char *buf, size_t n)
     case K_ENUM: {
         char c[128];
         snprintf(c, sizeof c, "%s", k->choices);
-        for (char *p = c; *p; p++)
-            if (*p == '|') *p = ',';
-        snprintf(buf, n, "one of: %s", c);
+        char list[160] = "";
+        for (char *t = strtok(c, "|"); t; t = strtok(NULL, "|"))
+            snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", list[0] ? ", " : "", t);
+        snprintf(buf, n, "one of: %s", list);
         break;
     }
     case K_BOOL: snprintf(buf, n, "yes or no"); break;
@@ -337,19 +338,74 @@ static ad_status finish_parse(parse_ctx *c, int rc, const char *name)
     return ad_fail(AD_ERR_FORMAT, "scene", "%s:%d: not INI syntax (expected [section] or key = value)", name, rc);
 }
 
+/* Lines that are not INI at all, found before any key is applied (inih would
+ * report their line but with the next key's complaint). */
+static ad_status syntax_check(const char *text, const char *name)
+{
+    int line = 1;
+    for (const char *p = text; *p; line++) {
+        const char *e = strchr(p, '\n');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        while (len && (*p == ' ' || *p == '\t')) p++, len--;
+        while (len && (p[len - 1] == ' ' || p[len - 1] == '\t' || p[len - 1] == '\r')) len--;
+        if (len && *p != ';' && *p != '#') {
+            if (*p == '[') {
+                if (!memchr(p, ']', len))
+                    return ad_fail(AD_ERR_FORMAT, "scene", "%s:%d: section header '%.*s' lacks its closing ']'", name,
+                                   line, (int)len, p);
+            } else if (!memchr(p, '=', len) && !memchr(p, ':', len)) {
+                return ad_fail(AD_ERR_FORMAT, "scene", "%s:%d: '%.*s' is not 'key = value' or '[section]'", name,
+                               line, (int)len, p);
+            }
+        }
+        if (!e) break;
+        p = e + 1;
+    }
+    return ad_ok();
+}
+
 ad_status ad_scene_load(ad_scene *s, const char *path)
 {
-    FILE *f = fopen(path, "r");
+    FILE *f = fopen(path, "rb");
     if (!f) return ad_fail(AD_ERR_IO, "scene", "cannot open scene file %s: %s", path, strerror(errno));
-    parse_ctx c = {s, path, 0, {0}, 0};
-    snprintf(s->source, sizeof s->source, "%s", path);
-    int rc = ini_parse_file(f, handler, &c);
+    char *text = NULL;
+    size_t len = 0, cap = 0;
+    for (;;) {
+        if (len + 4096 + 1 > cap) {
+            cap = cap ? 2 * cap : 8192;
+            char *g = cap > ((size_t)64 << 20) ? NULL : realloc(text, cap);
+            if (!g) {
+                free(text);
+                fclose(f);
+                return ad_fail(AD_ERR_FORMAT, "scene", "%s is too large for a scene file (over 64 MiB)", path);
+            }
+            text = g;
+        }
+        size_t k = fread(text + len, 1, 4096, f);
+        len += k;
+        if (k < 4096) break;
+    }
+    int err = ferror(f);
     fclose(f);
-    return finish_parse(&c, rc, path);
+    if (err) {
+        free(text);
+        return ad_fail(AD_ERR_IO, "scene", "cannot read scene file %s", path);
+    }
+    text[len] = 0;
+    if (strlen(text) != len) {
+        free(text);
+        return ad_fail(AD_ERR_FORMAT, "scene", "%s is not a text file (it holds a NUL byte)", path);
+    }
+    snprintf(s->source, sizeof s->source, "%s", path);
+    ad_status st = ad_scene_load_string(s, text, path);
+    free(text);
+    return st;
 }
 
 ad_status ad_scene_load_string(ad_scene *s, const char *text, const char *name)
 {
+    ad_status st = syntax_check(text, name);
+    if (st.code) return st;
     parse_ctx c = {s, name, 0, {0}, 0};
     int rc = ini_parse_string(text, handler, &c);
     return finish_parse(&c, rc, name);

@@ -1,0 +1,296 @@
+/* The wind tunnel: scene errors, checkpoint round trips and refusals, inlet re-injection, lift and drag signs. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/scene.h"
+#include "core/world_internal.h"
+#include "test_util.h"
+
+static char g_dir[512];
+
+static const char *write_file(const char *name, const char *text)
+{
+    static char path[1024];
+    snprintf(path, sizeof path, "%s/%s", g_dir, name);
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        perror(path);
+        exit(1);
+    }
+    fputs(text, f);
+    fclose(f);
+    return path;
+}
+
+/* A scene error: the code, and every fragment in the message. */
+static void expect_scene_error(const char *name, const char *text, ad_code code, const char *frag1,
+                               const char *frag2)
+{
+    const char *path = write_file(name, text);
+    ad_scene s;
+    ad_scene_defaults(&s);
+    ad_status st = ad_scene_load(&s, path);
+    if (!st.code) st = ad_scene_finish(&s);
+    ENSURE_MSG(st.code == code, "%s: code %d, expected %d (%s)", name, st.code, code, st.message);
+    ENSURE_MSG(strstr(st.message, frag1) != NULL, "%s: message '%s' lacks '%s'", name, st.message, frag1);
+    if (frag2) ENSURE_MSG(strstr(st.message, frag2) != NULL, "%s: message '%s' lacks '%s'", name, st.message, frag2);
+    printf("  %-22s -> %s\n", name, st.message);
+}
+
+static void scene_errors(void)
+{
+    printf("scene errors:\n");
+    expect_scene_error("unknown_key.ini", "[gas]\nradius = 0.5\nstifness = 1e4\n", AD_ERR_INVALID,
+                       "unknown_key.ini:3:", "stifness");
+    expect_scene_error("unknown_section.ini", "[gas]\nradius = 0.5\n\n[gass]\nmass = 1\n", AD_ERR_INVALID,
+                       "unknown_section.ini:5:", "[gass]");
+    expect_scene_error("not_number.ini", "[tunnel]\nwidth = 12O\n", AD_ERR_INVALID, "not_number.ini:2:",
+                       "width = '12O' is not a number");
+    expect_scene_error("out_of_range.ini", "; comment\n[gas]\narea_fraction = 0.9\n", AD_ERR_INVALID,
+                       "out_of_range.ini:3:", "area_fraction");
+    expect_scene_error("negative.ini", "[gas]\nradius = -1\n", AD_ERR_INVALID, "negative.ini:2:", "radius");
+    expect_scene_error("bad_enum.ini", "[body]\nshape = airfoil\n", AD_ERR_INVALID, "bad_enum.ini:2:",
+                       "none, naca, file, plate, wedge, circle");
+    expect_scene_error("syntax.ini", "[gas\nradius = 1\n", AD_ERR_FORMAT, "syntax.ini:1:", NULL);
+    expect_scene_error("two_speeds.ini", "[gas]\nvelocity = 3\nmach = 2\n", AD_ERR_INVALID, "two_speeds.ini",
+                       "one of velocity");
+    expect_scene_error("settle.ini", "[run]\nsteps = 100\nsettle_steps = 100\n", AD_ERR_INVALID, "settle_steps",
+                       NULL);
+    expect_scene_error("no_file.ini", "[body]\nshape = file\n", AD_ERR_INVALID, "[body] file", NULL);
+    {
+        ad_scene s;
+        ad_scene_defaults(&s);
+        char missing[1024];
+        snprintf(missing, sizeof missing, "%s/does_not_exist.ini", g_dir);
+        ad_status st = ad_scene_load(&s, missing);
+        ENSURE(st.code == AD_ERR_IO);
+        ENSURE(strstr(st.message, "does_not_exist.ini") != NULL);
+        st = ad_scene_set(&s, "gas.stiffness=-3");
+        ENSURE(st.code == AD_ERR_INVALID && strstr(st.message, "--set gas.stiffness=-3"));
+        st = ad_scene_set(&s, "gas.velocity");
+        ENSURE(st.code == AD_ERR_INVALID && strstr(st.message, "section.key=value"));
+        st = ad_scene_set(&s, "gas.mach=3");
+        ENSURE_OK(st);
+        printf("  --set gas.stiffness=-3  -> %s\n", ad_scene_set(&s, "gas.stiffness=-3").message);
+    }
+    /* a coordinate file that is not an airfoil fails at build time with its line */
+    {
+        write_file("broken.dat", "broken\n1.0 0.0\n0.5 x\n");
+        const char *path = write_file("uses_file.ini", "[body]\nshape = file\nfile = broken.dat\n");
+        ad_scene s;
+        ad_scene_defaults(&s);
+        ad_status st = ad_scene_load(&s, path);
+        if (!st.code) st = ad_scene_finish(&s);
+        ad_world *w = NULL;
+        if (!st.code) st = ad_scene_build(&s, &w);
+        ENSURE(st.code == AD_ERR_FORMAT);
+        ENSURE_MSG(strstr(st.message, "broken.dat:3") != NULL, "message: %s", st.message);
+        ENSURE(w == NULL);
+        printf("  %-22s -> %s\n", "uses_file.ini", st.message);
+    }
+}
+
+/* A small flow scene, fast enough for the suite. */
+static void small_scene(ad_scene *s, const char *shape_lines, double aoa)
+{
+    char text[2048];
+    snprintf(text, sizeof text,
+             "[tunnel]\nwidth = 64\nheight = 40\nwalls = solid\n"
+             "[gas]\narea_fraction = 0.2\nmach = 3\ntemperature = 1\n"
+             "[body]\n%s\nchord = 16\naoa = %g\nx = 20\ny = 20\n"
+             "[run]\nthreads = 2\nseed = 7\n",
+             shape_lines, aoa);
+    const char *path = write_file("small.ini", text);
+    ad_scene_defaults(s);
+    REQUIRE_OK(ad_scene_load(s, path));
+    REQUIRE_OK(ad_scene_finish(s));
+}
+
+static int same_particles(ad_world *a, ad_world *b)
+{
+    ad_stats sa = tu_stats(a), sb = tu_stats(b);
+    if (sa.count != sb.count) return 0;
+    size_t n = sa.count;
+    ad_particle *pa = malloc(n * sizeof *pa), *pb = malloc(n * sizeof *pb);
+    ad_world_read_particles(a, AD_READ_BY_ID, n, pa, NULL, NULL, NULL, NULL);
+    ad_world_read_particles(b, AD_READ_BY_ID, n, pb, NULL, NULL, NULL, NULL);
+    int same = memcmp(pa, pb, n * sizeof *pa) == 0 && sa.body_impulse_x == sb.body_impulse_x &&
+               sa.body_impulse_y == sb.body_impulse_y && sa.time == sb.time;
+    free(pa);
+    free(pb);
+    return same;
+}
+
+static void checkpoints(void)
+{
+    printf("checkpoints:\n");
+    ad_scene s;
+    small_scene(&s, "shape = naca\nnaca = 2412", 5);
+    ad_world *a, *b;
+    REQUIRE_OK(ad_scene_build(&s, &a));
+    ad_field_def fd = {16, 10, 0, 0, 64, 40, 5};
+    REQUIRE_OK(ad_world_set_fields(a, &fd));
+    REQUIRE_OK(ad_world_step(a, 300));
+    char path[1024];
+    snprintf(path, sizeof path, "%s/run.ckpt", g_dir);
+    const char user[] = "caller block";
+    REQUIRE_OK(ad_world_save(a, path, user, sizeof user));
+    void *ub = NULL;
+    size_t ubn = 0;
+    REQUIRE_OK(ad_world_load(path, AD_BACKEND_AUTO, 1, &b, &ub, &ubn));
+    ENSURE(ubn == sizeof user && ub && memcmp(ub, user, sizeof user) == 0);
+    free(ub);
+    ENSURE_MSG(same_particles(a, b), "the loaded world differs from the saved one");
+    /* continuing both (the copy on one thread) stays bit-identical */
+    REQUIRE_OK(ad_world_step(a, 400));
+    REQUIRE_OK(ad_world_step(b, 400));
+    ENSURE_MSG(same_particles(a, b), "a resumed run left the uninterrupted one");
+    float fa[160], fb[160];
+    uint64_t na, nb;
+    REQUIRE_OK(ad_world_read_field(a, AD_FIELD_PRESSURE, fa, &na));
+    REQUIRE_OK(ad_world_read_field(b, AD_FIELD_PRESSURE, fb, &nb));
+    ENSURE(na == nb && na == 140);
+    ENSURE(memcmp(fa, fb, sizeof fa) == 0);
+    printf("  saved at step 300, resumed to 700 on another thread count: bit-identical\n");
+    ad_world_destroy(b);
+
+    /* refusals: corrupt byte, truncation, a foreign file, a missing file; none leaves a world */
+    FILE *f = fopen(path, "rb");
+    fseek(f, 0, SEEK_END);
+    long size = ftell(f);
+    rewind(f);
+    unsigned char *buf = malloc((size_t)size);
+    ENSURE(fread(buf, 1, (size_t)size, f) == (size_t)size);
+    fclose(f);
+    char bad[1100];
+    struct {
+        const char *name, *expect;
+        long cut, flip;
+    } cases[] = {{"flipped.ckpt", "corrupt", size, size / 2},
+                 {"truncated.ckpt", "corrupt", size - 100, -1},
+                 {"tiny.ckpt", "too short", 10, -1}};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        snprintf(bad, sizeof bad, "%s/%s", g_dir, cases[k].name);
+        f = fopen(bad, "wb");
+        if (cases[k].flip >= 0) buf[cases[k].flip] ^= 0x10;
+        fwrite(buf, 1, (size_t)cases[k].cut, f);
+        if (cases[k].flip >= 0) buf[cases[k].flip] ^= 0x10;
+        fclose(f);
+        ad_world *w = (ad_world *)1;
+        ad_status st = ad_world_load(bad, AD_BACKEND_AUTO, -1, &w, NULL, NULL);
+        ENSURE_MSG(st.code == AD_ERR_FORMAT && w == NULL, "%s: code %d", cases[k].name, st.code);
+        ENSURE_MSG(strstr(st.message, cases[k].expect) != NULL, "%s: %s", cases[k].name, st.message);
+        printf("  %-16s -> %s\n", cases[k].name, st.message);
+    }
+    const char *foreign = write_file("foreign.ckpt", "this is a scene file, not a checkpoint, honest\n");
+    ad_world *w = (ad_world *)1;
+    ad_status st = ad_world_load(foreign, AD_BACKEND_AUTO, -1, &w, NULL, NULL);
+    ENSURE(st.code == AD_ERR_FORMAT && w == NULL && strstr(st.message, "not an aerodem checkpoint"));
+    printf("  %-16s -> %s\n", "foreign.ckpt", st.message);
+    snprintf(bad, sizeof bad, "%s/missing.ckpt", g_dir);
+    st = ad_world_load(bad, AD_BACKEND_AUTO, -1, &w, NULL, NULL);
+    ENSURE(st.code == AD_ERR_IO && w == NULL);
+    /* an unwritable target leaves no file and no temporary behind */
+    snprintf(bad, sizeof bad, "%s/no/such/dir/x.ckpt", g_dir);
+    st = ad_world_save(a, bad, NULL, 0);
+    ENSURE(st.code == AD_ERR_IO);
+    free(buf);
+    ad_world_destroy(a);
+}
+
+/* Discs leaving through the outlet come back through the inlet with the free
+ * stream: the count holds, the inlet region carries the free-stream mean velocity. */
+static void inlet(void)
+{
+    printf("inlet/outlet:\n");
+    ad_scene s;
+    small_scene(&s, "shape = none", 0);
+    ad_world *w;
+    REQUIRE_OK(ad_scene_build(&s, &w));
+    size_t n0 = tu_stats(w).count;
+    ad_field_def fd = {8, 1, 0, 0, 64, 40, 10};
+    REQUIRE_OK(ad_world_set_fields(w, &fd));
+    REQUIRE_OK(ad_world_step(w, 20000)); /* about 2.6 flow-throughs */
+    ad_stats st = tu_stats(w);
+    ENSURE(st.count == n0);
+    float ux[8], T[8], n[8];
+    REQUIRE_OK(ad_world_read_field(w, AD_FIELD_VELOCITY_X, ux, NULL));
+    REQUIRE_OK(ad_world_read_field(w, AD_FIELD_TEMPERATURE, T, NULL));
+    REQUIRE_OK(ad_world_read_field(w, AD_FIELD_DENSITY, n, NULL));
+    double n_inf = s.area_fraction / (TU_PI * s.radius * s.radius);
+    printf("  U = %.4f m/s, kT = 1: first column u = %.4f kT = %.4f n/n_inf = %.4f; last u = %.4f\n", s.velocity, ux[0],
+           T[0], n[0] / n_inf, ux[7]);
+    ENSURE_REL(ux[0], s.velocity, 0.03);
+    ENSURE_REL(T[0], s.mass * s.temperature, 0.10);
+    ENSURE_REL(n[0], n_inf, 0.05);
+    ad_particle *p = malloc(st.count * sizeof *p);
+    ad_world_read_particles(w, 0, st.count, p, NULL, NULL, NULL, NULL);
+    int inside = 1;
+    for (size_t i = 0; i < st.count; i++) inside &= p[i].x >= 0 && p[i].x < 64 && isfinite(p[i].y);
+    ENSURE_MSG(inside, "a disc left the tunnel");
+    free(p);
+    ad_world_destroy(w);
+}
+
+/* Mean lift and drag coefficients with their standard error over interval means. */
+static void coefficients(const char *shape, double aoa, int intervals, double *cl, double *cl_se, double *cd)
+{
+    ad_scene s;
+    small_scene(&s, shape, aoa);
+    ad_world *w;
+    REQUIRE_OK(ad_scene_build(&s, &w));
+    ad_flow_numbers f = ad_scene_flow_numbers(&s);
+    double q = f.dynamic_pressure * s.chord;
+    REQUIRE_OK(ad_world_step(w, 5000)); /* settle */
+    double sum = 0, sum2 = 0, sumd = 0;
+    ad_stats a = tu_stats(w);
+    for (int k = 0; k < intervals; k++) {
+        REQUIRE_OK(ad_world_step(w, 500));
+        ad_stats b = tu_stats(w);
+        double c = (b.body_impulse_y - a.body_impulse_y) / (b.time - a.time) / q;
+        double d = (b.body_impulse_x - a.body_impulse_x) / (b.time - a.time) / q;
+        sum += c;
+        sum2 += c * c;
+        sumd += d;
+        a = b;
+    }
+    *cl = sum / intervals;
+    *cl_se = sqrt((sum2 / intervals - *cl * *cl) / (intervals - 1));
+    *cd = sumd / intervals;
+    ad_world_destroy(w);
+}
+
+static void lift_signs(void)
+{
+    printf("lift and drag signs (flow along +x, lift along +y):\n");
+    double cl, se, cd;
+    coefficients("shape = naca\nnaca = 0012", 0.0, 40, &cl, &se, &cd);
+    printf("  NACA 0012 at  0 deg: CL = %+.4f +- %.4f, CD = %.4f\n", cl, se, cd);
+    ENSURE_MSG(fabs(cl) < 3.0 * se, "symmetric airfoil at 0 deg: |CL| = %.4f >= 3 SE = %.4f", fabs(cl), 3 * se);
+    ENSURE_MSG(cd > 0, "drag %.4f must push downstream", cd);
+    coefficients("shape = naca\nnaca = 0012", 10.0, 40, &cl, &se, &cd);
+    printf("  NACA 0012 at 10 deg: CL = %+.4f +- %.4f, CD = %.4f\n", cl, se, cd);
+    ENSURE_MSG(cl > 3.0 * se, "positive angle must lift: CL = %.4f, SE = %.4f", cl, se);
+    ENSURE(cd > 0);
+    coefficients("shape = naca\nnaca = 0012", -10.0, 40, &cl, &se, &cd);
+    printf("  NACA 0012 at -10 deg: CL = %+.4f +- %.4f, CD = %.4f\n", cl, se, cd);
+    ENSURE_MSG(cl < -3.0 * se, "negative angle must push down: CL = %.4f, SE = %.4f", cl, se);
+}
+
+int main(void)
+{
+    snprintf(g_dir, sizeof g_dir, "/tmp/aerodem_test_tunnel_%d", (int)getpid());
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "mkdir -p %s", g_dir);
+    if (system(cmd) != 0) return 1;
+    scene_errors();
+    checkpoints();
+    inlet();
+    lift_signs();
+    snprintf(cmd, sizeof cmd, "rm -rf %s", g_dir);
+    if (system(cmd) != 0) return 1;
+    return tu_finish("test_tunnel");
+}
