@@ -1,4 +1,4 @@
-/* Engine-core benchmark: particle-steps per second and time per phase for a 2D gas at area fraction 0.3. */
+/* Engine benchmark: particle-steps per second and time per phase, a periodic gas box or the default tunnel scaled up. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -6,6 +6,8 @@
 #include <time.h>
 
 #include "aerodem/aerodem.h"
+#include "core/scene.h"
+#include "core/world_internal.h"
 
 static double wall(void)
 {
@@ -17,19 +19,32 @@ static double wall(void)
 static void usage(void)
 {
     printf("usage: bench_core [--sizes N,N,...] [--steps S] [--threads T] [--backend cpu|cuda|auto]\n"
-           "                  [--fraction F] [--csv FILE]\n"
-           "  A periodic square box of discs (radius 0.5 m, mass 1 kg, k_n = 1e4 N/m, e = 1) at area\n"
+           "                  [--fraction F] [--scene FILE] [--fast] [--csv FILE]\n"
+           "  Default: a periodic square box of discs (radius 0.5 m, mass 1 kg, k_n = 1e4 N/m, e = 1) at area\n"
            "  fraction F (default 0.3), velocity variance 1 m^2/s^2 per component, fixed dt = t_c/20.\n"
-           "  S steps (default: about 2e7 particle-steps per size, at least 20) after 5 warm-up steps.\n");
+           "  --scene FILE: that scene's tunnel instead, scaled in size (tunnel, chord, position) to hold N discs.\n"
+           "  --fast: non-deterministic mode (atomic scatter on the GPU); default deterministic.\n"
+           "  S steps (default: about 2e7 particle-steps per size on the CPU, 2e9 on the GPU, at least 20)\n"
+           "  after 5 warm-up steps. On the GPU it also times a device-to-device copy and prints the step's\n"
+           "  modelled memory traffic against it.\n");
 }
+
+/* Bytes a step must move per disc (each array read or written once per pass), for the
+ * symplectic Euler fast path: bin reads the state (16) and writes cell and rank (8)
+ * and bumps a counter (4); the scatter reads cell, rank, start, state, id (32) and
+ * writes state and id (20); the gather-and-integrate reads the state (16; neighbours
+ * come from cache) and writes state, pressure, virial and acceleration (32), and
+ * reads start twice per neighbour row (about 8); per cell, the counter memset (4)
+ * and the scan (8) and the start reads of the scatter are counted above. */
+static double model_bytes(double cells_per_disc) { return 28 + 52 + 56 + 12 * cells_per_disc; }
 
 int main(int argc, char **argv)
 {
     double sizes[16] = {1e5, 1e6, 1e7};
-    int nsizes = 3, threads = 0;
+    int nsizes = 3, threads = 0, fast = 0;
     long steps_arg = 0;
     double fraction = 0.3;
-    const char *csv = NULL;
+    const char *csv = NULL, *scene_path = NULL;
     ad_backend backend = AD_BACKEND_CPU;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--sizes") && i + 1 < argc) {
@@ -43,6 +58,10 @@ int main(int argc, char **argv)
             fraction = atof(argv[++i]);
         } else if (!strcmp(argv[i], "--csv") && i + 1 < argc) {
             csv = argv[++i];
+        } else if (!strcmp(argv[i], "--scene") && i + 1 < argc) {
+            scene_path = argv[++i];
+        } else if (!strcmp(argv[i], "--fast")) {
+            fast = 1;
         } else if (!strcmp(argv[i], "--backend") && i + 1 < argc) {
             const char *b = argv[++i];
             backend = !strcmp(b, "cuda") ? AD_BACKEND_CUDA : !strcmp(b, "auto") ? AD_BACKEND_AUTO : AD_BACKEND_CPU;
@@ -51,6 +70,13 @@ int main(int argc, char **argv)
             return strcmp(argv[i], "--help") ? 2 : 0;
         }
     }
+    double copy_rate = 0.0;
+#if defined(AD_HAVE_CUDA)
+    if (backend != AD_BACKEND_CPU && ad_cuda_device_count() > 0) {
+        copy_rate = ad_cuda_copy_rate((size_t)2 << 30, 21);
+        printf("device-to-device copy of 2 GiB: %.3g bytes/s (read + written, median of 21)\n", copy_rate);
+    }
+#endif
     FILE *out = NULL;
     if (csv) {
         out = fopen(csv, "w");
@@ -58,41 +84,68 @@ int main(int argc, char **argv)
             fprintf(stderr, "bench_core: cannot write %s\n", csv);
             return 1;
         }
-        fprintf(out, "backend,n,threads,steps,seconds,particle_steps_per_s,per_thread,bin_ms,scan_ms,scatter_ms,"
-                     "interact_ms,cells,bytes_per_particle\n");
+        fprintf(out, "backend,case,n,threads,deterministic,steps,seconds,particle_steps_per_s,per_thread,bin_ms,scan_ms,"
+                     "scatter_ms,interact_ms,cells,bytes_per_particle,model_bytes_per_step,achieved_bytes_per_s,"
+                     "copy_bytes_per_s\n");
     }
-    printf("%-5s %10s %4s %6s %9s %12s %11s %8s %8s %8s %9s %6s\n", "back", "particles", "thr", "steps", "seconds",
-           "p-steps/s", "per thread", "bin ms", "scan ms", "scat ms", "inter ms", "B/p");
+    printf("%-5s %-6s %11s %4s %6s %9s %11s %10s %8s %8s %8s %9s %6s %9s\n", "back", "case", "particles", "thr",
+           "steps", "seconds", "p-steps/s", "per thread", "bin ms", "scan ms", "scat ms", "inter ms", "B/p",
+           "BW/copy");
     for (int k = 0; k < nsizes; k++) {
         double n = sizes[k], r = 0.5;
-        double L = sqrt(n * M_PI * r * r / fraction);
-        ad_world_def d = ad_default_world_def();
-        d.capacity = (size_t)(n * 1.01) + 16;
-        d.radius = r;
-        d.x_min = d.y_min = 0.0;
-        d.x_max = d.y_max = L;
-        d.boundary_x = d.boundary_y = AD_BOUNDARY_PERIODIC;
-        d.adaptive_dt = 0;
-        d.dt = M_PI * sqrt(0.5 / d.stiffness) / 20.0;
-        d.threads = threads;
-        d.backend = backend;
-        ad_world *w;
-        ad_status st = ad_world_create(&d, &w);
-        if (st.code) {
-            fprintf(stderr, "bench_core: %s\n", st.message);
-            return 1;
+        ad_world *w = NULL;
+        ad_status st;
+        ad_world_def d;
+        if (scene_path) {
+            ad_scene sc;
+            ad_scene_defaults(&sc);
+            st = ad_scene_load(&sc, scene_path);
+            if (!st.code) st = ad_scene_finish(&sc);
+            if (st.code) {
+                fprintf(stderr, "bench_core: %s\n", st.message);
+                return 1;
+            }
+            double n0 = sc.area_fraction * sc.width * sc.height / (M_PI * sc.radius * sc.radius);
+            double f = sqrt(n / n0);
+            sc.width *= f;
+            sc.height *= f;
+            sc.chord *= f;
+            sc.x *= f;
+            sc.y *= f;
+            sc.backend = backend;
+            sc.threads = threads;
+            sc.deterministic = !fast;
+            st = ad_scene_build(&sc, &w);
+            r = sc.radius;
+        } else {
+            double L = sqrt(n * M_PI * r * r / fraction);
+            d = ad_default_world_def();
+            d.capacity = (size_t)(n * 1.01) + 16;
+            d.radius = r;
+            d.x_min = d.y_min = 0.0;
+            d.x_max = d.y_max = L;
+            d.boundary_x = d.boundary_y = AD_BOUNDARY_PERIODIC;
+            d.adaptive_dt = 0;
+            d.dt = M_PI * sqrt(0.5 / d.stiffness) / 20.0;
+            d.threads = threads;
+            d.backend = backend;
+            d.deterministic = !fast;
+            st = ad_world_create(&d, &w);
+            if (!st.code) {
+                ad_fill_def f = {0, 0, L, L, fraction, 0, 0, 1.0, 42};
+                st = ad_world_fill(w, &f, NULL);
+            }
         }
-        ad_fill_def f = {0, 0, L, L, fraction, 0, 0, 1.0, 42};
-        size_t added = 0;
-        st = ad_world_fill(w, &f, &added);
         if (!st.code) st = ad_world_step(w, 5);
         if (st.code) {
             fprintf(stderr, "bench_core: %s\n", st.message);
             return 1;
         }
-        long steps = steps_arg > 0 ? steps_arg : (long)fmax(20.0, 2e7 / (double)added);
         ad_stats s0, s1;
         ad_world_get_stats(w, &s0);
+        size_t added = s0.count;
+        double budget = s0.backend == AD_BACKEND_CUDA ? 2e9 : 2e7;
+        long steps = steps_arg > 0 ? steps_arg : (long)fmax(20.0, budget / (double)added);
         double t0 = wall();
         st = ad_world_step(w, (uint64_t)steps);
         ad_world_get_stats(w, &s1); /* on the GPU this waits for the steps to finish */
@@ -104,14 +157,27 @@ int main(int argc, char **argv)
         double ps = (double)added * (double)steps / sec;
         double ph[AD_PHASE_COUNT];
         for (int p = 0; p < AD_PHASE_COUNT; p++) ph[p] = 1e3 * (s1.phase_seconds[p] - s0.phase_seconds[p]) / steps;
-        double bpp = (double)ad_world_bytes_needed(&d) / (double)d.capacity;
-        printf("%-5s %10zu %4d %6ld %9.3f %12.4g %11.4g %8.3f %8.3f %8.3f %9.3f %6.0f\n", ad_backend_name(s1.backend),
-               added, s1.threads, steps, sec, ps, ps / s1.threads, ph[0], ph[1], ph[2], ph[3], bpp);
+        double cells = (double)s1.grid_nx * s1.grid_ny;
+        double mb = model_bytes(cells / (double)added), achieved = mb * ps;
+        int thr = s1.threads > 0 ? s1.threads : 1;
+        double bpp = 0;
+        {
+            /* bytes per disc of the buffers, from the world's own accounting */
+            ad_world_def dd = w->def;
+            bpp = (double)ad_world_bytes_needed(&dd) / (double)dd.capacity;
+        }
+        printf("%-5s %-6s %11zu %4d %6ld %9.3f %11.4g %10.4g %8.3f %8.3f %8.3f %9.3f %6.0f %9s\n",
+               ad_backend_name(s1.backend), scene_path ? "tunnel" : "box", added, thr, steps, sec, ps, ps / thr, ph[0],
+               ph[1], ph[2], ph[3], bpp, "");
+        if (copy_rate > 0)
+            printf("      modelled traffic %.0f bytes/disc/step -> %.3g bytes/s = %.2f of the copy rate; the step "
+                   "takes %.2fx the copy time of that traffic\n",
+                   mb, achieved, achieved / copy_rate, copy_rate / achieved);
         fflush(stdout);
         if (out)
-            fprintf(out, "%s,%zu,%d,%ld,%.6f,%.6g,%.6g,%.5f,%.5f,%.5f,%.5f,%u,%.1f\n", ad_backend_name(s1.backend),
-                    added, s1.threads, steps, sec, ps, ps / s1.threads, ph[0], ph[1], ph[2], ph[3],
-                    s1.grid_nx * s1.grid_ny, bpp);
+            fprintf(out, "%s,%s,%zu,%d,%d,%ld,%.6f,%.6g,%.6g,%.5f,%.5f,%.5f,%.5f,%.0f,%.1f,%.1f,%.6g,%.6g\n",
+                    ad_backend_name(s1.backend), scene_path ? "tunnel" : "box", added, thr, !fast, steps, sec, ps,
+                    ps / thr, ph[0], ph[1], ph[2], ph[3], cells, bpp, mb, achieved, copy_rate);
         ad_world_destroy(w);
     }
     if (out) fclose(out);

@@ -223,8 +223,8 @@ static void inlet(void)
     double n_inf = s.area_fraction / (TU_PI * s.radius * s.radius);
     printf("  U = %.4f m/s, kT = 1: first column u = %.4f kT = %.4f n/n_inf = %.4f; last u = %.4f\n", s.velocity, ux[0],
            T[0], n[0] / n_inf, ux[7]);
-    ENSURE_REL(ux[0], s.velocity, 0.03);
-    ENSURE_REL(T[0], s.mass * s.temperature, 0.10);
+    ENSURE_REL(ux[0], s.velocity, 0.015); /* plain Maxwellian re-entry would be ~4% slow */
+    ENSURE_REL(T[0], s.mass * s.temperature, 0.05);
     ENSURE_REL(n[0], n_inf, 0.05);
     ad_particle *p = malloc(st.count * sizeof *p);
     ad_world_read_particles(w, 0, st.count, p, NULL, NULL, NULL, NULL);

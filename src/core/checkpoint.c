@@ -70,7 +70,9 @@ ad_status ad_world_save(const ad_world *w, const char *path, const void *user, s
     if (!w || !path) return ad_fail(AD_ERR_INVALID, "path", "world or path is NULL");
     crc_init();
     ad_snapshot snap;
-    ad_status st = w->ops->export_state(w, &snap);
+    ad_status st = w->ops->pull_stats ? w->ops->pull_stats((ad_world *)w) : ad_ok();
+    if (st.code) return st;
+    st = w->ops->export_state(w, &snap);
     if (st.code) return st;
     if (w->fields.enabled && w->ops->fields_to_host) {
         st = w->ops->fields_to_host((ad_world *)w);
@@ -358,16 +360,16 @@ ad_status ad_world_load(const char *path, ad_backend backend, int threads, ad_wo
         w->fields.samples = fsamples;
         if (w->ops->fields_to_device) TRYL(w->ops->fields_to_device(w));
     }
-    TRYL(w->ops->import_state(w, &snap));
-    w->count = snap.n;
     /* the run's history; the new world's own backend, threads and timers stand */
     ad_backend b = w->stats.backend;
     int t = w->stats.threads;
     w->stats = stats;
     w->stats.backend = b;
     w->stats.threads = t;
-    w->stats.count = w->count;
+    w->stats.count = snap.n;
     for (int k = 0; k < AD_PHASE_COUNT; k++) w->stats.phase_seconds[k] = 0.0;
+    TRYL(w->ops->import_state(w, &snap)); /* a device backend takes its statistics from w->stats */
+    w->count = snap.n;
     st = ad_ok();
 done:
     fclose(f);

@@ -579,20 +579,30 @@ ad_status ad_world_fill(ad_world *w, const ad_fill_def *f, size_t *added)
         by1 = fmax(by1, fmax(g->y0, g->y1));
     }
     double sites = cols * rows, sd = sqrt(f->temperature);
-    size_t k = 0;
+    /* candidates in parallel (counter-based random numbers: the same for any thread
+     * count), then compacted in index order */
+    unsigned char *keep = malloc(n);
+    if (!keep) {
+        free(p);
+        return ad_fail(AD_ERR_NO_MEMORY, "", "out of memory for %zu fill particles", n);
+    }
+#pragma omp parallel for schedule(static)
     for (size_t i = 0; i < n; i++) {
-        /* n sites spread evenly over the lattice so gaps do not bunch up */
-        double site = floor((double)i * sites / (double)n);
+        double site = floor((double)i * sites / (double)n); /* n sites spread evenly over the lattice */
         double row = floor(site / cols), col = site - row * cols;
         uint64_t c = (uint64_t)i * 4;
         double x = x0 + (col + 0.5) * cw + jx * (2.0 * ad_rng_uniform(f->seed, c) - 1.0);
         double y = y0 + (row + 0.5) * ch + jy * (2.0 * ad_rng_uniform(f->seed, c + 1) - 1.0);
-        if (near_segment(w, x, y, r * 1.01)) continue;
-        if (x >= bx0 && x <= bx1 && y >= by0 && y <= by1 && inside_closed(w, x, y)) continue;
+        keep[i] = !near_segment(w, x, y, r * 1.01) &&
+                  !(x >= bx0 && x <= bx1 && y >= by0 && y <= by1 && inside_closed(w, x, y));
         double gx, gy;
         ad_rng_normal2(f->seed ^ 0x5DEECE66Dull, (uint64_t)i, &gx, &gy);
-        p[k++] = (ad_particle){(float)x, (float)y, (float)(f->vx + sd * gx), (float)(f->vy + sd * gy)};
+        p[i] = (ad_particle){(float)x, (float)y, (float)(f->vx + sd * gx), (float)(f->vy + sd * gy)};
     }
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (keep[i]) p[k++] = p[i];
+    free(keep);
     ad_status st = ad_world_add_particles(w, p, k);
     free(p);
     if (st.code == AD_OK && added) *added = k;
@@ -662,6 +672,10 @@ void ad_world_set_interrupt(ad_world *w, const volatile int *flag)
 ad_status ad_world_get_stats(const ad_world *w, ad_stats *out)
 {
     if (!w || !out) return ad_fail(AD_ERR_INVALID, "stats", "world or output is NULL");
+    if (w->ops->pull_stats) {
+        ad_status st = w->ops->pull_stats((ad_world *)w);
+        if (st.code) return st;
+    }
     *out = w->stats;
     return ad_ok();
 }

@@ -8,6 +8,10 @@
 #include "../physics/segment.h"
 #include "../physics/state.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Sums over a fixed block of discs. Blocks have a fixed size, independent of the
  * thread count, and are combined in block order: reductions are deterministic. */
 #define AD_BLOCK 2048
@@ -64,6 +68,8 @@ typedef struct ad_backend_ops {
     /* device backends keep field sums on the device: copy them (NULL on the CPU) */
     ad_status (*fields_to_host)(ad_world *w);
     ad_status (*fields_to_device)(ad_world *w);
+    /* device backends keep statistics on the device: bring w->stats up to date (NULL on the CPU) */
+    ad_status (*pull_stats)(ad_world *w);
     size_t (*bytes_needed)(const ad_world_def *def, const ad_params *p);
 } ad_backend_ops;
 
@@ -108,6 +114,10 @@ extern const ad_backend_ops ad_cpu_backend;
 #if defined(AD_HAVE_CUDA)
 extern const ad_backend_ops ad_cuda_backend;
 int ad_cuda_device_count(void);
+double ad_cuda_copy_rate(size_t bytes, int reps);
 #endif
 
+#ifdef __cplusplus
+}
+#endif
 #endif

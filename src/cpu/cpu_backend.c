@@ -494,5 +494,6 @@ const ad_backend_ops ad_cpu_backend = {
     .import_state = cpu_import,
     .fields_to_host = NULL,
     .fields_to_device = NULL,
+    .pull_stats = NULL,
     .bytes_needed = cpu_bytes_needed,
 };

@@ -3,7 +3,7 @@
 #define AD_PHYSICS_HD_H
 
 #if defined(__CUDACC__)
-#define AD_HD __host__ __device__ __forceinline__
+#define AD_HD __host__ __device__
 #else
 #define AD_HD
 #endif

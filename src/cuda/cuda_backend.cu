@@ -1,0 +1,717 @@
+/* The CUDA backend: device buffers, the step as kernels on one stream (captured as a CUDA graph), read-back. */
+#include <cuda_runtime.h>
+
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_scan.cuh>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "kernels.cuh"
+
+#define CU(call)                                                                                                  \
+    do {                                                                                                          \
+        cudaError_t e_ = (call);                                                                                  \
+        if (e_ != cudaSuccess)                                                                                    \
+            return ad_fail(AD_ERR_BACKEND, "cuda", "CUDA error at %s:%d: %s (%s)", __FILE__, __LINE__,           \
+                           cudaGetErrorString(e_), #call);                                                        \
+    } while (0)
+
+struct cuda_world {
+    size_t cap, ncell;
+    unsigned nblocks_cap;
+    cudaStream_t stream;
+    ad_state *state[2];
+    unsigned *id[2];
+    int cur; /* state parity: a step flips it twice (scatter, interact), so it is the same after every step */
+    int idp; /* id parity: the scatter alone moves ids, so it flips once a step */
+    unsigned *cell_of, *rank, *count, *start;
+    unsigned *perm, *iota, *keys_out; /* deterministic mode */
+    void *temp;
+    size_t temp_bytes;
+    float *pressure, *virial;
+    ad_accel *acc[2]; /* accelerations of the last evaluation; [cur] pairs with state[cur] */
+    ad_state *rk[3];
+    ad_dev_sums *blocks;
+    ad_ctrl *ctrl;      /* device */
+    ad_ctrl *ctrl_host; /* pinned mirror */
+    unsigned *vmax_bits;
+    /* segments on the device */
+    ad_seg *segs;
+    unsigned *seg_start, *seg_index;
+    ad_seg_grid gdev;
+    /* fields */
+    double *field_sums;
+    size_t field_cells;
+    int primed;
+    int dt_stale;
+    int key_bits;
+    /* the step as a graph (one per id parity), rebuilt when the world changes */
+    cudaEvent_t batch[2];
+    cudaEvent_t phase[5]; /* recorded inside the step graph between phases */
+    unsigned long long timed_step; /* the step count when phase times were last folded */
+    cudaGraphExec_t graph[2];
+    int graph_ok[2];
+    size_t graph_n;
+};
+
+static cuda_world *CW(const ad_world *w) { return (cuda_world *)w->impl; }
+
+extern "C" int ad_cuda_device_count(void)
+{
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    return n;
+}
+
+static size_t per_particle(const ad_world_def *d)
+{
+    size_t b = 2 * sizeof(ad_state) + 2 * 4 /* id */ + 4 /* cell_of */ + 4 /* rank */ + 2 * 4 /* p, virial */ +
+               2 * sizeof(ad_accel);
+    if (d->deterministic) b += 3 * 4; /* perm, iota, sorted keys */
+    if (d->integrator == AD_INTEGRATOR_RK4) b += 3 * sizeof(ad_state);
+    return b;
+}
+
+static size_t sort_temp_bytes(size_t n, int bits)
+{
+    size_t t = 0;
+    cub::DeviceRadixSort::SortPairs(nullptr, t, (const unsigned *)nullptr, (unsigned *)nullptr,
+                                    (const unsigned *)nullptr, (unsigned *)nullptr, (int)n, 0, bits);
+    return t;
+}
+
+static size_t scan_temp_bytes(size_t ncell)
+{
+    size_t t = 0;
+    cub::DeviceScan::ExclusiveSum(nullptr, t, (const unsigned *)nullptr, (unsigned *)nullptr, (int)(ncell + 1));
+    return t;
+}
+
+static int bits_for(size_t ncell)
+{
+    int b = 1;
+    while (b < 32 && ((size_t)1 << b) < ncell) b++;
+    return b;
+}
+
+static size_t cuda_bytes_needed(const ad_world_def *d, const ad_params *p)
+{
+    size_t ncell = (size_t)p->nx * (size_t)p->ny;
+    size_t blocks = (d->capacity + AD_CUDA_BLOCK - 1) / AD_CUDA_BLOCK;
+    size_t temp = scan_temp_bytes(ncell);
+    if (d->deterministic) {
+        size_t t2 = sort_temp_bytes(d->capacity, bits_for(ncell));
+        temp = temp > t2 ? temp : t2;
+    }
+    return d->capacity * per_particle(d) + 2 * (ncell + 1) * 4 + blocks * sizeof(ad_dev_sums) + temp + sizeof(ad_ctrl);
+}
+
+static void cuda_destroy(ad_world *w)
+{
+    cuda_world *c = CW(w);
+    if (!c) return;
+    for (int k = 0; k < 2; k++)
+        if (c->graph_ok[k]) cudaGraphExecDestroy(c->graph[k]);
+    void *ptrs[] = {c->state[0], c->state[1], c->id[0],   c->id[1],   c->cell_of, c->rank,      c->count,
+                    c->start,    c->perm,     c->iota,    c->keys_out, c->temp,   c->pressure,  c->virial,
+                    c->acc[0],   c->acc[1],   c->rk[0],   c->rk[1],   c->rk[2],   c->blocks,    c->ctrl,
+                    c->vmax_bits, c->segs,    c->seg_start, c->seg_index, c->field_sums};
+    for (void *p : ptrs)
+        if (p) cudaFree(p);
+    if (c->ctrl_host) cudaFreeHost(c->ctrl_host);
+    for (int k = 0; k < 2; k++)
+        if (c->batch[k]) cudaEventDestroy(c->batch[k]);
+    for (int k = 0; k < 5; k++)
+        if (c->phase[k]) cudaEventDestroy(c->phase[k]);
+    if (c->stream) cudaStreamDestroy(c->stream);
+    free(c);
+    w->impl = NULL;
+}
+
+static ad_status push_ctrl(ad_world *w)
+{
+    cuda_world *c = CW(w);
+    ad_ctrl h = {};
+    const ad_stats &s = w->stats;
+    h.dt = s.dt;
+    h.time = s.time;
+    h.step = s.step;
+    h.ke = s.kinetic_energy;
+    h.pe = s.potential_energy;
+    h.px = s.momentum_x;
+    h.py = s.momentum_y;
+    h.virial = s.contact_virial;
+    h.body_fx = s.body_force_x;
+    h.body_fy = s.body_force_y;
+    h.body_impulse_x = s.body_impulse_x;
+    h.body_impulse_y = s.body_impulse_y;
+    for (int k = 0; k < 4; k++) h.wall_impulse[k] = s.wall_impulse[k];
+    h.ke_integral = s.kinetic_energy_integral;
+    h.virial_integral = s.contact_virial_integral;
+    h.max_overlap = (float)s.max_overlap;
+    h.skin_violations = s.skin_violations;
+    *c->ctrl_host = h;
+    CU(cudaMemcpyAsync(c->ctrl, c->ctrl_host, sizeof h, cudaMemcpyHostToDevice, c->stream));
+    CU(cudaStreamSynchronize(c->stream));
+    return ad_ok();
+}
+
+static cudaError_t dev_alloc(void **p, size_t bytes) { return cudaMalloc(p, bytes > 0 ? bytes : 16); }
+
+static ad_status cuda_create(ad_world *w)
+{
+    const ad_world_def *d = &w->def;
+    int dev = 0;
+    CU(cudaGetDevice(&dev));
+    size_t freeb = 0, total = 0;
+    CU(cudaMemGetInfo(&freeb, &total));
+    size_t need = cuda_bytes_needed(d, &w->params);
+    char nb[64], fb[64];
+    ad_format_bytes((double)need, nb, sizeof nb);
+    ad_format_bytes((double)freeb, fb, sizeof fb);
+    if (need > freeb)
+        return ad_fail(AD_ERR_NO_MEMORY, "capacity",
+                       "capacity: the world needs %s of GPU memory (%zu particles x %zu bytes + %zu cells x 8 bytes) "
+                       "but only %s is free",
+                       nb, d->capacity, per_particle(d), (size_t)w->params.nx * w->params.ny, fb);
+    cuda_world *c = (cuda_world *)calloc(1, sizeof *c);
+    if (!c) return ad_fail(AD_ERR_NO_MEMORY, "", "out of host memory");
+    w->impl = c;
+    c->cap = d->capacity;
+    c->ncell = (size_t)w->params.nx * w->params.ny;
+    c->nblocks_cap = (unsigned)((c->cap + AD_CUDA_BLOCK - 1) / AD_CUDA_BLOCK);
+    c->key_bits = bits_for(c->ncell);
+    cudaError_t e = cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking);
+    size_t n = c->cap;
+#define ALLOC(ptr, bytes)                                                                                         \
+    if (e == cudaSuccess) e = dev_alloc((void **)&(ptr), (bytes))
+    for (int k = 0; k < 2; k++) {
+        ALLOC(c->state[k], n * sizeof(ad_state));
+        ALLOC(c->id[k], n * 4);
+        ALLOC(c->acc[k], n * sizeof(ad_accel));
+    }
+    ALLOC(c->cell_of, n * 4);
+    ALLOC(c->rank, n * 4);
+    ALLOC(c->pressure, n * 4);
+    ALLOC(c->virial, n * 4);
+    ALLOC(c->count, (c->ncell + 1) * 4);
+    ALLOC(c->start, (c->ncell + 1) * 4);
+    c->temp_bytes = scan_temp_bytes(c->ncell);
+    if (d->deterministic) {
+        ALLOC(c->perm, n * 4);
+        ALLOC(c->iota, n * 4);
+        ALLOC(c->keys_out, n * 4);
+        size_t t2 = sort_temp_bytes(n, c->key_bits);
+        if (t2 > c->temp_bytes) c->temp_bytes = t2;
+    }
+    ALLOC(c->temp, c->temp_bytes);
+    if (d->integrator == AD_INTEGRATOR_RK4)
+        for (int k = 0; k < 3; k++) ALLOC(c->rk[k], n * sizeof(ad_state));
+    ALLOC(c->blocks, (size_t)c->nblocks_cap * sizeof(ad_dev_sums));
+    ALLOC(c->ctrl, sizeof(ad_ctrl));
+    ALLOC(c->vmax_bits, 4);
+#undef ALLOC
+    if (e == cudaSuccess) e = cudaMallocHost((void **)&c->ctrl_host, sizeof(ad_ctrl));
+    for (int k = 0; k < 2 && e == cudaSuccess; k++) e = cudaEventCreateWithFlags(&c->batch[k], cudaEventDisableTiming);
+    for (int k = 0; k < 2 && e == cudaSuccess; k++) e = cudaEventRecord(c->batch[k], c->stream);
+    for (int k = 0; k < 5 && e == cudaSuccess; k++) e = cudaEventCreate(&c->phase[k]);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        cuda_destroy(w);
+        return ad_fail(AD_ERR_NO_MEMORY, "capacity", "capacity: allocating %s on the GPU failed: %s", nb,
+                       cudaGetErrorString(e));
+    }
+    c->gdev.count = 0;
+    c->gdev.start = NULL;
+    c->gdev.index = NULL;
+    c->gdev.segs = NULL;
+    c->gdev.nx = c->gdev.ny = 1;
+    w->stats.threads = 0;
+    return push_ctrl(w);
+}
+
+static void invalidate_graphs(cuda_world *c)
+{
+    for (int k = 0; k < 2; k++)
+        if (c->graph_ok[k]) {
+            cudaGraphExecDestroy(c->graph[k]);
+            c->graph_ok[k] = 0;
+        }
+}
+
+static ad_status cuda_add_particles(ad_world *w, const ad_particle *p, size_t n)
+{
+    cuda_world *c = CW(w);
+    ad_state *tmp = (ad_state *)malloc(n * sizeof(ad_state));
+    unsigned *ids = (unsigned *)malloc(n * 4);
+    if (!tmp || !ids) {
+        free(tmp);
+        free(ids);
+        return ad_fail(AD_ERR_NO_MEMORY, "", "out of host memory");
+    }
+    for (size_t i = 0; i < n; i++) {
+        ad_state s = {p[i].x, p[i].y, p[i].vx, p[i].vy};
+        tmp[i] = ad_wrap_state(&w->params, s);
+        ids[i] = (unsigned)(w->count + i);
+    }
+    cudaError_t e = cudaMemcpyAsync(c->state[c->cur] + w->count, tmp, n * sizeof(ad_state), cudaMemcpyHostToDevice,
+                                    c->stream);
+    if (e == cudaSuccess)
+        e = cudaMemcpyAsync(c->id[c->idp] + w->count, ids, n * 4, cudaMemcpyHostToDevice, c->stream);
+    if (e == cudaSuccess)
+        e = cudaMemsetAsync(c->acc[c->cur] + w->count, 0, n * sizeof(ad_accel), c->stream);
+    if (e == cudaSuccess) e = cudaMemsetAsync(c->pressure + w->count, 0, n * 4, c->stream);
+    if (e == cudaSuccess) e = cudaMemsetAsync(c->virial + w->count, 0, n * 4, c->stream);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(c->stream);
+    free(tmp);
+    free(ids);
+    if (e != cudaSuccess) return ad_fail(AD_ERR_BACKEND, "cuda", "copying particles to the GPU: %s", cudaGetErrorString(e));
+    c->primed = 0;
+    c->dt_stale = 1;
+    invalidate_graphs(c);
+    return ad_ok();
+}
+
+static ad_status cuda_set_segments(ad_world *w)
+{
+    cuda_world *c = CW(w);
+    const ad_segments *s = &w->seg;
+    size_t ncell = (size_t)s->grid.nx * s->grid.ny;
+    if (c->segs) cudaFree(c->segs);
+    if (c->seg_start) cudaFree(c->seg_start);
+    if (c->seg_index) cudaFree(c->seg_index);
+    c->segs = NULL;
+    c->seg_start = c->seg_index = NULL;
+    CU(cudaMalloc((void **)&c->segs, s->count * sizeof(ad_seg)));
+    CU(cudaMalloc((void **)&c->seg_start, (ncell + 1) * 4));
+    CU(cudaMalloc((void **)&c->seg_index, (s->start[ncell] ? s->start[ncell] : 1) * 4));
+    CU(cudaMemcpy(c->segs, s->segs, s->count * sizeof(ad_seg), cudaMemcpyHostToDevice));
+    CU(cudaMemcpy(c->seg_start, s->start, (ncell + 1) * 4, cudaMemcpyHostToDevice));
+    CU(cudaMemcpy(c->seg_index, s->index, s->start[ncell] * 4, cudaMemcpyHostToDevice));
+    c->gdev = s->grid;
+    c->gdev.segs = c->segs;
+    c->gdev.start = c->seg_start;
+    c->gdev.index = c->seg_index;
+    c->primed = 0;
+    invalidate_graphs(c);
+    return ad_ok();
+}
+
+static unsigned grid_of(size_t n) { return (unsigned)((n + AD_CUDA_BLOCK - 1) / AD_CUDA_BLOCK); }
+
+/* Steps 1-3 on the stream: the state (and accelerations) end in cell order. */
+static cudaError_t enqueue_grid(ad_world *w, cuda_world *c, unsigned n)
+{
+    cudaStream_t st = c->stream;
+    unsigned gb = grid_of(n);
+    cudaError_t e = cudaEventRecord(c->phase[0], st);
+    if (!e) e = cudaMemsetAsync(c->count, 0, (c->ncell + 1) * 4, st);
+    if (e) return e;
+    if (w->def.diagnostics) {
+        /* the diagnostics of this step only */
+        e = cudaMemsetAsync(&c->ctrl->max_occupancy, 0, sizeof(unsigned), st);
+        if (!e) e = cudaMemsetAsync(&c->ctrl->overflow, 0, 2 * sizeof(unsigned long long), st);
+        if (e) return e;
+        k_bin<true><<<gb, AD_CUDA_BLOCK, 0, st>>>(w->params, c->state[c->cur], n, c->cell_of, c->rank, c->count,
+                                                    w->stats.cell_capacity, c->ctrl);
+    } else {
+        k_bin<false><<<gb, AD_CUDA_BLOCK, 0, st>>>(w->params, c->state[c->cur], n, c->cell_of, c->rank, c->count,
+                                                     0, c->ctrl);
+    }
+    e = cudaEventRecord(c->phase[1], st);
+    if (!e) e = cub::DeviceScan::ExclusiveSum(c->temp, c->temp_bytes, c->count, c->start, (int)(c->ncell + 1), st);
+    if (!e) e = cudaEventRecord(c->phase[2], st);
+    if (e) return e;
+    int nx = !c->cur;
+    /* only Verlet carries accelerations from step to step; the others recompute them */
+    int carry = w->def.integrator == AD_INTEGRATOR_VERLET;
+    const ad_accel *acc_in = carry ? c->acc[c->cur] : NULL;
+    ad_accel *acc_out = carry ? c->acc[nx] : NULL;
+    if (w->def.deterministic) {
+        /* stable rank: radix sort (cell, previous slot) pairs; equal cells keep their order */
+        k_iota<<<gb, AD_CUDA_BLOCK, 0, st>>>(n, c->iota);
+        size_t tb = c->temp_bytes;
+        e = cub::DeviceRadixSort::SortPairs(c->temp, tb, c->cell_of, c->keys_out, c->iota, c->perm, (int)n, 0,
+                                            c->key_bits, st);
+        if (e) return e;
+        k_gather<<<gb, AD_CUDA_BLOCK, 0, st>>>(n, c->perm, c->state[c->cur], c->id[c->idp], acc_in, c->state[nx],
+                                                c->id[!c->idp], acc_out);
+    } else {
+        k_scatter<<<gb, AD_CUDA_BLOCK, 0, st>>>(n, c->cell_of, c->rank, c->start, c->state[c->cur], c->id[c->idp],
+                                                 acc_in, c->state[nx], c->id[!c->idp], acc_out);
+    }
+    c->cur = nx;
+    c->idp = !c->idp;
+    e = cudaGetLastError();
+    return e ? e : cudaEventRecord(c->phase[3], st);
+}
+
+template <int INTEG, int PASS>
+static void launch_interact(ad_world *w, cuda_world *c, unsigned n)
+{
+    int nx = !c->cur;
+    k_interact<INTEG, PASS><<<grid_of(n), AD_CUDA_BLOCK, 0, c->stream>>>(
+        w->params, c->gdev, n, c->start, c->state[c->cur], c->state[nx], c->id[c->idp], c->acc[c->cur], c->acc[nx],
+        c->pressure, c->virial, c->ctrl, c->blocks);
+    c->cur = nx;
+}
+
+static ad_dt_rule dt_rule(const ad_world *w)
+{
+    ad_dt_rule r;
+    r.adaptive = w->def.adaptive_dt;
+    r.dt_max = w->dt_max;
+    r.dt_contact = w->dt_contact;
+    r.move = w->def.max_move * w->def.radius;
+    return r;
+}
+
+/* One whole step on the stream. */
+static cudaError_t enqueue_step(ad_world *w, cuda_world *c, unsigned n)
+{
+    cudaStream_t st = c->stream;
+    int integ = w->def.integrator;
+    if (integ == AD_INTEGRATOR_VERLET)
+        k_verlet_drift<<<grid_of(n), AD_CUDA_BLOCK, 0, st>>>(w->params, n, c->state[c->cur], c->acc[c->cur],
+                                                              c->id[c->idp], c->ctrl);
+    cudaError_t e = enqueue_grid(w, c, n);
+    if (e) return e;
+    if (integ == AD_INTEGRATOR_RK4) {
+        const ad_state *base = c->state[c->cur];
+        ad_state *in = c->rk[0], *out = c->rk[1];
+        float skin = (float)(w->def.max_move * w->def.radius);
+        int nx = !c->cur;
+        unsigned gb = grid_of(n);
+        k_rk4_stage<0><<<gb, AD_CUDA_BLOCK, 0, st>>>(w->params, c->gdev, n, c->start, base, base, out, c->rk[2],
+                                                     c->id[c->idp], c->acc[nx], c->pressure, c->virial, c->ctrl,
+                                                     skin, c->blocks);
+        k_rk4_stage<1><<<gb, AD_CUDA_BLOCK, 0, st>>>(w->params, c->gdev, n, c->start, base, out, in, c->rk[2],
+                                                     c->id[c->idp], c->acc[nx], c->pressure, c->virial, c->ctrl,
+                                                     skin, c->blocks);
+        k_rk4_stage<2><<<gb, AD_CUDA_BLOCK, 0, st>>>(w->params, c->gdev, n, c->start, base, in, out, c->rk[2],
+                                                     c->id[c->idp], c->acc[nx], c->pressure, c->virial, c->ctrl,
+                                                     skin, c->blocks);
+        k_rk4_stage<3><<<gb, AD_CUDA_BLOCK, 0, st>>>(w->params, c->gdev, n, c->start, base, out, c->state[nx],
+                                                     c->rk[2], c->id[c->idp], c->acc[nx], c->pressure, c->virial,
+                                                     c->ctrl, skin, c->blocks);
+        c->cur = nx;
+    } else {
+        if (integ == AD_INTEGRATOR_EULER) launch_interact<AD_INTEGRATOR_EULER, AD_PASS_STEP>(w, c, n);
+        else if (integ == AD_INTEGRATOR_VERLET) launch_interact<AD_INTEGRATOR_VERLET, AD_PASS_STEP>(w, c, n);
+        else launch_interact<AD_INTEGRATOR_SYMPLECTIC_EULER, AD_PASS_STEP>(w, c, n);
+    }
+    k_finish_step<<<1, AD_CUDA_BLOCK, 0, st>>>(c->blocks, grid_of(n), c->ctrl, dt_rule(w), (float)(1.0 / w->def.radius));
+    e = cudaGetLastError();
+    return e ? e : cudaEventRecord(c->phase[4], st);
+}
+
+static ad_status pull_ctrl(ad_world *w)
+{
+    cuda_world *c = CW(w);
+    CU(cudaMemcpyAsync(c->ctrl_host, c->ctrl, sizeof(ad_ctrl), cudaMemcpyDeviceToHost, c->stream));
+    CU(cudaStreamSynchronize(c->stream));
+    const ad_ctrl &h = *c->ctrl_host;
+    ad_stats &s = w->stats;
+    s.step = h.step;
+    s.time = h.time;
+    s.dt = h.dt;
+    s.kinetic_energy = h.ke;
+    s.potential_energy = h.pe;
+    s.momentum_x = h.px;
+    s.momentum_y = h.py;
+    s.contact_virial = h.virial;
+    s.max_overlap = h.max_overlap;
+    s.body_force_x = h.body_fx;
+    s.body_force_y = h.body_fy;
+    s.body_impulse_x = h.body_impulse_x;
+    s.body_impulse_y = h.body_impulse_y;
+    for (int k = 0; k < 4; k++) s.wall_impulse[k] = h.wall_impulse[k];
+    s.kinetic_energy_integral = h.ke_integral;
+    s.contact_virial_integral = h.virial_integral;
+    s.skin_violations = h.skin_violations;
+    s.max_cell_occupancy = h.max_occupancy;
+    s.cell_overflow = h.overflow;
+    s.outside_grid = h.outside;
+    s.count = w->count;
+    /* phase times: those of the last step, counted for every step since the last pull */
+    if (h.step > c->timed_step) {
+        float ms[4];
+        int ok = 1;
+        for (int k = 0; k < 4; k++) ok &= cudaEventElapsedTime(&ms[k], c->phase[k], c->phase[k + 1]) == cudaSuccess;
+        if (ok) {
+            double steps = (double)(h.step - c->timed_step);
+            for (int k = 0; k < 4; k++) s.phase_seconds[k] += 1e-3 * ms[k] * steps;
+        }
+        cudaGetLastError();
+        c->timed_step = h.step;
+    }
+    if (h.nonfinite)
+        return ad_fail(AD_ERR_UNSTABLE, "dt",
+                       "by step %llu, %llu disc states became non-finite on the GPU (the step is too large for the "
+                       "stiffness, or discs were placed overlapping)",
+                       (unsigned long long)h.step, (unsigned long long)h.nonfinite);
+    return ad_ok();
+}
+
+static ad_status cuda_pull_stats(ad_world *w) { return pull_ctrl(w); }
+
+static ad_status sample_fields(ad_world *w, cuda_world *c, unsigned n)
+{
+    k_fields<<<grid_of(n), AD_CUDA_BLOCK, 0, c->stream>>>(w->fields.grid, n, c->state[c->cur], c->virial,
+                                                          c->pressure, c->acc[c->cur], c->field_sums);
+    CU(cudaGetLastError());
+    w->fields.samples++;
+    return ad_ok();
+}
+
+/* The step of the current buffer parity as a CUDA graph: one launch per step. */
+static ad_status step_graph(ad_world *w, cuda_world *c, unsigned n, cudaGraphExec_t *out)
+{
+    int parity = c->idp, cur = c->cur;
+    if (c->graph_ok[parity] && c->graph_n == n) {
+        *out = c->graph[parity];
+        return ad_ok();
+    }
+    if (c->graph_ok[parity]) {
+        cudaGraphExecDestroy(c->graph[parity]);
+        c->graph_ok[parity] = 0;
+    }
+    if (c->graph_n != n) invalidate_graphs(c);
+    cudaGraph_t g;
+    CU(cudaStreamBeginCapture(c->stream, cudaStreamCaptureModeThreadLocal));
+    cudaError_t e = enqueue_step(w, c, n);
+    cudaError_t e2 = cudaStreamEndCapture(c->stream, &g);
+    c->cur = cur; /* capture only recorded the launches */
+    c->idp = parity;
+    if (e) return ad_fail(AD_ERR_BACKEND, "cuda", "capturing the step: %s", cudaGetErrorString(e));
+    if (e2) return ad_fail(AD_ERR_BACKEND, "cuda", "capturing the step: %s", cudaGetErrorString(e2));
+    e = cudaGraphInstantiate(&c->graph[parity], g, 0);
+    cudaGraphDestroy(g);
+    if (e) return ad_fail(AD_ERR_BACKEND, "cuda", "instantiating the step graph: %s", cudaGetErrorString(e));
+    c->graph_ok[parity] = 1;
+    c->graph_n = n;
+    *out = c->graph[parity];
+    return ad_ok();
+}
+
+static ad_status cuda_step(ad_world *w, uint64_t nsteps)
+{
+    cuda_world *c = CW(w);
+    unsigned n = (unsigned)w->count;
+    if (c->dt_stale) {
+        CU(cudaMemsetAsync(c->vmax_bits, 0, 4, c->stream));
+        k_vmax2<<<grid_of(n), AD_CUDA_BLOCK, 0, c->stream>>>(n, c->state[c->cur], c->vmax_bits);
+        unsigned bits = 0;
+        CU(cudaMemcpyAsync(&bits, c->vmax_bits, 4, cudaMemcpyDeviceToHost, c->stream));
+        CU(cudaStreamSynchronize(c->stream));
+        float v2;
+        memcpy(&v2, &bits, 4);
+        ad_status st = pull_ctrl(w);
+        if (st.code) return st;
+        w->stats.dt = ad_next_dt(w, sqrt((double)v2));
+        st = push_ctrl(w);
+        if (st.code) return st;
+        c->dt_stale = 0;
+    }
+    if (w->def.integrator == AD_INTEGRATOR_VERLET && !c->primed) {
+        if (enqueue_grid(w, c, n) != cudaSuccess) return ad_fail(AD_ERR_BACKEND, "cuda", "grid launch failed");
+        launch_interact<AD_INTEGRATOR_VERLET, AD_PASS_PRIME>(w, c, n);
+        CU(cudaGetLastError());
+        c->primed = 1;
+    }
+    /* the host knows the step count, so it knows when to sample fields, without asking the device */
+    uint64_t step0 = w->stats.step;
+    for (uint64_t k = 0; k < nsteps; k++) {
+        cudaGraphExec_t g = NULL;
+        ad_status st = step_graph(w, c, n, &g);
+        if (st.code) return st;
+        CU(cudaGraphLaunch(g, c->stream));
+        c->idp = !c->idp;
+        uint64_t done = step0 + k + 1;
+        if (w->fields.enabled && done % w->fields.def.interval == 0) {
+            st = sample_fields(w, c, n);
+            if (st.code) return st;
+        }
+        /* a bounded queue: at most two batches of 32 steps in flight, so Ctrl-C stops soon
+         * and the GPU never idles waiting for the host */
+        if ((k & 31) == 31) {
+            int b = (int)((k >> 5) & 1);
+            CU(cudaEventRecord(c->batch[b], c->stream));
+            CU(cudaEventSynchronize(c->batch[!b]));
+            if (w->interrupt && *w->interrupt) break;
+        }
+    }
+    return pull_ctrl(w);
+}
+
+static ad_status cuda_read(const ad_world *w, int flags, size_t max, const ad_particle_out *out, size_t *count)
+{
+    cuda_world *c = CW(w);
+    size_t n = w->count < max ? w->count : max;
+    ad_state *s = (ad_state *)malloc(n * sizeof(ad_state) + 1);
+    unsigned *ids = (unsigned *)malloc(n * 4 + 1);
+    float *pr = (float *)malloc(n * 4 + 1), *vi = (float *)malloc(n * 4 + 1);
+    ad_accel *ac = (ad_accel *)malloc(n * sizeof(ad_accel) + 1);
+    if (!s || !ids || !pr || !vi || !ac) {
+        free(s);
+        free(ids);
+        free(pr);
+        free(vi);
+        free(ac);
+        return ad_fail(AD_ERR_NO_MEMORY, "", "out of host memory reading %zu particles", n);
+    }
+    cudaError_t e = cudaMemcpyAsync(s, c->state[c->cur], n * sizeof(ad_state), cudaMemcpyDeviceToHost, c->stream);
+    if (!e) e = cudaMemcpyAsync(ids, c->id[c->idp], n * 4, cudaMemcpyDeviceToHost, c->stream);
+    if (!e) e = cudaMemcpyAsync(pr, c->pressure, n * 4, cudaMemcpyDeviceToHost, c->stream);
+    if (!e) e = cudaMemcpyAsync(vi, c->virial, n * 4, cudaMemcpyDeviceToHost, c->stream);
+    if (!e) e = cudaMemcpyAsync(ac, c->acc[c->cur], n * sizeof(ad_accel), cudaMemcpyDeviceToHost, c->stream);
+    if (!e) e = cudaStreamSynchronize(c->stream);
+    if (!e) {
+        for (size_t k = 0; k < n; k++) {
+            size_t o = (flags & AD_READ_BY_ID) ? ids[k] : k;
+            if (out->state) out->state[o] = ad_particle{s[k].x, s[k].y, s[k].vx, s[k].vy};
+            if (out->id) out->id[o] = ids[k];
+            if (out->pressure) out->pressure[o] = pr[k];
+            if (out->virial) out->virial[o] = vi[k];
+            if (out->accel) {
+                out->accel[2 * o] = ac[k].ax;
+                out->accel[2 * o + 1] = ac[k].ay;
+            }
+        }
+    }
+    free(s);
+    free(ids);
+    free(pr);
+    free(vi);
+    free(ac);
+    if (e) return ad_fail(AD_ERR_BACKEND, "cuda", "reading particles from the GPU: %s", cudaGetErrorString(e));
+    if (count) *count = n;
+    return ad_ok();
+}
+
+static ad_status cuda_export(const ad_world *w, ad_snapshot *s)
+{
+    memset(s, 0, sizeof *s);
+    size_t n = w->count;
+    s->n = n;
+    s->owned = 1;
+    s->state = (ad_state *)malloc(n * sizeof(ad_state) + 1);
+    s->id = (uint32_t *)malloc(n * 4 + 1);
+    s->pressure = (float *)malloc(n * 4 + 1);
+    s->virial = (float *)malloc(n * 4 + 1);
+    s->accel = (ad_accel *)malloc(n * sizeof(ad_accel) + 1);
+    if (!s->state || !s->id || !s->pressure || !s->virial || !s->accel) {
+        ad_snapshot_free(s);
+        return ad_fail(AD_ERR_NO_MEMORY, "", "out of host memory for a snapshot of %zu particles", n);
+    }
+    cuda_world *c = CW(w);
+    CU(cudaMemcpyAsync(s->state, c->state[c->cur], n * sizeof(ad_state), cudaMemcpyDeviceToHost, c->stream));
+    CU(cudaMemcpyAsync(s->id, c->id[c->idp], n * 4, cudaMemcpyDeviceToHost, c->stream));
+    CU(cudaMemcpyAsync(s->pressure, c->pressure, n * 4, cudaMemcpyDeviceToHost, c->stream));
+    CU(cudaMemcpyAsync(s->virial, c->virial, n * 4, cudaMemcpyDeviceToHost, c->stream));
+    CU(cudaMemcpyAsync(s->accel, c->acc[c->cur], n * sizeof(ad_accel), cudaMemcpyDeviceToHost, c->stream));
+    CU(cudaStreamSynchronize(c->stream));
+    s->primed = c->primed;
+    return ad_ok();
+}
+
+static ad_status cuda_import(ad_world *w, const ad_snapshot *s)
+{
+    cuda_world *c = CW(w);
+    if (s->n > c->cap) return ad_fail(AD_ERR_CAPACITY, "capacity", "capacity: the snapshot holds %zu discs", s->n);
+    size_t n = s->n;
+    CU(cudaMemcpy(c->state[c->cur], s->state, n * sizeof(ad_state), cudaMemcpyHostToDevice));
+    CU(cudaMemcpy(c->id[c->idp], s->id, n * 4, cudaMemcpyHostToDevice));
+    CU(cudaMemcpy(c->pressure, s->pressure, n * 4, cudaMemcpyHostToDevice));
+    CU(cudaMemcpy(c->virial, s->virial, n * 4, cudaMemcpyHostToDevice));
+    CU(cudaMemcpy(c->acc[c->cur], s->accel, n * sizeof(ad_accel), cudaMemcpyHostToDevice));
+    c->primed = s->primed;
+    c->dt_stale = 0;
+    c->timed_step = w->stats.step;
+    invalidate_graphs(c);
+    return push_ctrl(w);
+}
+
+static ad_status cuda_fields_to_device(ad_world *w)
+{
+    cuda_world *c = CW(w);
+    size_t cells = (size_t)w->fields.def.nx * w->fields.def.ny;
+    if (c->field_cells != cells) {
+        if (c->field_sums) cudaFree(c->field_sums);
+        c->field_sums = NULL;
+        CU(cudaMalloc((void **)&c->field_sums, cells * AD_FS_COUNT * sizeof(double)));
+        c->field_cells = cells;
+    }
+    CU(cudaMemcpy(c->field_sums, w->fields.sums, cells * AD_FS_COUNT * sizeof(double), cudaMemcpyHostToDevice));
+    return ad_ok();
+}
+
+static ad_status cuda_fields_to_host(ad_world *w)
+{
+    cuda_world *c = CW(w);
+    size_t cells = (size_t)w->fields.def.nx * w->fields.def.ny;
+    CU(cudaMemcpyAsync(w->fields.sums, c->field_sums, cells * AD_FS_COUNT * sizeof(double), cudaMemcpyDeviceToHost,
+                       c->stream));
+    CU(cudaStreamSynchronize(c->stream));
+    return ad_ok();
+}
+
+/* A plain device-to-device copy of `bytes`, the bandwidth yardstick of the benchmark:
+ * bytes read plus bytes written per second, median of `reps` timed copies. */
+extern "C" double ad_cuda_copy_rate(size_t bytes, int reps)
+{
+    void *a = NULL, *b = NULL;
+    if (cudaMalloc(&a, bytes) != cudaSuccess || cudaMalloc(&b, bytes) != cudaSuccess) {
+        cudaGetLastError();
+        if (a) cudaFree(a);
+        return 0.0;
+    }
+    cudaMemset(a, 1, bytes);
+    cudaEvent_t e0, e1;
+    cudaEventCreate(&e0);
+    cudaEventCreate(&e1);
+    float best[64];
+    if (reps > 64) reps = 64;
+    cudaMemcpy(b, a, bytes, cudaMemcpyDeviceToDevice); /* warm-up */
+    for (int k = 0; k < reps; k++) {
+        cudaEventRecord(e0);
+        cudaMemcpy(k & 1 ? a : b, k & 1 ? b : a, bytes, cudaMemcpyDeviceToDevice);
+        cudaEventRecord(e1);
+        cudaEventSynchronize(e1);
+        cudaEventElapsedTime(&best[k], e0, e1);
+    }
+    for (int i = 1; i < reps; i++) /* insertion sort for the median */
+        for (int j = i; j > 0 && best[j] < best[j - 1]; j--) {
+            float t = best[j];
+            best[j] = best[j - 1];
+            best[j - 1] = t;
+        }
+    double ms = best[reps / 2];
+    cudaEventDestroy(e0);
+    cudaEventDestroy(e1);
+    cudaFree(a);
+    cudaFree(b);
+    return ms > 0 ? 2.0 * (double)bytes / (ms * 1e-3) : 0.0;
+}
+
+extern "C" const ad_backend_ops ad_cuda_backend = {
+    "cuda",
+    cuda_create,
+    cuda_destroy,
+    cuda_add_particles,
+    cuda_set_segments,
+    cuda_step,
+    cuda_read,
+    cuda_export,
+    cuda_import,
+    cuda_fields_to_host,
+    cuda_fields_to_device,
+    cuda_pull_stats,
+    cuda_bytes_needed,
+};

@@ -1,0 +1,384 @@
+/* CUDA kernels of one step (DESIGN.md steps 1-6), each calling the shared physics headers. */
+#ifndef AD_CUDA_KERNELS_CUH
+#define AD_CUDA_KERNELS_CUH
+
+#include <cstdint>
+
+#include "../core/world_internal.h"
+#include "../physics/fields.h"
+#include "../physics/gather.h"
+#include "../physics/integrate.h"
+
+/* Everything of a step that lives on the device between steps: the step size and
+ * the statistics. The host reads it only when asked (ad_world_get_stats). */
+struct ad_ctrl {
+    double dt, time;
+    unsigned long long step;
+    double ke, pe, px, py, virial, body_fx, body_fy;
+    double body_impulse_x, body_impulse_y, wall_impulse[4], ke_integral, virial_integral;
+    float vmax2, max_overlap;
+    unsigned long long nonfinite, skin_violations;
+    /* grid diagnostics of the last step (the DIAG bin variant writes them) */
+    unsigned int max_occupancy, pad;
+    unsigned long long overflow, outside;
+};
+
+/* How the next step is chosen (ad_next_dt, on the device). */
+struct ad_dt_rule {
+    int adaptive;
+    double dt_max, dt_contact, move; /* move = max_move * radius */
+};
+
+__device__ __forceinline__ double ad_dev_next_dt(const ad_dt_rule &r, double vmax)
+{
+    if (!r.adaptive) return r.dt_max;
+    double dt = fmin(r.dt_max, r.dt_contact);
+    if (vmax > 0.0) dt = fmin(dt, r.move / vmax);
+    return dt;
+}
+
+/* ------------------------------------------------------------- step 1: bin -- */
+
+/* Cell of each disc, kept; the counter's old value is the disc's rank in its cell,
+ * so the scatter needs no second pass of atomics (the cursor of DESIGN.md step 3
+ * is taken here). DIAG adds the occupancy diagnostics; the fast path has none. */
+template <bool DIAG>
+__global__ void k_bin(ad_params p, const ad_state *__restrict__ s, unsigned n, unsigned *__restrict__ cell_of,
+                      unsigned *__restrict__ rank, unsigned *__restrict__ count, unsigned capacity, ad_ctrl *ctrl)
+{
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    float4 q = reinterpret_cast<const float4 *>(s)[i];
+    unsigned c = ad_cell_index(&p, q.x, q.y);
+    cell_of[i] = c;
+    unsigned old = atomicAdd(&count[c], 1u);
+    rank[i] = old;
+    if (DIAG) {
+        atomicMax(&ctrl->max_occupancy, old + 1);
+        if (old + 1 > capacity) atomicAdd(&ctrl->overflow, 1ull);
+        if (ad_outside_domain(&p, q.x, q.y)) atomicAdd(&ctrl->outside, 1ull);
+    }
+}
+
+/* Warp-aggregated variant for piled-up gases: lanes with the same cell elect a
+ * leader that adds the group's size once (__match_any_sync). */
+template <bool DIAG>
+__global__ void k_bin_aggregated(ad_params p, const ad_state *__restrict__ s, unsigned n, unsigned *__restrict__ cell_of,
+                                 unsigned *__restrict__ rank, unsigned *__restrict__ count, unsigned capacity,
+                                 ad_ctrl *ctrl)
+{
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned active = __ballot_sync(0xffffffffu, i < n);
+    if (i >= n) return;
+    float4 q = reinterpret_cast<const float4 *>(s)[i];
+    unsigned c = ad_cell_index(&p, q.x, q.y);
+    cell_of[i] = c;
+    unsigned peers = __match_any_sync(active, c);
+    int leader = __ffs(peers) - 1, lane = threadIdx.x & 31;
+    unsigned base = 0;
+    if (lane == leader) base = atomicAdd(&count[c], (unsigned)__popc(peers));
+    base = __shfl_sync(peers, base, leader);
+    unsigned old = base + __popc(peers & ((1u << lane) - 1u));
+    rank[i] = old;
+    if (DIAG) {
+        if (lane == leader) atomicMax(&ctrl->max_occupancy, base + __popc(peers));
+        if (old + 1 > capacity) atomicAdd(&ctrl->overflow, 1ull);
+        if (ad_outside_domain(&p, q.x, q.y)) atomicAdd(&ctrl->outside, 1ull);
+    }
+}
+
+/* --------------------------------------------------------- step 3: scatter -- */
+
+/* Fast path: each disc goes to start[cell] + rank; the state leaves in cell order. */
+__global__ void k_scatter(unsigned n, const unsigned *__restrict__ cell_of, const unsigned *__restrict__ rank,
+                          const unsigned *__restrict__ start, const ad_state *__restrict__ s_in,
+                          const unsigned *__restrict__ id_in, const ad_accel *__restrict__ a_in,
+                          ad_state *__restrict__ s_out, unsigned *__restrict__ id_out, ad_accel *__restrict__ a_out)
+{
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    unsigned slot = start[cell_of[i]] + rank[i];
+    reinterpret_cast<float4 *>(s_out)[slot] = reinterpret_cast<const float4 *>(s_in)[i];
+    id_out[slot] = id_in[i];
+    if (a_out) a_out[slot] = a_in[i];
+}
+
+/* Deterministic path: slot s takes disc perm[s] (a stable radix sort by cell). */
+__global__ void k_gather(unsigned n, const unsigned *__restrict__ perm, const ad_state *__restrict__ s_in,
+                         const unsigned *__restrict__ id_in, const ad_accel *__restrict__ a_in,
+                         ad_state *__restrict__ s_out, unsigned *__restrict__ id_out, ad_accel *__restrict__ a_out)
+{
+    unsigned s = blockIdx.x * blockDim.x + threadIdx.x;
+    if (s >= n) return;
+    unsigned i = perm[s];
+    reinterpret_cast<float4 *>(s_out)[s] = reinterpret_cast<const float4 *>(s_in)[i];
+    id_out[s] = id_in[i];
+    if (a_out) a_out[s] = a_in[i];
+}
+
+__global__ void k_iota(unsigned n, unsigned *__restrict__ v)
+{
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) v[i] = i;
+}
+
+/* ----------------------------------------------- block sums (fixed order) -- */
+
+#define AD_CUDA_BLOCK 256
+
+/* The per-block partials of a step: doubles summed in a fixed tree order. */
+struct ad_dev_sums {
+    double v[11]; /* ke pe px py virial body_fx body_fy wall0..3 */
+    float vmax2, max_overlap;
+    unsigned nonfinite, skin;
+};
+
+__device__ __forceinline__ void ad_block_reduce(ad_dev_sums mine, ad_dev_sums *out)
+{
+    __shared__ double sh[AD_CUDA_BLOCK / 32][11];
+    __shared__ float shf[AD_CUDA_BLOCK / 32][2];
+    __shared__ unsigned shu[AD_CUDA_BLOCK / 32][2];
+    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+#pragma unroll
+    for (int k = 0; k < 11; k++) {
+        double x = mine.v[k];
+        for (int o = 16; o > 0; o >>= 1) x += __shfl_down_sync(0xffffffffu, x, o);
+        if (lane == 0) sh[warp][k] = x;
+    }
+    float a = mine.vmax2, b = mine.max_overlap;
+    unsigned c = mine.nonfinite, d = mine.skin;
+    for (int o = 16; o > 0; o >>= 1) {
+        a = fmaxf(a, __shfl_down_sync(0xffffffffu, a, o));
+        b = fmaxf(b, __shfl_down_sync(0xffffffffu, b, o));
+        c += __shfl_down_sync(0xffffffffu, c, o);
+        d += __shfl_down_sync(0xffffffffu, d, o);
+    }
+    if (lane == 0) {
+        shf[warp][0] = a;
+        shf[warp][1] = b;
+        shu[warp][0] = c;
+        shu[warp][1] = d;
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        ad_dev_sums t = {};
+        for (int w = 0; w < AD_CUDA_BLOCK / 32; w++) {
+            for (int k = 0; k < 11; k++) t.v[k] += sh[w][k];
+            t.vmax2 = fmaxf(t.vmax2, shf[w][0]);
+            t.max_overlap = fmaxf(t.max_overlap, shf[w][1]);
+            t.nonfinite += shu[w][0];
+            t.skin += shu[w][1];
+        }
+        *out = t;
+    }
+}
+
+__device__ __forceinline__ void ad_sums_contacts(ad_dev_sums &b, const ad_accum &a)
+{
+    b.v[1] += a.energy;
+    b.v[4] += a.virial;
+    b.v[5] += a.body_fx;
+    b.v[6] += a.body_fy;
+    for (int k = 0; k < 4; k++) b.v[7 + k] += a.wall[k];
+    b.max_overlap = fmaxf(b.max_overlap, a.max_overlap);
+}
+
+__device__ __forceinline__ void ad_sums_motion(ad_dev_sums &b, const ad_params &p, ad_state s)
+{
+    float v2 = s.vx * s.vx + s.vy * s.vy;
+    b.v[0] += 0.5 * (double)p.mass * (double)v2;
+    b.v[2] += (double)p.mass * (double)s.vx;
+    b.v[3] += (double)p.mass * (double)s.vy;
+    b.vmax2 = fmaxf(b.vmax2, v2);
+    b.nonfinite += !(isfinite(s.x) && isfinite(s.y) && isfinite(s.vx) && isfinite(s.vy));
+}
+
+/* ---------------------------------------------- step 4: interact + integrate -- */
+
+enum { AD_PASS_STEP = 0, AD_PASS_PRIME = 1 };
+
+/* One thread per slot: gather contacts, integrate, apply boundaries, write the
+ * other buffer and the observables, and the block's partial sums. */
+template <int INTEG, int PASS>
+__global__ void __launch_bounds__(AD_CUDA_BLOCK)
+    k_interact(ad_params p, ad_seg_grid g, unsigned n, const unsigned *__restrict__ start,
+               const ad_state *__restrict__ in, ad_state *__restrict__ out, const unsigned *__restrict__ ids,
+               const ad_accel *__restrict__ acc_in, ad_accel *__restrict__ acc_out, float *__restrict__ pressure,
+               float *__restrict__ virial, const ad_ctrl *__restrict__ ctrl, ad_dev_sums *__restrict__ blocks)
+{
+    unsigned s = blockIdx.x * blockDim.x + threadIdx.x;
+    ad_dev_sums sums = {};
+    if (s < n) {
+        float dt = (float)ctrl->dt;
+        ad_state me = in[s];
+        int cx = ad_cell_coord(me.x, p.origin_x, p.inv_cell_x, p.nx);
+        int cy = ad_cell_coord(me.y, p.origin_y, p.inv_cell_y, p.ny);
+        ad_accum a;
+        ad_gather_all(&p, &g, start, in, s, me, cx, cy, &a);
+        float ax = a.fx * p.inv_mass + p.gx, ay = a.fy * p.inv_mass + p.gy;
+        pressure[s] = a.pressure;
+        virial[s] = a.virial;
+        ad_sums_contacts(sums, a);
+        ad_state nw;
+        if (PASS == AD_PASS_PRIME) {
+            nw = me;
+        } else if (INTEG == AD_INTEGRATOR_VERLET) {
+            nw = ad_verlet_kick(me, acc_in[s].ax, acc_in[s].ay, ax, ay, dt);
+        } else {
+            nw = INTEG == AD_INTEGRATOR_EULER ? ad_step_euler(me, ax, ay, dt) : ad_step_symplectic(me, ax, ay, dt);
+            nw = ad_apply_boundaries(&p, nw, ids, s, ctrl->step);
+        }
+        acc_out[s] = ad_accel{ax, ay};
+        out[s] = nw;
+        ad_sums_motion(sums, p, nw);
+    }
+    ad_block_reduce(sums, &blocks[blockIdx.x]);
+}
+
+/* RK4 stage k on the grid of the step's start. */
+template <int K>
+__global__ void __launch_bounds__(AD_CUDA_BLOCK)
+    k_rk4_stage(ad_params p, ad_seg_grid g, unsigned n, const unsigned *__restrict__ start,
+                const ad_state *__restrict__ base, const ad_state *__restrict__ in, ad_state *__restrict__ out,
+                ad_state *__restrict__ acc, const unsigned *__restrict__ ids, ad_accel *__restrict__ accel,
+                float *__restrict__ pressure, float *__restrict__ virial, const ad_ctrl *__restrict__ ctrl,
+                float skin, ad_dev_sums *__restrict__ blocks)
+{
+    unsigned s = blockIdx.x * blockDim.x + threadIdx.x;
+    ad_dev_sums sums = {};
+    if (s < n) {
+        float dt = (float)ctrl->dt;
+        ad_state b0 = base[s], me = in[s];
+        int cx = ad_cell_coord(b0.x, p.origin_x, p.inv_cell_x, p.nx);
+        int cy = ad_cell_coord(b0.y, p.origin_y, p.inv_cell_y, p.ny);
+        ad_accum a;
+        ad_gather_all(&p, &g, start, in, s, me, cx, cy, &a);
+        float ax = a.fx * p.inv_mass + p.gx, ay = a.fy * p.inv_mass + p.gy;
+        if (K == 0) {
+            pressure[s] = a.pressure;
+            virial[s] = a.virial;
+            accel[s] = ad_accel{ax, ay};
+            ad_sums_contacts(sums, a);
+        }
+        ad_state nx = ad_rk4_stage(b0, me, ax, ay, dt, K, &acc[s]);
+        if (K == 3) {
+            nx = ad_apply_boundaries(&p, nx, ids, s, ctrl->step);
+            ad_sums_motion(sums, p, nx);
+            float dx = ad_min_image(nx.x - b0.x, p.periodic_x, p.len_x, p.half_x);
+            float dy = ad_min_image(nx.y - b0.y, p.periodic_y, p.len_y, p.half_y);
+            sums.skin += dx * dx + dy * dy > skin * skin;
+        }
+        out[s] = nx;
+    }
+    if (K == 0 || K == 3) {
+        /* stage 0 holds the contact sums, stage 3 the motion sums: keep both */
+        __shared__ ad_dev_sums prev;
+        if (K == 3 && threadIdx.x == 0) prev = blocks[blockIdx.x];
+        __syncthreads();
+        ad_block_reduce(sums, &blocks[blockIdx.x]);
+        __syncthreads();
+        if (K == 3 && threadIdx.x == 0) {
+            ad_dev_sums t = blocks[blockIdx.x];
+            for (int k = 1; k < 11; k++)
+                if (k != 2 && k != 3) t.v[k] = prev.v[k];
+            t.max_overlap = prev.max_overlap;
+            blocks[blockIdx.x] = t;
+        }
+    }
+}
+
+/* Verlet's drift, before binning; each disc moves itself only. */
+__global__ void k_verlet_drift(ad_params p, unsigned n, ad_state *__restrict__ s, const ad_accel *__restrict__ acc,
+                               const unsigned *__restrict__ ids, const ad_ctrl *__restrict__ ctrl)
+{
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    float dt = (float)ctrl->dt;
+    s[i] = ad_apply_boundaries(&p, ad_verlet_drift(s[i], acc[i].ax, acc[i].ay, dt), ids, i, ctrl->step);
+}
+
+/* ------------------------------------------------ step 6: fold the partials -- */
+
+/* One block sums the partials in a fixed order, then advances time and chooses the
+ * next step: deterministic, and nothing goes back to the host. */
+__global__ void k_finish_step(const ad_dev_sums *__restrict__ blocks, unsigned nblocks, ad_ctrl *ctrl, ad_dt_rule rule,
+                              float inv_radius)
+{
+    __shared__ ad_dev_sums part[AD_CUDA_BLOCK];
+    ad_dev_sums t = {};
+    for (unsigned b = threadIdx.x; b < nblocks; b += blockDim.x) {
+        ad_dev_sums x = blocks[b];
+        for (int k = 0; k < 11; k++) t.v[k] += x.v[k];
+        t.vmax2 = fmaxf(t.vmax2, x.vmax2);
+        t.max_overlap = fmaxf(t.max_overlap, x.max_overlap);
+        t.nonfinite += x.nonfinite;
+        t.skin += x.skin;
+    }
+    part[threadIdx.x] = t;
+    __syncthreads();
+    for (unsigned w = blockDim.x / 2; w > 0; w >>= 1) {
+        if (threadIdx.x < w) {
+            ad_dev_sums &a = part[threadIdx.x];
+            const ad_dev_sums &b = part[threadIdx.x + w];
+            for (int k = 0; k < 11; k++) a.v[k] += b.v[k];
+            a.vmax2 = fmaxf(a.vmax2, b.vmax2);
+            a.max_overlap = fmaxf(a.max_overlap, b.max_overlap);
+            a.nonfinite += b.nonfinite;
+            a.skin += b.skin;
+        }
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+        const ad_dev_sums &s = part[0];
+        double dt = ctrl->dt;
+        ctrl->ke = s.v[0];
+        ctrl->pe = s.v[1];
+        ctrl->px = s.v[2];
+        ctrl->py = s.v[3];
+        ctrl->virial = s.v[4];
+        ctrl->body_fx = s.v[5];
+        ctrl->body_fy = s.v[6];
+        ctrl->body_impulse_x += s.v[5] * dt;
+        ctrl->body_impulse_y += s.v[6] * dt;
+        for (int k = 0; k < 4; k++) ctrl->wall_impulse[k] += s.v[7 + k] * dt;
+        ctrl->ke_integral += s.v[0] * dt;
+        ctrl->virial_integral += s.v[4] * dt;
+        ctrl->vmax2 = s.vmax2;
+        ctrl->max_overlap = s.max_overlap * inv_radius;
+        ctrl->nonfinite += s.nonfinite;
+        ctrl->skin_violations += s.skin;
+        ctrl->time += dt;
+        ctrl->step += 1;
+        ctrl->dt = ad_dev_next_dt(rule, sqrt((double)s.vmax2));
+    }
+}
+
+/* -------------------------------------------------------- fields (every K) -- */
+
+/* Adds the discs to the field sums. Double atomics: the sums are observations,
+ * equal to the CPU's to rounding but not bit-reproducible. */
+__global__ void k_fields(ad_field_grid fg, unsigned n, const ad_state *__restrict__ s, const float *__restrict__ virial,
+                         const float *__restrict__ pressure, const ad_accel *__restrict__ acc, double *__restrict__ sums)
+{
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    ad_state q = s[i];
+    int c = ad_field_cell(&fg, q.x, q.y);
+    if (c < 0) return;
+    double v[AD_FS_COUNT];
+    ad_field_values(q, virial[i], pressure[i], acc[i].ax, acc[i].ay, v);
+    double *dst = sums + (size_t)c * AD_FS_COUNT;
+#pragma unroll
+    for (int k = 0; k < AD_FS_COUNT; k++) atomicAdd(&dst[k], v[k]);
+}
+
+/* Largest speed of the discs (the first step's size after particles are added). */
+__global__ void k_vmax2(unsigned n, const ad_state *__restrict__ s, unsigned *__restrict__ out_bits)
+{
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    float v2 = s[i].vx * s[i].vx + s[i].vy * s[i].vy;
+    if (v2 > 0.0f) atomicMax(out_bits, __float_as_uint(v2)); /* non-negative floats order like their bits */
+}
+
+#endif

@@ -1,0 +1,247 @@
+/* The CUDA backend against the CPU reference: per-disc agreement, invariants over 10^4 steps, mean forces.
+ * Skips (exit 77) where no GPU is found. `test_gpu quick` runs a short subset (for compute-sanitizer). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/scene.h"
+#include "test_util.h"
+
+static ad_world_def base_def(ad_backend b, ad_integrator integ)
+{
+    ad_world_def d = ad_default_world_def();
+    d.backend = b;
+    d.integrator = integ;
+    d.capacity = 20000;
+    d.x_max = 80;
+    d.y_max = 50;
+    d.boundary_x = AD_BOUNDARY_FLOW;
+    d.inflow_vx = 3.0;
+    d.gravity_y = -0.5;
+    d.restitution = 0.8;
+    d.wall_restitution = 0.9;
+    d.deterministic = 1;
+    d.threads = 2;
+    return d;
+}
+
+/* A gas around a small closed square and a plate, in a flow tunnel. */
+static ad_world *make(ad_backend b, ad_integrator integ)
+{
+    ad_world_def d = base_def(b, integ);
+    ad_world *w;
+    ad_status st = ad_world_create(&d, &w);
+    if (st.code) {
+        if (b == AD_BACKEND_CUDA && st.code == AD_ERR_BACKEND) {
+            printf("SKIP: %s\n", st.message);
+            exit(77);
+        }
+        REQUIRE_OK(st);
+    }
+    ad_segment sq[] = {{30, 20, 36, 20}, {36, 20, 36, 26}, {36, 26, 30, 26}, {30, 26, 30, 20}, {50, 35, 60, 32}};
+    REQUIRE_OK(ad_world_add_segments(w, sq, 5));
+    ad_fill_def f = {0, 0, 80, 50, 0.35, 3.0, 0.0, 1.0, 11};
+    REQUIRE_OK(ad_world_fill(w, &f, NULL));
+    return w;
+}
+
+static void compare(const char *what, ad_world *a, ad_world *b, double abs_tol, double rel_tol)
+{
+    ad_stats sa = tu_stats(a), sb = tu_stats(b);
+    ENSURE(sa.count == sb.count);
+    size_t n = sa.count;
+    ad_particle *pa = malloc(n * sizeof *pa), *pb = malloc(n * sizeof *pb);
+    float *fa = malloc(n * sizeof *fa), *fb = malloc(n * sizeof *fb);
+    ad_world_read_particles(a, AD_READ_BY_ID, n, pa, NULL, fa, NULL, NULL);
+    ad_world_read_particles(b, AD_READ_BY_ID, n, pb, NULL, fb, NULL, NULL);
+    double worst = 0;
+    size_t bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        const float *u = &pa[i].x, *v = &pb[i].x;
+        for (int k = 0; k < 4; k++) {
+            double d = fabs((double)u[k] - v[k]), tol = abs_tol + rel_tol * fabs((double)u[k]);
+            if (!(d <= tol)) bad++;
+            worst = fmax(worst, d / tol);
+        }
+        double dp = fabs((double)fa[i] - fb[i]), tp = 1e-2 + 1e-3 * fabs((double)fa[i]);
+        if (!(dp <= tp)) bad++;
+    }
+    printf("  %-34s %zu discs: worst error %.3g of tolerance, %zu values outside; time %.9g vs %.9g\n", what, n, worst,
+           bad, sa.time, sb.time);
+    ENSURE_MSG(bad == 0, "%s: %zu values outside abs %.1g + rel %.1g", what, bad, abs_tol, rel_tol);
+    ENSURE_REL(sb.time, sa.time, 1e-6);
+    ENSURE_REL(sb.kinetic_energy, sa.kinetic_energy, 1e-4);
+    free(pa);
+    free(pb);
+    free(fa);
+    free(fb);
+}
+
+static void agreement(void)
+{
+    printf("per-disc agreement with the CPU (deterministic mode):\n");
+    const ad_integrator integ[] = {AD_INTEGRATOR_SYMPLECTIC_EULER, AD_INTEGRATOR_EULER, AD_INTEGRATOR_VERLET,
+                                   AD_INTEGRATOR_RK4};
+    for (int k = 0; k < 4; k++) {
+        ad_world *c = make(AD_BACKEND_CPU, integ[k]), *g = make(AD_BACKEND_CUDA, integ[k]);
+        char what[96];
+        REQUIRE_OK(ad_world_step(c, 1));
+        REQUIRE_OK(ad_world_step(g, 1));
+        snprintf(what, sizeof what, "%s, 1 step", ad_integrator_name(integ[k]));
+        compare(what, c, g, 1e-5, 1e-5);
+        REQUIRE_OK(ad_world_step(c, 9));
+        REQUIRE_OK(ad_world_step(g, 9));
+        snprintf(what, sizeof what, "%s, 10 steps", ad_integrator_name(integ[k]));
+        compare(what, c, g, 1e-4, 1e-4);
+        ad_world_destroy(c);
+        ad_world_destroy(g);
+    }
+}
+
+static void determinism(void)
+{
+    ad_world *a = make(AD_BACKEND_CUDA, AD_INTEGRATOR_SYMPLECTIC_EULER);
+    ad_world *b = make(AD_BACKEND_CUDA, AD_INTEGRATOR_SYMPLECTIC_EULER);
+    REQUIRE_OK(ad_world_step(a, 500));
+    REQUIRE_OK(ad_world_step(b, 500));
+    size_t n = tu_stats(a).count;
+    ad_particle *pa = malloc(n * sizeof *pa), *pb = malloc(n * sizeof *pb);
+    tu_read_by_id(a, n, pa, NULL);
+    tu_read_by_id(b, n, pb, NULL);
+    int same = memcmp(pa, pb, n * sizeof *pa) == 0;
+    printf("deterministic mode: two GPU runs of 500 steps are %s\n", same ? "bit-identical" : "DIFFERENT");
+    ENSURE(same);
+    /* a checkpoint resumed on the GPU continues bit-identically */
+    const char *path = "/tmp/aerodem_test_gpu.ckpt";
+    REQUIRE_OK(ad_world_save(a, path, NULL, 0));
+    ad_world *r;
+    REQUIRE_OK(ad_world_load(path, AD_BACKEND_CUDA, -1, &r, NULL, NULL));
+    REQUIRE_OK(ad_world_step(a, 300));
+    REQUIRE_OK(ad_world_step(r, 300));
+    tu_read_by_id(a, n, pa, NULL);
+    tu_read_by_id(r, n, pb, NULL);
+    same = memcmp(pa, pb, n * sizeof *pa) == 0;
+    printf("checkpoint on the GPU: resumed run is %s\n", same ? "bit-identical" : "DIFFERENT");
+    ENSURE(same);
+    remove(path);
+    free(pa);
+    free(pb);
+    ad_world_destroy(a);
+    ad_world_destroy(b);
+    ad_world_destroy(r);
+}
+
+static void invariants(void)
+{
+    /* the tunnel: no disc lost or duplicated over 10^4 steps (fast, non-deterministic path) */
+    ad_world_def d = base_def(AD_BACKEND_CUDA, AD_INTEGRATOR_SYMPLECTIC_EULER);
+    d.deterministic = 0;
+    ad_world *w;
+    REQUIRE_OK(ad_world_create(&d, &w));
+    ad_segment sq[] = {{30, 20, 36, 20}, {36, 20, 36, 26}, {36, 26, 30, 26}, {30, 26, 30, 20}};
+    REQUIRE_OK(ad_world_add_segments(w, sq, 4));
+    ad_fill_def f = {0, 0, 80, 50, 0.3, 3.0, 0.0, 1.0, 5};
+    REQUIRE_OK(ad_world_fill(w, &f, NULL));
+    size_t n = tu_stats(w).count;
+    REQUIRE_OK(ad_world_step(w, 10000));
+    ad_stats s = tu_stats(w);
+    ad_particle *p = malloc(n * sizeof *p);
+    uint32_t *id = malloc(n * sizeof *id);
+    size_t got = 0;
+    REQUIRE_OK(ad_world_read_particles(w, 0, n, p, id, NULL, NULL, &got));
+    char *seen = calloc(n, 1);
+    size_t dup = 0, outside = 0;
+    for (size_t i = 0; i < got; i++) {
+        if (id[i] >= n || seen[id[i]]++) dup++;
+        if (!(p[i].x >= 0 && p[i].x < 80 && p[i].y > -0.5 && p[i].y < 50.5)) outside++;
+    }
+    printf("tunnel, 10^4 steps on the GPU: %zu discs (started with %zu), %zu repeated ids, %zu outside\n", s.count, n,
+           dup, outside);
+    ENSURE(s.count == n && got == n && dup == 0 && outside == 0);
+    free(seen);
+    free(p);
+    free(id);
+    ad_world_destroy(w);
+
+    /* a periodic box: total momentum over 10^4 steps */
+    d = ad_default_world_def();
+    d.backend = AD_BACKEND_CUDA;
+    d.boundary_x = d.boundary_y = AD_BOUNDARY_PERIODIC;
+    d.restitution = 0.7;
+    d.deterministic = 0;
+    REQUIRE_OK(ad_world_create(&d, &w));
+    ad_fill_def g = {0, 0, 100, 100, 0.3, 0.7, -0.4, 1.0, 9};
+    REQUIRE_OK(ad_world_fill(w, &g, NULL));
+    ad_stats a = tu_stats(w);
+    REQUIRE_OK(ad_world_step(w, 10000));
+    ad_stats b = tu_stats(w);
+    double scale = a.count * d.mass * 1.5; /* sum of |m v| is about this */
+    printf("periodic box, 10^4 steps on the GPU: momentum (%.6g, %.6g) -> (%.6g, %.6g), drift %.2g of sum|mv|\n",
+           a.momentum_x, a.momentum_y, b.momentum_x, b.momentum_y,
+           hypot(b.momentum_x - a.momentum_x, b.momentum_y - a.momentum_y) / scale);
+    ENSURE_LE(hypot(b.momentum_x - a.momentum_x, b.momentum_y - a.momentum_y), 1e-4 * scale);
+    ad_world_destroy(w);
+}
+
+/* Mean lift and drag of a scene over interval means after settling. */
+static void scene_forces(const char *path, ad_backend b, double *cl, double *clse, double *cd, double *cdse)
+{
+    ad_scene s;
+    ad_scene_defaults(&s);
+    REQUIRE_OK(ad_scene_load(&s, path));
+    s.backend = b;
+    s.deterministic = 0;
+    REQUIRE_OK(ad_scene_finish(&s));
+    ad_world *w;
+    REQUIRE_OK(ad_scene_build(&s, &w));
+    double q = ad_scene_flow_numbers(&s).dynamic_pressure * s.chord;
+    REQUIRE_OK(ad_world_step(w, s.settle_steps));
+    ad_stats a = tu_stats(w);
+    double sl = 0, sl2 = 0, sd = 0, sd2 = 0;
+    int m = 0;
+    for (unsigned long long k = s.settle_steps; k + s.force_interval <= s.steps; k += s.force_interval) {
+        REQUIRE_OK(ad_world_step(w, s.force_interval));
+        ad_stats c = tu_stats(w);
+        double l = (c.body_impulse_y - a.body_impulse_y) / (c.time - a.time) / q;
+        double dd = (c.body_impulse_x - a.body_impulse_x) / (c.time - a.time) / q;
+        sl += l;
+        sl2 += l * l;
+        sd += dd;
+        sd2 += dd * dd;
+        m++;
+        a = c;
+    }
+    *cl = sl / m;
+    *cd = sd / m;
+    *clse = sqrt((sl2 / m - *cl * *cl) / (m - 1));
+    *cdse = sqrt((sd2 / m - *cd * *cd) / (m - 1));
+    ad_world_destroy(w);
+}
+
+static void default_scene(const char *src)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/scenes/default.ini", src);
+    double l1, l1e, d1, d1e, l2, l2e, d2, d2e;
+    scene_forces(path, AD_BACKEND_CPU, &l1, &l1e, &d1, &d1e);
+    scene_forces(path, AD_BACKEND_CUDA, &l2, &l2e, &d2, &d2e);
+    double zl = fabs(l1 - l2) / hypot(l1e, l2e), zd = fabs(d1 - d2) / hypot(d1e, d2e);
+    printf("default scene: CPU CL = %.4f +- %.4f, CD = %.4f +- %.4f; GPU CL = %.4f +- %.4f, CD = %.4f +- %.4f; "
+           "differences %.2f and %.2f combined standard errors\n",
+           l1, l1e, d1, d1e, l2, l2e, d2, d2e, zl, zd);
+    ENSURE(zl < 3.0);
+    ENSURE(zd < 3.0);
+}
+
+int main(int argc, char **argv)
+{
+    int quick = argc > 1 && !strcmp(argv[1], "quick");
+    agreement();
+    determinism();
+    if (!quick) {
+        invariants();
+        default_scene(AD_SOURCE_DIR);
+    }
+    return tu_finish("test_gpu");
+}
