@@ -541,9 +541,17 @@ static ad_status prepare(run *r, const ad_run_options *opt)
     r->fd.x1 = r->fd.nx * r->sc.field_cell;
     r->fd.y1 = r->fd.ny * r->sc.field_cell;
     r->fd.interval = (uint32_t)(r->sc.field_interval > 0xFFFFFFFFull ? 0xFFFFFFFFull : r->sc.field_interval);
+    return ok();
+}
+
+/* The output folders, made only once the world exists: a run that fails earlier writes nothing. */
+static ad_status make_dirs(const run *r)
+{
     char sub[AD_PATH_MAX + 32];
     const char *subs[] = {"", "frames", "particles", "fields"};
     for (int k = 0; k < 4; k++) {
+        if (k == 1 && !r->sc.png) continue;
+        if (k > 1 && !r->sc.vtk) continue;
         path_in(r, sub, sizeof sub, "%s", subs[k]);
         if (mkdirs(sub) != 0) return fail(AD_ERR_IO, "cannot create the output folder %s: %s", sub, strerror(errno));
     }
@@ -572,6 +580,7 @@ int ad_tunnel_run(ad_scene *scene, const ad_run_options *opt)
     ad_status st = prepare(&r, opt);
     if (!st.code) st = ad_scene_build(&r.sc, &r.w);
     if (!st.code) st = ad_world_set_fields(r.w, &r.fd);
+    if (!st.code) st = make_dirs(&r);
     if (st.code) {
         cleanup(&r);
         return report(st);
@@ -639,6 +648,7 @@ int ad_tunnel_resume(const char *checkpoint, ad_backend backend, int threads, co
         return report(fail(AD_ERR_FORMAT, "%s holds a world but not an aerodem run (no scene in it)", checkpoint));
     }
     ad_scene_defaults(&r.sc);
+    snprintf(r.sc.source, sizeof r.sc.source, "%s", checkpoint);
     st = ad_scene_load_string(&r.sc, blk, checkpoint);
     if (!st.code) st = ad_scene_finish(&r.sc);
     memcpy(&r.m, (char *)blk + tl, sizeof r.m);
@@ -649,12 +659,19 @@ int ad_tunnel_resume(const char *checkpoint, ad_backend backend, int threads, co
     r.w = NULL;
     if (!st.code) st = prepare(&r, opt);
     r.w = w;
+    if (!st.code) st = make_dirs(&r);
     if (st.code) {
         cleanup(&r);
         return report(st);
     }
     ad_stats s;
     ad_world_get_stats(r.w, &s);
+    if (r.total <= s.step) {
+        fprintf(stderr, "aerodem: error: %s is at step %llu already; --steps must be larger to continue (it is %llu)\n",
+                checkpoint, (unsigned long long)s.step, r.total);
+        cleanup(&r);
+        return AD_EXIT_USAGE;
+    }
     trim_csv(&r, s.step);
     say(&r, "aerodem: resuming %s at step %llu of %llu (t = %.4g s)\n", checkpoint, (unsigned long long)s.step,
         r.total, s.time);

@@ -134,13 +134,17 @@ for nside in $SIZES; do
   n=$((nside*nside))
   if [ "$n" -le 200000 ]; then steps=$STEPS_SMALL; reps=$REPS; else steps=$STEPS_LARGE; reps=$REPS_LARGE; fi
   for np in $NPS; do
-    all=(); best=""; bb=""; bke0=""; bke1=""; clean=0; tries=0; skipped=0
+    all=(); best=""; bb=""; bke0=""; bke1=""; clean=0; tries=0; skipped=0; cbest=""; cfo=""; cbb=""
     while [ "$clean" -lt "$reps" ] && [ "$tries" -lt "$MAX_TRIES" ]; do
       tries=$((tries+1))
       read -r secs builds nb ke0 ke1 pn fo < <(run_one "$np" "$nside" "$steps" "$SKIN" "$EVERY" "$SORTF")
       if awk -v f="$fo" -v m="$MAX_FOREIGN" 'BEGIN{exit !(f>m)}'; then
         echo "   (discarded: ${secs}s with ${fo} foreign busy cores)"
-        skipped=$((skipped+1)); continue
+        skipped=$((skipped+1))
+        if [ -z "$cbest" ] || awk -v a="$secs" -v b="$cbest" 'BEGIN{exit !(a<b)}'; then
+          cbest=$secs; cfo=$fo; cbb=$builds
+        fi
+        continue
       fi
       clean=$((clean+1))
       all+=("$secs")
@@ -148,7 +152,15 @@ for nside in $SIZES; do
         best=$secs; bb=$builds; bke0=$ke0; bke1=$ke1
       fi
     done
-    if [ "$clean" -eq 0 ]; then echo "   no uncontended run for N=$n np=$np"; continue; fi
+    if [ "$clean" -eq 0 ]; then
+      # keep the fastest contended run, clearly flagged: it is only a lower
+      # bound on LAMMPS's throughput and should be re-measured on an idle box
+      ps=$(awk -v n="$n" -v st="$steps" -v t="$cbest" 'BEGIN{printf "%.4e", n*st/t}')
+      pc=$(awk -v n="$n" -v st="$steps" -v t="$cbest" -v c="$np" 'BEGIN{printf "%.4e", n*st/t/c}')
+      printf '%9s %5s %6s %10s %14s %14s %7s   CONTENDED (%s foreign cores): lower bound only\n' "$n" "$np" "$steps" "$cbest" "$ps" "$pc" "$cbb" "$cfo"
+      echo "lammps,$n,$np,$steps,$cbest,$ps,$pc,skin=$SKIN;every=$EVERY;delay=0;check=yes;sort=$SORTF;mpi_ranks=$np;builds=$cbb;CONTENDED_foreign_cores=$cfo;lower_bound_only;tries=$tries" >> "$csv"
+      continue
+    fi
     med=$(printf '%s\n' "${all[@]}" | sort -g | awk '{a[NR]=$1} END{print (NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2}')
     ps=$(awk -v n="$n" -v st="$steps" -v t="$best" 'BEGIN{printf "%.4e", n*st/t}')
     pc=$(awk -v n="$n" -v st="$steps" -v t="$best" -v c="$np" 'BEGIN{printf "%.4e", n*st/t/c}')

@@ -404,6 +404,7 @@ ad_status ad_scene_load(ad_scene *s, const char *path)
 
 ad_status ad_scene_load_string(ad_scene *s, const char *text, const char *name)
 {
+    if (!s->source[0]) snprintf(s->source, sizeof s->source, "%s", name);
     ad_status st = syntax_check(text, name);
     if (st.code) return st;
     parse_ctx c = {s, name, 0, {0}, 0};
@@ -442,6 +443,13 @@ ad_status ad_scene_finish(ad_scene *s)
                        src);
     if (s->speed_ratio > 0) s->velocity = s->speed_ratio * sqrt(2.0 * s->temperature);
     if (s->mach > 0) s->velocity = s->mach * sqrt(2.0 * s->temperature);
+    /* from here on the velocity is the free stream: a resolved copy of the scene
+     * (scene.ini, a checkpoint) gives it alone and reads back the same */
+    if (given) {
+        s->speed_ratio = s->mach = 0.0;
+        s->seen[find_key("gas", "velocity") - KEYS] = 1;
+        s->seen[find_key("gas", "speed_ratio") - KEYS] = s->seen[find_key("gas", "mach") - KEYS] = 0;
+    }
     if (s->kind == AD_TUNNEL_BOX) {
         if (given || (s->seen[find_key("gas", "velocity") - KEYS] && s->velocity != 0.0))
             return ad_fail(AD_ERR_INVALID, "gas.velocity", "%s: a box has no stream: [gas] velocity must be 0", src);

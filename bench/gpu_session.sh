@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Builds aerodem on the lent GPU machine and runs the GPU tests and benchmarks; logs go to $OUT.
+# Usage: bench/gpu_session.sh STAGE...   stages: build tests sanitize bench bench-big bin-dense
+# Libraries the machine lacks (libinih, libpng) come as Debian packages in .debs/, unpacked under /tmp/dep.
+set -uo pipefail
+OUT=${OUT:-/tmp/out}
+mkdir -p "$OUT"
+cd "$(dirname "$0")/.."
+log() { echo "== $*" | tee -a "$OUT/session.log"; }
+
+setup_deps() {
+  if [ ! -f /usr/include/ini.h ] || [ ! -f /usr/include/png.h ]; then
+    mkdir -p /tmp/dep
+    for f in .debs/*.deb; do dpkg -x "$f" /tmp/dep; done
+    z=$(find /tmp/dep -name 'libz.so.1.*' | head -1)
+    [ -n "$z" ] && ln -sf "$z" /tmp/dep/usr/lib/x86_64-linux-gnu/libz.so
+    cp -a /tmp/dep/lib/x86_64-linux-gnu/libz.so.1* /tmp/dep/usr/lib/x86_64-linux-gnu/ 2>/dev/null || true
+    export PKG_CONFIG_PATH=/tmp/dep/usr/lib/x86_64-linux-gnu/pkgconfig:/tmp/dep/usr/share/pkgconfig
+    export PKG_CONFIG_SYSROOT_DIR=/tmp/dep
+    export CMAKE_PREFIX_PATH=/tmp/dep/usr
+    export LD_LIBRARY_PATH=/tmp/dep/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
+    export CPATH=/tmp/dep/usr/include
+  fi
+}
+
+for stage in "$@"; do
+  case "$stage" in
+  build)
+    log "machine"; nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm,clocks.mem --format=csv | tee -a "$OUT/session.log"
+    nvcc --version | tail -1 | tee -a "$OUT/session.log"; cmake --version | head -1 | tee -a "$OUT/session.log"
+    which pkg-config || log "no pkg-config"
+    setup_deps
+    log "configure"
+    cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release > "$OUT/configure.log" 2>&1 || { tail -30 "$OUT/configure.log"; exit 1; }
+    grep "CUDA backend" "$OUT/configure.log"
+    log "build"
+    cmake --build build-gpu -j16 > "$OUT/build.log" 2>&1 || { grep -E "error|warning" "$OUT/build.log" | head -40; exit 1; }
+    grep -c warning "$OUT/build.log" | sed 's/^/warnings: /'
+    ;;
+  tests)
+    setup_deps
+    log "gpu test"
+    ./build-gpu/tests/test_gpu 2>&1 | tee "$OUT/test_gpu.log" | tail -25
+    log "core suite on the GPU backend"
+    (cd build-gpu && AERODEM_TEST_BACKEND=cuda ctest -L core -E "threads|grid" --output-on-failure 2>&1 | tail -15) | tee "$OUT/ctest_core_cuda.log"
+    ;;
+  sanitize)
+    setup_deps
+    log "compute-sanitizer memcheck"
+    compute-sanitizer --tool memcheck --error-exitcode 9 ./build-gpu/tests/test_gpu quick > "$OUT/memcheck.log" 2>&1; echo "memcheck rc=$?"; tail -4 "$OUT/memcheck.log"
+    log "compute-sanitizer racecheck"
+    compute-sanitizer --tool racecheck --error-exitcode 9 ./build-gpu/tests/test_gpu quick > "$OUT/racecheck.log" 2>&1; echo "racecheck rc=$?"; tail -4 "$OUT/racecheck.log"
+    ;;
+  bench)
+    setup_deps
+    log "benchmark: default tunnel, fast path"
+    ./build-gpu/bench_core --backend cuda --fast --scene scenes/default.ini --sizes 1e6,1.6e7,6.4e7 --csv "$OUT/bench_gpu_fast.csv" 2>&1 | tee "$OUT/bench_gpu_fast.log"
+    log "benchmark: default tunnel, deterministic"
+    ./build-gpu/bench_core --backend cuda --scene scenes/default.ini --sizes 1e6,1.6e7 --csv "$OUT/bench_gpu_det.csv" 2>&1 | tee "$OUT/bench_gpu_det.log"
+    ;;
+  bench-big)
+    setup_deps
+    log "benchmark: default tunnel, 2.56e8 and 1e9"
+    ./build-gpu/bench_core --backend cuda --fast --scene scenes/default.ini --sizes 2.56e8,1e9 --steps 30 --threads 16 --csv "$OUT/bench_gpu_big.csv" 2>&1 | tee "$OUT/bench_gpu_big.log"
+    ;;
+  *) echo "unknown stage $stage"; exit 2 ;;
+  esac
+done
