@@ -173,6 +173,7 @@ static void invariants(void)
     REQUIRE_OK(ad_world_create(&d, &w));
     ad_fill_def g = {0, 0, 100, 100, 0.3, 0.7, -0.4, 1.0, 9};
     REQUIRE_OK(ad_world_fill(w, &g, NULL));
+    REQUIRE_OK(ad_world_step(w, 1)); /* statistics exist from the first step on */
     ad_stats a = tu_stats(w);
     REQUIRE_OK(ad_world_step(w, 10000));
     ad_stats b = tu_stats(w);
