@@ -210,23 +210,27 @@ static void build_grid(ad_world *w, cpu_world *c, size_t n)
 
 typedef enum { PASS_STEP, PASS_PRIME } pass_kind;
 
-static void add_contact_sums(ad_block_sums *b, const ad_accum *a)
+static inline void add_contact_sums(ad_block_sums *b, const ad_accum *a)
 {
+    if (a->energy == 0.0f) return; /* no contact: most discs of a gas, most of the time */
     b->pe += a->energy;
     b->virial += a->virial;
-    b->body_fx += a->body_fx;
-    b->body_fy += a->body_fy;
-    for (int k = 0; k < 4; k++) b->wall[k] += a->wall[k];
-    b->max_overlap = fmaxf(b->max_overlap, a->max_overlap);
+    if (a->body_fx != 0.0f || a->body_fy != 0.0f) {
+        b->body_fx += a->body_fx;
+        b->body_fy += a->body_fy;
+    }
+    if (a->wall[0] != 0.0f || a->wall[1] != 0.0f || a->wall[2] != 0.0f || a->wall[3] != 0.0f)
+        for (int k = 0; k < 4; k++) b->wall[k] += a->wall[k];
+    b->max_overlap = b->max_overlap > a->max_overlap ? b->max_overlap : a->max_overlap;
 }
 
-static void add_motion_sums(ad_block_sums *b, const ad_params *p, ad_state s)
+static inline void add_motion_sums(ad_block_sums *b, const ad_params *p, ad_state s)
 {
     float v2 = s.vx * s.vx + s.vy * s.vy;
     b->ke += 0.5 * (double)p->mass * (double)v2;
     b->px += (double)p->mass * (double)s.vx;
     b->py += (double)p->mass * (double)s.vy;
-    b->vmax2 = fmaxf(b->vmax2, v2);
+    b->vmax2 = b->vmax2 > v2 ? b->vmax2 : v2;
     b->nonfinite += !(isfinite(s.x) && isfinite(s.y) && isfinite(s.vx) && isfinite(s.vy));
 }
 

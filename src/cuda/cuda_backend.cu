@@ -34,7 +34,7 @@ struct cuda_world {
     float *pressure, *virial;
     ad_accel *acc[2]; /* accelerations of the last evaluation; [cur] pairs with state[cur] */
     ad_state *rk[3];
-    ad_dev_sums *blocks;
+    ad_dev_sums *blocks, *blocks2;
     ad_ctrl *ctrl;      /* device */
     ad_ctrl *ctrl_host; /* pinned mirror */
     unsigned *vmax_bits;
@@ -51,7 +51,7 @@ struct cuda_world {
     /* the step as a graph (one per id parity), rebuilt when the world changes */
     cudaEvent_t batch[2];
     cudaEvent_t phase[5]; /* recorded inside the step graph between phases */
-    unsigned long long timed_step; /* the step count when phase times were last folded */
+    unsigned long long phase_steps; /* steps the timed step stands for, not yet folded */
     cudaGraphExec_t graph[2];
     int graph_ok[2];
     size_t graph_n;
@@ -120,7 +120,7 @@ static void cuda_destroy(ad_world *w)
         if (c->graph_ok[k]) cudaGraphExecDestroy(c->graph[k]);
     void *ptrs[] = {c->state[0], c->state[1], c->id[0],   c->id[1],   c->cell_of, c->rank,      c->count,
                     c->start,    c->perm,     c->iota,    c->keys_out, c->temp,   c->pressure,  c->virial,
-                    c->acc[0],   c->acc[1],   c->rk[0],   c->rk[1],   c->rk[2],   c->blocks,    c->ctrl,
+                    c->acc[0],   c->acc[1],   c->rk[0],   c->rk[1],   c->rk[2],   c->blocks,    c->blocks2,  c->ctrl,
                     c->vmax_bits, c->segs,    c->seg_start, c->seg_index, c->field_sums};
     for (void *p : ptrs)
         if (p) cudaFree(p);
@@ -214,6 +214,7 @@ static ad_status cuda_create(ad_world *w)
     if (d->integrator == AD_INTEGRATOR_RK4)
         for (int k = 0; k < 3; k++) ALLOC(c->rk[k], n * sizeof(ad_state));
     ALLOC(c->blocks, (size_t)c->nblocks_cap * sizeof(ad_dev_sums));
+    ALLOC(c->blocks2, (size_t)AD_REDUCE_BLOCKS * sizeof(ad_dev_sums));
     ALLOC(c->ctrl, sizeof(ad_ctrl));
     ALLOC(c->vmax_bits, 4);
 #undef ALLOC
@@ -306,11 +307,11 @@ static ad_status cuda_set_segments(ad_world *w)
 static unsigned grid_of(size_t n) { return (unsigned)((n + AD_CUDA_BLOCK - 1) / AD_CUDA_BLOCK); }
 
 /* Steps 1-3 on the stream: the state (and accelerations) end in cell order. */
-static cudaError_t enqueue_grid(ad_world *w, cuda_world *c, unsigned n)
+static cudaError_t enqueue_grid(ad_world *w, cuda_world *c, unsigned n, int timed)
 {
     cudaStream_t st = c->stream;
     unsigned gb = grid_of(n);
-    cudaError_t e = cudaEventRecord(c->phase[0], st);
+    cudaError_t e = timed ? cudaEventRecord(c->phase[0], st) : cudaSuccess;
     if (!e) e = cudaMemsetAsync(c->count, 0, (c->ncell + 1) * 4, st);
     if (e) return e;
     if (w->def.diagnostics) {
@@ -324,9 +325,9 @@ static cudaError_t enqueue_grid(ad_world *w, cuda_world *c, unsigned n)
         k_bin<false><<<gb, AD_CUDA_BLOCK, 0, st>>>(w->params, c->state[c->cur], n, c->cell_of, c->rank, c->count,
                                                      0, c->ctrl);
     }
-    e = cudaEventRecord(c->phase[1], st);
+    e = timed ? cudaEventRecord(c->phase[1], st) : cudaSuccess;
     if (!e) e = cub::DeviceScan::ExclusiveSum(c->temp, c->temp_bytes, c->count, c->start, (int)(c->ncell + 1), st);
-    if (!e) e = cudaEventRecord(c->phase[2], st);
+    if (!e && timed) e = cudaEventRecord(c->phase[2], st);
     if (e) return e;
     int nx = !c->cur;
     /* only Verlet carries accelerations from step to step; the others recompute them */
@@ -349,7 +350,7 @@ static cudaError_t enqueue_grid(ad_world *w, cuda_world *c, unsigned n)
     c->cur = nx;
     c->idp = !c->idp;
     e = cudaGetLastError();
-    return e ? e : cudaEventRecord(c->phase[3], st);
+    return e || !timed ? e : cudaEventRecord(c->phase[3], st);
 }
 
 template <int INTEG, int PASS>
@@ -373,14 +374,14 @@ static ad_dt_rule dt_rule(const ad_world *w)
 }
 
 /* One whole step on the stream. */
-static cudaError_t enqueue_step(ad_world *w, cuda_world *c, unsigned n)
+static cudaError_t enqueue_step(ad_world *w, cuda_world *c, unsigned n, int timed)
 {
     cudaStream_t st = c->stream;
     int integ = w->def.integrator;
     if (integ == AD_INTEGRATOR_VERLET)
         k_verlet_drift<<<grid_of(n), AD_CUDA_BLOCK, 0, st>>>(w->params, n, c->state[c->cur], c->acc[c->cur],
                                                               c->id[c->idp], c->ctrl);
-    cudaError_t e = enqueue_grid(w, c, n);
+    cudaError_t e = enqueue_grid(w, c, n, timed);
     if (e) return e;
     if (integ == AD_INTEGRATOR_RK4) {
         const ad_state *base = c->state[c->cur];
@@ -406,9 +407,11 @@ static cudaError_t enqueue_step(ad_world *w, cuda_world *c, unsigned n)
         else if (integ == AD_INTEGRATOR_VERLET) launch_interact<AD_INTEGRATOR_VERLET, AD_PASS_STEP>(w, c, n);
         else launch_interact<AD_INTEGRATOR_SYMPLECTIC_EULER, AD_PASS_STEP>(w, c, n);
     }
-    k_finish_step<<<1, AD_CUDA_BLOCK, 0, st>>>(c->blocks, grid_of(n), c->ctrl, dt_rule(w), (float)(1.0 / w->def.radius));
+    unsigned nb = grid_of(n), nr = nb < AD_REDUCE_BLOCKS ? nb : AD_REDUCE_BLOCKS;
+    k_reduce_partials<<<nr, AD_CUDA_BLOCK, 0, st>>>(c->blocks, nb, c->blocks2);
+    k_finish_step<<<1, AD_CUDA_BLOCK, 0, st>>>(c->blocks2, nr, c->ctrl, dt_rule(w), (float)(1.0 / w->def.radius));
     e = cudaGetLastError();
-    return e ? e : cudaEventRecord(c->phase[4], st);
+    return e || !timed ? e : cudaEventRecord(c->phase[4], st);
 }
 
 static ad_status pull_ctrl(ad_world *w)
@@ -439,17 +442,14 @@ static ad_status pull_ctrl(ad_world *w)
     s.cell_overflow = h.overflow;
     s.outside_grid = h.outside;
     s.count = w->count;
-    /* phase times: those of the last step, counted for every step since the last pull */
-    if (h.step > c->timed_step) {
+    /* phase times: the timed first step of the last call, counted for each of its steps */
+    if (c->phase_steps) {
         float ms[4];
         int ok = 1;
         for (int k = 0; k < 4; k++) ok &= cudaEventElapsedTime(&ms[k], c->phase[k], c->phase[k + 1]) == cudaSuccess;
-        if (ok) {
-            double steps = (double)(h.step - c->timed_step);
-            for (int k = 0; k < 4; k++) s.phase_seconds[k] += 1e-3 * ms[k] * steps;
-        }
-        cudaGetLastError();
-        c->timed_step = h.step;
+        if (ok)
+            for (int k = 0; k < 4; k++) s.phase_seconds[k] += 1e-3 * ms[k] * (double)c->phase_steps;
+        c->phase_steps = 0;
     }
     if (h.nonfinite)
         return ad_fail(AD_ERR_UNSTABLE, "dt",
@@ -485,7 +485,7 @@ static ad_status step_graph(ad_world *w, cuda_world *c, unsigned n, cudaGraphExe
     if (c->graph_n != n) invalidate_graphs(c);
     cudaGraph_t g;
     CU(cudaStreamBeginCapture(c->stream, cudaStreamCaptureModeThreadLocal));
-    cudaError_t e = enqueue_step(w, c, n);
+    cudaError_t e = enqueue_step(w, c, n, 0);
     cudaError_t e2 = cudaStreamEndCapture(c->stream, &g);
     c->cur = cur; /* capture only recorded the launches */
     c->idp = parity;
@@ -520,7 +520,7 @@ static ad_status cuda_step(ad_world *w, uint64_t nsteps)
         c->dt_stale = 0;
     }
     if (w->def.integrator == AD_INTEGRATOR_VERLET && !c->primed) {
-        if (enqueue_grid(w, c, n) != cudaSuccess) return ad_fail(AD_ERR_BACKEND, "cuda", "grid launch failed");
+        if (enqueue_grid(w, c, n, 0) != cudaSuccess) return ad_fail(AD_ERR_BACKEND, "cuda", "grid launch failed");
         launch_interact<AD_INTEGRATOR_VERLET, AD_PASS_PRIME>(w, c, n);
         CU(cudaGetLastError());
         c->primed = 1;
@@ -528,14 +528,22 @@ static ad_status cuda_step(ad_world *w, uint64_t nsteps)
     /* the host knows the step count, so it knows when to sample fields, without asking the device */
     uint64_t step0 = w->stats.step;
     for (uint64_t k = 0; k < nsteps; k++) {
-        cudaGraphExec_t g = NULL;
-        ad_status st = step_graph(w, c, n, &g);
-        if (st.code) return st;
-        CU(cudaGraphLaunch(g, c->stream));
-        c->idp = !c->idp;
+        if (k == 0) {
+            /* the first step of a call runs outside the graph with events between the
+             * phases: its phase times stand for the call's steps (the same kernels) */
+            cudaError_t e = enqueue_step(w, c, n, 1);
+            if (e) return ad_fail(AD_ERR_BACKEND, "cuda", "launching a step: %s", cudaGetErrorString(e));
+            c->phase_steps = nsteps;
+        } else {
+            cudaGraphExec_t g = NULL;
+            ad_status st = step_graph(w, c, n, &g);
+            if (st.code) return st;
+            CU(cudaGraphLaunch(g, c->stream));
+            c->idp = !c->idp;
+        }
         uint64_t done = step0 + k + 1;
         if (w->fields.enabled && done % w->fields.def.interval == 0) {
-            st = sample_fields(w, c, n);
+            ad_status st = sample_fields(w, c, n);
             if (st.code) return st;
         }
         /* a bounded queue: at most two batches of 32 steps in flight, so Ctrl-C stops soon
@@ -633,7 +641,6 @@ static ad_status cuda_import(ad_world *w, const ad_snapshot *s)
     CU(cudaMemcpy(c->acc[c->cur], s->accel, n * sizeof(ad_accel), cudaMemcpyHostToDevice));
     c->primed = s->primed;
     c->dt_stale = 0;
-    c->timed_step = w->stats.step;
     invalidate_graphs(c);
     return push_ctrl(w);
 }

@@ -139,10 +139,13 @@ __device__ __forceinline__ void ad_block_reduce(ad_dev_sums mine, ad_dev_sums *o
     __shared__ float shf[AD_CUDA_BLOCK / 32][2];
     __shared__ unsigned shu[AD_CUDA_BLOCK / 32][2];
     int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    /* within a warp in float (32 terms), across warps in double; a sum that is zero in
+     * every lane (walls, the body, most contacts) skips its shuffles */
 #pragma unroll
     for (int k = 0; k < 11; k++) {
-        double x = mine.v[k];
-        for (int o = 16; o > 0; o >>= 1) x += __shfl_down_sync(0xffffffffu, x, o);
+        float x = (float)mine.v[k];
+        if (k < 4 || __any_sync(0xffffffffu, x != 0.0f))
+            for (int o = 16; o > 0; o >>= 1) x += __shfl_down_sync(0xffffffffu, x, o);
         if (lane == 0) sh[warp][k] = x;
     }
     float a = mine.vmax2, b = mine.max_overlap;
@@ -150,9 +153,9 @@ __device__ __forceinline__ void ad_block_reduce(ad_dev_sums mine, ad_dev_sums *o
     for (int o = 16; o > 0; o >>= 1) {
         a = fmaxf(a, __shfl_down_sync(0xffffffffu, a, o));
         b = fmaxf(b, __shfl_down_sync(0xffffffffu, b, o));
-        c += __shfl_down_sync(0xffffffffu, c, o);
-        d += __shfl_down_sync(0xffffffffu, d, o);
     }
+    c = __reduce_add_sync(0xffffffffu, c);
+    d = __reduce_add_sync(0xffffffffu, d);
     if (lane == 0) {
         shf[warp][0] = a;
         shf[warp][1] = b;
@@ -299,37 +302,51 @@ __global__ void k_verlet_drift(ad_params p, unsigned n, ad_state *__restrict__ s
 
 /* ------------------------------------------------ step 6: fold the partials -- */
 
-/* One block sums the partials in a fixed order, then advances time and chooses the
- * next step: deterministic, and nothing goes back to the host. */
-__global__ void k_finish_step(const ad_dev_sums *__restrict__ blocks, unsigned nblocks, ad_ctrl *ctrl, ad_dt_rule rule,
-                              float inv_radius)
+/* Partial sums of a fixed range of partials per block, in a fixed tree order:
+ * the partition depends only on the count, so the sums are deterministic. */
+__device__ __forceinline__ void ad_sums_add(ad_dev_sums &a, const ad_dev_sums &b)
+{
+    for (int k = 0; k < 11; k++) a.v[k] += b.v[k];
+    a.vmax2 = fmaxf(a.vmax2, b.vmax2);
+    a.max_overlap = fmaxf(a.max_overlap, b.max_overlap);
+    a.nonfinite += b.nonfinite;
+    a.skin += b.skin;
+}
+
+__device__ __forceinline__ ad_dev_sums ad_sums_range(const ad_dev_sums *__restrict__ in, unsigned a, unsigned b)
 {
     __shared__ ad_dev_sums part[AD_CUDA_BLOCK];
     ad_dev_sums t = {};
-    for (unsigned b = threadIdx.x; b < nblocks; b += blockDim.x) {
-        ad_dev_sums x = blocks[b];
-        for (int k = 0; k < 11; k++) t.v[k] += x.v[k];
-        t.vmax2 = fmaxf(t.vmax2, x.vmax2);
-        t.max_overlap = fmaxf(t.max_overlap, x.max_overlap);
-        t.nonfinite += x.nonfinite;
-        t.skin += x.skin;
-    }
+    for (unsigned i = a + threadIdx.x; i < b; i += blockDim.x) ad_sums_add(t, in[i]);
     part[threadIdx.x] = t;
     __syncthreads();
     for (unsigned w = blockDim.x / 2; w > 0; w >>= 1) {
-        if (threadIdx.x < w) {
-            ad_dev_sums &a = part[threadIdx.x];
-            const ad_dev_sums &b = part[threadIdx.x + w];
-            for (int k = 0; k < 11; k++) a.v[k] += b.v[k];
-            a.vmax2 = fmaxf(a.vmax2, b.vmax2);
-            a.max_overlap = fmaxf(a.max_overlap, b.max_overlap);
-            a.nonfinite += b.nonfinite;
-            a.skin += b.skin;
-        }
+        if (threadIdx.x < w) ad_sums_add(part[threadIdx.x], part[threadIdx.x + w]);
         __syncthreads();
     }
+    return part[0];
+}
+
+#define AD_REDUCE_BLOCKS 512
+
+/* First level: AD_REDUCE_BLOCKS blocks each fold a contiguous share of the partials. */
+__global__ void __launch_bounds__(AD_CUDA_BLOCK) k_reduce_partials(const ad_dev_sums *__restrict__ blocks,
+                                                                   unsigned nblocks, ad_dev_sums *__restrict__ out)
+{
+    unsigned chunk = (nblocks + gridDim.x - 1) / gridDim.x;
+    unsigned a = blockIdx.x * chunk, b = min(a + chunk, nblocks);
+    ad_dev_sums t = ad_sums_range(blocks, min(a, nblocks), b);
+    if (threadIdx.x == 0) out[blockIdx.x] = t;
+}
+
+/* Second level: one block folds the shares, then advances time and chooses the next
+ * step, on the device: nothing goes back to the host. */
+__global__ void __launch_bounds__(AD_CUDA_BLOCK) k_finish_step(const ad_dev_sums *__restrict__ blocks,
+                                                               unsigned nblocks, ad_ctrl *ctrl, ad_dt_rule rule,
+                                                               float inv_radius)
+{
+    ad_dev_sums s = ad_sums_range(blocks, 0, nblocks);
     if (threadIdx.x == 0) {
-        const ad_dev_sums &s = part[0];
         double dt = ctrl->dt;
         ctrl->ke = s.v[0];
         ctrl->pe = s.v[1];

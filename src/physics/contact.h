@@ -63,16 +63,17 @@ static inline double ad_contact_duration(double m_eff, double k, double gamma)
 }
 
 /* Disc i meets disc j. dx, dy: x_j - x_i (minimum image); dvx, dvy: v_j - v_i.
- * Returns 1 and accumulates into *a if they touch. */
-AD_HD static inline int ad_contact_disc(const ad_params *p, float dx, float dy, float dvx, float dvy,
-                                        ad_accum *a)
+ * Accumulates into *a if they touch. Branch-free: whether a candidate touches is a
+ * coin toss in a gas, so a mask costs less than the mispredicted branch. */
+AD_HD static inline void ad_contact_disc(const ad_params *p, float dx, float dy, float dvx, float dvy, ad_accum *a)
 {
     float d2 = dx * dx + dy * dy;
-    if (d2 >= p->diameter_sq || d2 <= 0.0f) return 0; /* apart, or coincident: no normal */
+    /* apart, or coincident (no normal): no force */
+    float touch = (d2 < p->diameter_sq && d2 > 0.0f) ? 1.0f : 0.0f;
     float dist = sqrtf(d2);
-    float inv = 1.0f / dist;
+    float inv = touch / (dist + (1.0f - touch)); /* 0 when apart, 1/dist when touching */
     float nx = dx * inv, ny = dy * inv;
-    float delta = p->diameter - dist;
+    float delta = (p->diameter - dist) * touch;
     float vn = dvx * nx + dvy * ny;
     float f = p->k * delta - p->gamma_pp * vn;
     a->fx -= f * nx;
@@ -80,8 +81,7 @@ AD_HD static inline int ad_contact_disc(const ad_params *p, float dx, float dy, 
     a->pressure += fabsf(f);
     a->virial += 0.5f * dist * f;
     a->energy += 0.25f * p->k * delta * delta;
-    a->max_overlap = fmaxf(a->max_overlap, delta);
-    return 1;
+    a->max_overlap = a->max_overlap > delta ? a->max_overlap : delta;
 }
 
 /* Disc with velocity (vx, vy) pressed by delta > 0 onto a static body whose outward
@@ -96,7 +96,7 @@ AD_HD static inline float ad_contact_static(const ad_params *p, float delta, flo
     a->fy += f * ny;
     a->pressure += fabsf(f);
     a->energy += 0.5f * p->k * delta * delta;
-    a->max_overlap = fmaxf(a->max_overlap, delta);
+    a->max_overlap = a->max_overlap > delta ? a->max_overlap : delta;
     return f;
 }
 
@@ -122,7 +122,7 @@ AD_HD static inline void ad_closest_on_segment(float x, float y, float x0, float
                                                float inv_len2, float *qx, float *qy, float *t)
 {
     float s = ((x - x0) * ex + (y - y0) * ey) * inv_len2;
-    s = fminf(fmaxf(s, 0.0f), 1.0f);
+    s = s > 0.0f ? (s < 1.0f ? s : 1.0f) : 0.0f;
     *t = s;
     *qx = x0 + s * ex;
     *qy = y0 + s * ey;

@@ -10,10 +10,13 @@
  * between two coordinates, every pair closer than a cell stays in adjacent cells. */
 AD_HD static inline int ad_cell_coord(float x, float origin, float inv_cell, int n)
 {
-    float f = floorf((x - origin) * inv_cell);
-    /* fmaxf/fminf return the number when the other argument is NaN: NaN -> 0. */
-    f = fminf(fmaxf(f, 0.0f), (float)(n - 1));
-    return (int)f;
+    float f = (x - origin) * inv_cell;
+    /* comparisons, not floorf/fminf (library calls on baseline x86-64); !(f >= 0)
+     * also catches NaN. In [0, n) truncation is the floor. */
+    if (!(f >= 0.0f)) return 0;
+    if (f >= (float)n) return n - 1;
+    int c = (int)f;
+    return c < n ? c : n - 1;
 }
 
 AD_HD static inline uint32_t ad_cell_index(const ad_params *p, float x, float y)

@@ -2,8 +2,12 @@
 #ifndef AD_PHYSICS_HD_H
 #define AD_PHYSICS_HD_H
 
+/* Forced inline: the gather loop must become one function with its accumulators in
+ * registers; left to itself gcc keeps ad_gather_all out of line and spills them. */
 #if defined(__CUDACC__)
-#define AD_HD __host__ __device__
+#define AD_HD __host__ __device__ __attribute__((always_inline))
+#elif defined(__GNUC__)
+#define AD_HD __attribute__((always_inline))
 #else
 #define AD_HD
 #endif

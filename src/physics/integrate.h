@@ -47,20 +47,30 @@ AD_HD static inline double ad_inflow_speed(uint64_t seed, uint64_t counter, doub
     return b; /* 64 rejections in a row: practically never (acceptance is above 1/2) */
 }
 
+/* The re-entry of a disc past the outlet (rare: kept out of the hot loop's code). */
+#if defined(__CUDACC__)
+__host__ __device__ __noinline__
+#elif defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static ad_state ad_reenter(const ad_params *p, ad_state s, uint32_t id, uint64_t step)
+{
+    uint64_t seed = p->seed + step * 0xD1B54A32D192ED03ull;
+    double g1, g2, sig = p->inflow_sigma;
+    ad_rng_normal2(seed, id, &g1, &g2);
+    double a = sig > 0.0 ? p->inflow_vx / sig : 0.0;
+    s.vx = sig > 0.0 ? (float)(sig * ad_inflow_speed(seed ^ 0x94D049BB133111EBull, id, a)) : p->inflow_vx;
+    s.vy = p->inflow_vy + (float)(sig * g2);
+    return s;
+}
+
 /* Step 5 for one disc after it moved. A disc past the outlet of a flow axis comes
  * back through the inlet at the same height (the wrap) with a velocity drawn from
  * the free stream: counter-based on (seed, step, id), so reproducible anywhere. */
 AD_HD static inline ad_state ad_apply_boundaries(const ad_params *p, ad_state s, const uint32_t *ids, size_t slot,
                                                  uint64_t step)
 {
-    if (p->flow_x && s.x >= p->x_max) {
-        uint64_t seed = p->seed + step * 0xD1B54A32D192ED03ull;
-        double g1, g2, sig = p->inflow_sigma;
-        ad_rng_normal2(seed, ids[slot], &g1, &g2);
-        double a = sig > 0.0f ? p->inflow_vx / sig : 0.0;
-        s.vx = sig > 0.0f ? (float)(sig * ad_inflow_speed(seed ^ 0x94D049BB133111EBull, ids[slot], a)) : p->inflow_vx;
-        s.vy = p->inflow_vy + (float)(sig * g2);
-    }
+    if (p->flow_x && s.x >= p->x_max) s = ad_reenter(p, s, ids[slot], step);
     return ad_wrap_state(p, s);
 }
 
