@@ -47,6 +47,7 @@ __global__ void k_bin(ad_params p, const ad_state *__restrict__ s, unsigned n, u
                       unsigned *__restrict__ rank, unsigned *__restrict__ count, unsigned capacity, ad_ctrl *ctrl)
 {
     unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned active = __ballot_sync(0xffffffffu, i < n);
     if (i >= n) return;
     float4 q = reinterpret_cast<const float4 *>(s)[i];
     unsigned c = ad_cell_index(&p, q.x, q.y);
@@ -54,9 +55,16 @@ __global__ void k_bin(ad_params p, const ad_state *__restrict__ s, unsigned n, u
     unsigned old = atomicAdd(&count[c], 1u);
     rank[i] = old;
     if (DIAG) {
-        atomicMax(&ctrl->max_occupancy, old + 1);
-        if (old + 1 > capacity) atomicAdd(&ctrl->overflow, 1ull);
-        if (ad_outside_domain(&p, q.x, q.y)) atomicAdd(&ctrl->outside, 1ull);
+        /* one atomic per warp on the three global counters, not one per disc: a single
+         * address hit by every thread would serialise the whole kernel */
+        unsigned mx = __reduce_max_sync(active, old + 1);
+        unsigned over = __reduce_add_sync(active, old + 1 > capacity);
+        unsigned out = __reduce_add_sync(active, (unsigned)ad_outside_domain(&p, q.x, q.y));
+        if ((threadIdx.x & 31) == __ffs(active) - 1) {
+            atomicMax(&ctrl->max_occupancy, mx);
+            if (over) atomicAdd(&ctrl->overflow, (unsigned long long)over);
+            if (out) atomicAdd(&ctrl->outside, (unsigned long long)out);
+        }
     }
 }
 
@@ -81,9 +89,14 @@ __global__ void k_bin_aggregated(ad_params p, const ad_state *__restrict__ s, un
     unsigned old = base + __popc(peers & ((1u << lane) - 1u));
     rank[i] = old;
     if (DIAG) {
-        if (lane == leader) atomicMax(&ctrl->max_occupancy, base + __popc(peers));
-        if (old + 1 > capacity) atomicAdd(&ctrl->overflow, 1ull);
-        if (ad_outside_domain(&p, q.x, q.y)) atomicAdd(&ctrl->outside, 1ull);
+        unsigned mx = __reduce_max_sync(active, old + 1);
+        unsigned over = __reduce_add_sync(active, old + 1 > capacity);
+        unsigned out = __reduce_add_sync(active, (unsigned)ad_outside_domain(&p, q.x, q.y));
+        if (lane == __ffs(active) - 1) {
+            atomicMax(&ctrl->max_occupancy, mx);
+            if (over) atomicAdd(&ctrl->overflow, (unsigned long long)over);
+            if (out) atomicAdd(&ctrl->outside, (unsigned long long)out);
+        }
     }
 }
 

@@ -47,13 +47,16 @@ AD_HD static inline double ad_inflow_speed(uint64_t seed, uint64_t counter, doub
     return b; /* 64 rejections in a row: practically never (acceptance is above 1/2) */
 }
 
-/* The re-entry of a disc past the outlet (rare: kept out of the hot loop's code). */
+/* The re-entry of a disc past the outlet: rare, so on the CPU kept out of the hot
+ * loop's code; on the GPU a call would cost every thread a stack frame, so inline. */
 #if defined(__CUDACC__)
-__host__ __device__ __noinline__
+__host__ __device__ static inline
 #elif defined(__GNUC__)
-__attribute__((noinline))
+__attribute__((noinline)) static
+#else
+static
 #endif
-static ad_state ad_reenter(const ad_params *p, ad_state s, uint32_t id, uint64_t step)
+ad_state ad_reenter(const ad_params *p, ad_state s, uint32_t id, uint64_t step)
 {
     uint64_t seed = p->seed + step * 0xD1B54A32D192ED03ull;
     double g1, g2, sig = p->inflow_sigma;
