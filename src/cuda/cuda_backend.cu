@@ -52,8 +52,9 @@ struct cuda_world {
     cudaEvent_t batch[2];
     cudaEvent_t phase[5]; /* recorded inside the step graph between phases */
     unsigned long long phase_steps; /* steps the timed step stands for, not yet folded */
-    cudaGraphExec_t graph[2];
-    int graph_ok[2];
+    cudaGraphExec_t graph[2][2]; /* [id parity][observing] */
+    int graph_ok[2][2];
+    int aggregate; /* bin with warp-aggregated atomics (piled-up discs) */
     size_t graph_n;
 };
 
@@ -116,8 +117,8 @@ static void cuda_destroy(ad_world *w)
 {
     cuda_world *c = CW(w);
     if (!c) return;
-    for (int k = 0; k < 2; k++)
-        if (c->graph_ok[k]) cudaGraphExecDestroy(c->graph[k]);
+    for (int k = 0; k < 4; k++)
+        if (c->graph_ok[k / 2][k % 2]) cudaGraphExecDestroy(c->graph[k / 2][k % 2]);
     void *ptrs[] = {c->state[0], c->state[1], c->id[0],   c->id[1],   c->cell_of, c->rank,      c->count,
                     c->start,    c->perm,     c->iota,    c->keys_out, c->temp,   c->pressure,  c->virial,
                     c->acc[0],   c->acc[1],   c->rk[0],   c->rk[1],   c->rk[2],   c->blocks,    c->blocks2,  c->ctrl,
@@ -239,10 +240,10 @@ static ad_status cuda_create(ad_world *w)
 
 static void invalidate_graphs(cuda_world *c)
 {
-    for (int k = 0; k < 2; k++)
-        if (c->graph_ok[k]) {
-            cudaGraphExecDestroy(c->graph[k]);
-            c->graph_ok[k] = 0;
+    for (int k = 0; k < 4; k++)
+        if (c->graph_ok[k / 2][k % 2]) {
+            cudaGraphExecDestroy(c->graph[k / 2][k % 2]);
+            c->graph_ok[k / 2][k % 2] = 0;
         }
 }
 
@@ -314,17 +315,21 @@ static cudaError_t enqueue_grid(ad_world *w, cuda_world *c, unsigned n, int time
     cudaError_t e = timed ? cudaEventRecord(c->phase[0], st) : cudaSuccess;
     if (!e) e = cudaMemsetAsync(c->count, 0, (c->ncell + 1) * 4, st);
     if (e) return e;
-    if (w->def.diagnostics) {
-        /* the diagnostics of this step only */
-        e = cudaMemsetAsync(&c->ctrl->max_occupancy, 0, sizeof(unsigned), st);
-        if (!e) e = cudaMemsetAsync(&c->ctrl->overflow, 0, 2 * sizeof(unsigned long long), st);
-        if (e) return e;
+    /* warp-aggregated atomics pay where discs pile up (dev/cuda/bin.cu): chosen from
+     * the last known largest occupancy */
+    int diag = w->def.diagnostics, agg = c->aggregate;
+    if (diag && agg)
+        k_bin_aggregated<true><<<gb, AD_CUDA_BLOCK, 0, st>>>(w->params, c->state[c->cur], n, c->cell_of, c->rank,
+                                                             c->count, w->stats.cell_capacity, c->blocks);
+    else if (diag)
         k_bin<true><<<gb, AD_CUDA_BLOCK, 0, st>>>(w->params, c->state[c->cur], n, c->cell_of, c->rank, c->count,
-                                                    w->stats.cell_capacity, c->ctrl);
-    } else {
-        k_bin<false><<<gb, AD_CUDA_BLOCK, 0, st>>>(w->params, c->state[c->cur], n, c->cell_of, c->rank, c->count,
-                                                     0, c->ctrl);
-    }
+                                                  w->stats.cell_capacity, c->blocks);
+    else if (agg)
+        k_bin_aggregated<false><<<gb, AD_CUDA_BLOCK, 0, st>>>(w->params, c->state[c->cur], n, c->cell_of, c->rank,
+                                                              c->count, 0, c->blocks);
+    else
+        k_bin<false><<<gb, AD_CUDA_BLOCK, 0, st>>>(w->params, c->state[c->cur], n, c->cell_of, c->rank, c->count, 0,
+                                                   c->blocks);
     e = timed ? cudaEventRecord(c->phase[1], st) : cudaSuccess;
     if (!e) e = cub::DeviceScan::ExclusiveSum(c->temp, c->temp_bytes, c->count, c->start, (int)(c->ncell + 1), st);
     if (!e && timed) e = cudaEventRecord(c->phase[2], st);
@@ -353,11 +358,11 @@ static cudaError_t enqueue_grid(ad_world *w, cuda_world *c, unsigned n, int time
     return e || !timed ? e : cudaEventRecord(c->phase[3], st);
 }
 
-template <int INTEG, int PASS>
+template <int INTEG, int PASS, bool OBS>
 static void launch_interact(ad_world *w, cuda_world *c, unsigned n)
 {
     int nx = !c->cur;
-    k_interact<INTEG, PASS><<<grid_of(n), AD_CUDA_BLOCK, 0, c->stream>>>(
+    k_interact<INTEG, PASS, OBS><<<grid_of(n), AD_CUDA_BLOCK, 0, c->stream>>>(
         w->params, c->gdev, n, c->start, c->state[c->cur], c->state[nx], c->id[c->idp], c->acc[c->cur], c->acc[nx],
         c->pressure, c->virial, c->ctrl, c->blocks);
     c->cur = nx;
@@ -374,7 +379,7 @@ static ad_dt_rule dt_rule(const ad_world *w)
 }
 
 /* One whole step on the stream. */
-static cudaError_t enqueue_step(ad_world *w, cuda_world *c, unsigned n, int timed)
+static cudaError_t enqueue_step(ad_world *w, cuda_world *c, unsigned n, int timed, int obs)
 {
     cudaStream_t st = c->stream;
     int integ = w->def.integrator;
@@ -403,9 +408,15 @@ static cudaError_t enqueue_step(ad_world *w, cuda_world *c, unsigned n, int time
                                                      c->ctrl, skin, c->blocks);
         c->cur = nx;
     } else {
-        if (integ == AD_INTEGRATOR_EULER) launch_interact<AD_INTEGRATOR_EULER, AD_PASS_STEP>(w, c, n);
-        else if (integ == AD_INTEGRATOR_VERLET) launch_interact<AD_INTEGRATOR_VERLET, AD_PASS_STEP>(w, c, n);
-        else launch_interact<AD_INTEGRATOR_SYMPLECTIC_EULER, AD_PASS_STEP>(w, c, n);
+        if (obs) {
+            if (integ == AD_INTEGRATOR_EULER) launch_interact<AD_INTEGRATOR_EULER, AD_PASS_STEP, true>(w, c, n);
+            else if (integ == AD_INTEGRATOR_VERLET) launch_interact<AD_INTEGRATOR_VERLET, AD_PASS_STEP, true>(w, c, n);
+            else launch_interact<AD_INTEGRATOR_SYMPLECTIC_EULER, AD_PASS_STEP, true>(w, c, n);
+        } else {
+            if (integ == AD_INTEGRATOR_EULER) launch_interact<AD_INTEGRATOR_EULER, AD_PASS_STEP, false>(w, c, n);
+            else if (integ == AD_INTEGRATOR_VERLET) launch_interact<AD_INTEGRATOR_VERLET, AD_PASS_STEP, false>(w, c, n);
+            else launch_interact<AD_INTEGRATOR_SYMPLECTIC_EULER, AD_PASS_STEP, false>(w, c, n);
+        }
     }
     unsigned nb = grid_of(n), nr = nb < AD_REDUCE_BLOCKS ? nb : AD_REDUCE_BLOCKS;
     k_reduce_partials<<<nr, AD_CUDA_BLOCK, 0, st>>>(c->blocks, nb, c->blocks2);
@@ -470,33 +481,29 @@ static ad_status sample_fields(ad_world *w, cuda_world *c, unsigned n)
     return ad_ok();
 }
 
-/* The step of the current buffer parity as a CUDA graph: one launch per step. */
-static ad_status step_graph(ad_world *w, cuda_world *c, unsigned n, cudaGraphExec_t *out)
+/* The step of the current id parity, observing or not, as a CUDA graph: one launch per step. */
+static ad_status step_graph(ad_world *w, cuda_world *c, unsigned n, int obs, cudaGraphExec_t *out)
 {
     int parity = c->idp, cur = c->cur;
-    if (c->graph_ok[parity] && c->graph_n == n) {
-        *out = c->graph[parity];
+    if (c->graph_n != n) invalidate_graphs(c);
+    if (c->graph_ok[parity][obs]) {
+        *out = c->graph[parity][obs];
         return ad_ok();
     }
-    if (c->graph_ok[parity]) {
-        cudaGraphExecDestroy(c->graph[parity]);
-        c->graph_ok[parity] = 0;
-    }
-    if (c->graph_n != n) invalidate_graphs(c);
     cudaGraph_t g;
     CU(cudaStreamBeginCapture(c->stream, cudaStreamCaptureModeThreadLocal));
-    cudaError_t e = enqueue_step(w, c, n, 0);
+    cudaError_t e = enqueue_step(w, c, n, 0, obs);
     cudaError_t e2 = cudaStreamEndCapture(c->stream, &g);
     c->cur = cur; /* capture only recorded the launches */
     c->idp = parity;
     if (e) return ad_fail(AD_ERR_BACKEND, "cuda", "capturing the step: %s", cudaGetErrorString(e));
     if (e2) return ad_fail(AD_ERR_BACKEND, "cuda", "capturing the step: %s", cudaGetErrorString(e2));
-    e = cudaGraphInstantiate(&c->graph[parity], g, 0);
+    e = cudaGraphInstantiate(&c->graph[parity][obs], g, 0);
     cudaGraphDestroy(g);
     if (e) return ad_fail(AD_ERR_BACKEND, "cuda", "instantiating the step graph: %s", cudaGetErrorString(e));
-    c->graph_ok[parity] = 1;
+    c->graph_ok[parity][obs] = 1;
     c->graph_n = n;
-    *out = c->graph[parity];
+    *out = c->graph[parity][obs];
     return ad_ok();
 }
 
@@ -521,27 +528,35 @@ static ad_status cuda_step(ad_world *w, uint64_t nsteps)
     }
     if (w->def.integrator == AD_INTEGRATOR_VERLET && !c->primed) {
         if (enqueue_grid(w, c, n, 0) != cudaSuccess) return ad_fail(AD_ERR_BACKEND, "cuda", "grid launch failed");
-        launch_interact<AD_INTEGRATOR_VERLET, AD_PASS_PRIME>(w, c, n);
+        launch_interact<AD_INTEGRATOR_VERLET, AD_PASS_PRIME, true>(w, c, n);
         CU(cudaGetLastError());
         c->primed = 1;
     }
     /* the host knows the step count, so it knows when to sample fields, without asking the device */
     uint64_t step0 = w->stats.step;
+    int agg = w->stats.max_cell_occupancy > 16;
+    if (agg != c->aggregate) {
+        c->aggregate = agg;
+        invalidate_graphs(c);
+    }
     for (uint64_t k = 0; k < nsteps; k++) {
+        uint64_t done = step0 + k + 1;
+        /* the per-disc observables are written on the steps somebody reads: before a
+         * field sample and at the end of the call */
+        int obs = k + 1 == nsteps || (w->fields.enabled && done % w->fields.def.interval == 0);
         if (k == 0) {
             /* the first step of a call runs outside the graph with events between the
              * phases: its phase times stand for the call's steps (the same kernels) */
-            cudaError_t e = enqueue_step(w, c, n, 1);
+            cudaError_t e = enqueue_step(w, c, n, 1, obs);
             if (e) return ad_fail(AD_ERR_BACKEND, "cuda", "launching a step: %s", cudaGetErrorString(e));
             c->phase_steps = nsteps;
         } else {
             cudaGraphExec_t g = NULL;
-            ad_status st = step_graph(w, c, n, &g);
+            ad_status st = step_graph(w, c, n, obs, &g);
             if (st.code) return st;
             CU(cudaGraphLaunch(g, c->stream));
             c->idp = !c->idp;
         }
-        uint64_t done = step0 + k + 1;
         if (w->fields.enabled && done % w->fields.def.interval == 0) {
             ad_status st = sample_fields(w, c, n);
             if (st.code) return st;
@@ -552,7 +567,18 @@ static ad_status cuda_step(ad_world *w, uint64_t nsteps)
             int b = (int)((k >> 5) & 1);
             CU(cudaEventRecord(c->batch[b], c->stream));
             CU(cudaEventSynchronize(c->batch[!b]));
-            if (w->interrupt && *w->interrupt) break;
+            if (w->interrupt && *w->interrupt) {
+                if (k + 1 < nsteps) {
+                    /* the last step did not observe: one more, observing, ends the call */
+                    cudaError_t e = enqueue_step(w, c, n, 0, 1);
+                    if (e) return ad_fail(AD_ERR_BACKEND, "cuda", "launching a step: %s", cudaGetErrorString(e));
+                    if (w->fields.enabled && (done + 1) % w->fields.def.interval == 0) {
+                        ad_status st = sample_fields(w, c, n);
+                        if (st.code) return st;
+                    }
+                }
+                break;
+            }
         }
     }
     return pull_ctrl(w);

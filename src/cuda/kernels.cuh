@@ -37,104 +37,6 @@ __device__ __forceinline__ double ad_dev_next_dt(const ad_dt_rule &r, double vma
     return dt;
 }
 
-/* ------------------------------------------------------------- step 1: bin -- */
-
-/* Cell of each disc, kept; the counter's old value is the disc's rank in its cell,
- * so the scatter needs no second pass of atomics (the cursor of DESIGN.md step 3
- * is taken here). DIAG adds the occupancy diagnostics; the fast path has none. */
-template <bool DIAG>
-__global__ void k_bin(ad_params p, const ad_state *__restrict__ s, unsigned n, unsigned *__restrict__ cell_of,
-                      unsigned *__restrict__ rank, unsigned *__restrict__ count, unsigned capacity, ad_ctrl *ctrl)
-{
-    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
-    unsigned active = __ballot_sync(0xffffffffu, i < n);
-    if (i >= n) return;
-    float4 q = reinterpret_cast<const float4 *>(s)[i];
-    unsigned c = ad_cell_index(&p, q.x, q.y);
-    cell_of[i] = c;
-    unsigned old = atomicAdd(&count[c], 1u);
-    rank[i] = old;
-    if (DIAG) {
-        /* one atomic per warp on the three global counters, not one per disc: a single
-         * address hit by every thread would serialise the whole kernel */
-        unsigned mx = __reduce_max_sync(active, old + 1);
-        unsigned over = __reduce_add_sync(active, old + 1 > capacity);
-        unsigned out = __reduce_add_sync(active, (unsigned)ad_outside_domain(&p, q.x, q.y));
-        if ((threadIdx.x & 31) == __ffs(active) - 1) {
-            atomicMax(&ctrl->max_occupancy, mx);
-            if (over) atomicAdd(&ctrl->overflow, (unsigned long long)over);
-            if (out) atomicAdd(&ctrl->outside, (unsigned long long)out);
-        }
-    }
-}
-
-/* Warp-aggregated variant for piled-up gases: lanes with the same cell elect a
- * leader that adds the group's size once (__match_any_sync). */
-template <bool DIAG>
-__global__ void k_bin_aggregated(ad_params p, const ad_state *__restrict__ s, unsigned n, unsigned *__restrict__ cell_of,
-                                 unsigned *__restrict__ rank, unsigned *__restrict__ count, unsigned capacity,
-                                 ad_ctrl *ctrl)
-{
-    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
-    unsigned active = __ballot_sync(0xffffffffu, i < n);
-    if (i >= n) return;
-    float4 q = reinterpret_cast<const float4 *>(s)[i];
-    unsigned c = ad_cell_index(&p, q.x, q.y);
-    cell_of[i] = c;
-    unsigned peers = __match_any_sync(active, c);
-    int leader = __ffs(peers) - 1, lane = threadIdx.x & 31;
-    unsigned base = 0;
-    if (lane == leader) base = atomicAdd(&count[c], (unsigned)__popc(peers));
-    base = __shfl_sync(peers, base, leader);
-    unsigned old = base + __popc(peers & ((1u << lane) - 1u));
-    rank[i] = old;
-    if (DIAG) {
-        unsigned mx = __reduce_max_sync(active, old + 1);
-        unsigned over = __reduce_add_sync(active, old + 1 > capacity);
-        unsigned out = __reduce_add_sync(active, (unsigned)ad_outside_domain(&p, q.x, q.y));
-        if (lane == __ffs(active) - 1) {
-            atomicMax(&ctrl->max_occupancy, mx);
-            if (over) atomicAdd(&ctrl->overflow, (unsigned long long)over);
-            if (out) atomicAdd(&ctrl->outside, (unsigned long long)out);
-        }
-    }
-}
-
-/* --------------------------------------------------------- step 3: scatter -- */
-
-/* Fast path: each disc goes to start[cell] + rank; the state leaves in cell order. */
-__global__ void k_scatter(unsigned n, const unsigned *__restrict__ cell_of, const unsigned *__restrict__ rank,
-                          const unsigned *__restrict__ start, const ad_state *__restrict__ s_in,
-                          const unsigned *__restrict__ id_in, const ad_accel *__restrict__ a_in,
-                          ad_state *__restrict__ s_out, unsigned *__restrict__ id_out, ad_accel *__restrict__ a_out)
-{
-    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    unsigned slot = start[cell_of[i]] + rank[i];
-    reinterpret_cast<float4 *>(s_out)[slot] = reinterpret_cast<const float4 *>(s_in)[i];
-    id_out[slot] = id_in[i];
-    if (a_out) a_out[slot] = a_in[i];
-}
-
-/* Deterministic path: slot s takes disc perm[s] (a stable radix sort by cell). */
-__global__ void k_gather(unsigned n, const unsigned *__restrict__ perm, const ad_state *__restrict__ s_in,
-                         const unsigned *__restrict__ id_in, const ad_accel *__restrict__ a_in,
-                         ad_state *__restrict__ s_out, unsigned *__restrict__ id_out, ad_accel *__restrict__ a_out)
-{
-    unsigned s = blockIdx.x * blockDim.x + threadIdx.x;
-    if (s >= n) return;
-    unsigned i = perm[s];
-    reinterpret_cast<float4 *>(s_out)[s] = reinterpret_cast<const float4 *>(s_in)[i];
-    id_out[s] = id_in[i];
-    if (a_out) a_out[s] = a_in[i];
-}
-
-__global__ void k_iota(unsigned n, unsigned *__restrict__ v)
-{
-    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) v[i] = i;
-}
-
 /* ----------------------------------------------- block sums (fixed order) -- */
 
 #define AD_CUDA_BLOCK 256
@@ -144,6 +46,7 @@ struct ad_dev_sums {
     double v[11]; /* ke pe px py virial body_fx body_fy wall0..3 */
     float vmax2, max_overlap;
     unsigned nonfinite, skin;
+    unsigned occupancy, overflow, outside, pad; /* grid diagnostics, written by the DIAG bin kernel */
 };
 
 __device__ __forceinline__ void ad_block_reduce(ad_dev_sums mine, ad_dev_sums *out)
@@ -185,7 +88,40 @@ __device__ __forceinline__ void ad_block_reduce(ad_dev_sums mine, ad_dev_sums *o
             t.nonfinite += shu[w][0];
             t.skin += shu[w][1];
         }
-        *out = t;
+        /* field by field: the bin kernel's diagnostics in the same record stay */
+        for (int k = 0; k < 11; k++) out->v[k] = t.v[k];
+        out->vmax2 = t.vmax2;
+        out->max_overlap = t.max_overlap;
+        out->nonfinite = t.nonfinite;
+        out->skin = t.skin;
+    }
+}
+
+/* The DIAG bin kernel's per-block diagnostics: a record per block, folded with the
+ * step's other sums, so no thread ever waits on a shared global counter. */
+__device__ __forceinline__ void ad_block_diag(unsigned occ, unsigned over, unsigned out_, ad_dev_sums *dst)
+{
+    __shared__ unsigned sh[AD_CUDA_BLOCK / 32][3];
+    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    occ = __reduce_max_sync(0xffffffffu, occ);
+    over = __reduce_add_sync(0xffffffffu, over);
+    out_ = __reduce_add_sync(0xffffffffu, out_);
+    if (lane == 0) {
+        sh[warp][0] = occ;
+        sh[warp][1] = over;
+        sh[warp][2] = out_;
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        unsigned a = 0, b = 0, c = 0;
+        for (int w = 0; w < AD_CUDA_BLOCK / 32; w++) {
+            a = max(a, sh[w][0]);
+            b += sh[w][1];
+            c += sh[w][2];
+        }
+        dst->occupancy = a;
+        dst->overflow = b;
+        dst->outside = c;
     }
 }
 
@@ -209,13 +145,106 @@ __device__ __forceinline__ void ad_sums_motion(ad_dev_sums &b, const ad_params &
     b.nonfinite += !(isfinite(s.x) && isfinite(s.y) && isfinite(s.vx) && isfinite(s.vy));
 }
 
+/* ------------------------------------------------------------- step 1: bin -- */
+
+/* Cell of each disc, kept; the counter's old value is the disc's rank in its cell,
+ * so the scatter needs no second pass of atomics (the cursor of DESIGN.md step 3
+ * is taken here). DIAG adds the occupancy diagnostics; the fast path has none. */
+template <bool DIAG>
+__global__ void __launch_bounds__(AD_CUDA_BLOCK)
+    k_bin(ad_params p, const ad_state *__restrict__ s, unsigned n, unsigned *__restrict__ cell_of,
+          unsigned *__restrict__ rank, unsigned *__restrict__ count, unsigned capacity, ad_dev_sums *__restrict__ diag)
+{
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned occ = 0, over = 0, out = 0;
+    if (i < n) {
+        float4 q = reinterpret_cast<const float4 *>(s)[i];
+        unsigned c = ad_cell_index(&p, q.x, q.y);
+        cell_of[i] = c;
+        unsigned old = atomicAdd(&count[c], 1u);
+        rank[i] = old;
+        occ = old + 1;
+        over = old + 1 > capacity;
+        out = ad_outside_domain(&p, q.x, q.y);
+    }
+    if (DIAG) ad_block_diag(occ, over, out, &diag[blockIdx.x]);
+}
+
+/* Warp-aggregated variant for piled-up gases: lanes with the same cell elect a
+ * leader that adds the group's size once (__match_any_sync). */
+template <bool DIAG>
+__global__ void __launch_bounds__(AD_CUDA_BLOCK)
+    k_bin_aggregated(ad_params p, const ad_state *__restrict__ s, unsigned n, unsigned *__restrict__ cell_of,
+                     unsigned *__restrict__ rank, unsigned *__restrict__ count, unsigned capacity,
+                     ad_dev_sums *__restrict__ diag)
+{
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned occ = 0, over = 0, out = 0;
+    /* lanes past the end take a cell of their own (~0u) so the warp stays whole */
+    unsigned c = ~0u;
+    float4 q = make_float4(0, 0, 0, 0);
+    if (i < n) {
+        q = reinterpret_cast<const float4 *>(s)[i];
+        c = ad_cell_index(&p, q.x, q.y);
+        cell_of[i] = c;
+    }
+    unsigned peers = __match_any_sync(0xffffffffu, c);
+    int leader = __ffs(peers) - 1, lane = threadIdx.x & 31;
+    unsigned base = 0;
+    if (lane == leader && i < n) base = atomicAdd(&count[c], (unsigned)__popc(peers));
+    base = __shfl_sync(0xffffffffu, base, leader);
+    if (i < n) {
+        unsigned old = base + __popc(peers & ((1u << lane) - 1u));
+        rank[i] = old;
+        occ = old + 1;
+        over = old + 1 > capacity;
+        out = ad_outside_domain(&p, q.x, q.y);
+    }
+    if (DIAG) ad_block_diag(occ, over, out, &diag[blockIdx.x]);
+}
+
+/* --------------------------------------------------------- step 3: scatter -- */
+
+/* Fast path: each disc goes to start[cell] + rank; the state leaves in cell order. */
+__global__ void k_scatter(unsigned n, const unsigned *__restrict__ cell_of, const unsigned *__restrict__ rank,
+                          const unsigned *__restrict__ start, const ad_state *__restrict__ s_in,
+                          const unsigned *__restrict__ id_in, const ad_accel *__restrict__ a_in,
+                          ad_state *__restrict__ s_out, unsigned *__restrict__ id_out, ad_accel *__restrict__ a_out)
+{
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    unsigned slot = start[cell_of[i]] + rank[i];
+    reinterpret_cast<float4 *>(s_out)[slot] = reinterpret_cast<const float4 *>(s_in)[i];
+    id_out[slot] = id_in[i];
+    if (a_out) a_out[slot] = a_in[i];
+}
+
+/* Deterministic path: slot s takes disc perm[s] (a stable radix sort by cell). */
+__global__ void k_gather(unsigned n, const unsigned *__restrict__ perm, const ad_state *__restrict__ s_in,
+                         const unsigned *__restrict__ id_in, const ad_accel *__restrict__ a_in,
+                         ad_state *__restrict__ s_out, unsigned *__restrict__ id_out, ad_accel *__restrict__ a_out)
+{
+    unsigned s = blockIdx.x * blockDim.x + threadIdx.x;
+    if (s >= n) return;
+    unsigned i = perm[s];
+    reinterpret_cast<float4 *>(s_out)[s] = reinterpret_cast<const float4 *>(s_in)[i];
+    id_out[s] = id_in[i];
+    if (a_out) a_out[s] = a_in[i];
+}
+
+__global__ void k_iota(unsigned n, unsigned *__restrict__ v)
+{
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) v[i] = i;
+}
+
 /* ---------------------------------------------- step 4: interact + integrate -- */
 
 enum { AD_PASS_STEP = 0, AD_PASS_PRIME = 1 };
 
 /* One thread per slot: gather contacts, integrate, apply boundaries, write the
  * other buffer and the observables, and the block's partial sums. */
-template <int INTEG, int PASS>
+template <int INTEG, int PASS, bool OBS>
 __global__ void __launch_bounds__(AD_CUDA_BLOCK)
     k_interact(ad_params p, ad_seg_grid g, unsigned n, const unsigned *__restrict__ start,
                const ad_state *__restrict__ in, ad_state *__restrict__ out, const unsigned *__restrict__ ids,
@@ -232,8 +261,10 @@ __global__ void __launch_bounds__(AD_CUDA_BLOCK)
         ad_accum a;
         ad_gather_all(&p, &g, start, in, s, me, cx, cy, &a);
         float ax = a.fx * p.inv_mass + p.gx, ay = a.fy * p.inv_mass + p.gy;
-        pressure[s] = a.pressure;
-        virial[s] = a.virial;
+        if (OBS) { /* the per-disc observables, on steps that someone reads */
+            pressure[s] = a.pressure;
+            virial[s] = a.virial;
+        }
         ad_sums_contacts(sums, a);
         ad_state nw;
         if (PASS == AD_PASS_PRIME) {
@@ -244,7 +275,7 @@ __global__ void __launch_bounds__(AD_CUDA_BLOCK)
             nw = INTEG == AD_INTEGRATOR_EULER ? ad_step_euler(me, ax, ay, dt) : ad_step_symplectic(me, ax, ay, dt);
             nw = ad_apply_boundaries(&p, nw, ids, s, ctrl->step);
         }
-        acc_out[s] = ad_accel{ax, ay};
+        if (OBS || INTEG == AD_INTEGRATOR_VERLET) acc_out[s] = ad_accel{ax, ay};
         out[s] = nw;
         ad_sums_motion(sums, p, nw);
     }
@@ -324,6 +355,9 @@ __device__ __forceinline__ void ad_sums_add(ad_dev_sums &a, const ad_dev_sums &b
     a.max_overlap = fmaxf(a.max_overlap, b.max_overlap);
     a.nonfinite += b.nonfinite;
     a.skin += b.skin;
+    a.occupancy = max(a.occupancy, b.occupancy);
+    a.overflow += b.overflow;
+    a.outside += b.outside;
 }
 
 __device__ __forceinline__ ad_dev_sums ad_sums_range(const ad_dev_sums *__restrict__ in, unsigned a, unsigned b)
@@ -377,6 +411,9 @@ __global__ void __launch_bounds__(AD_CUDA_BLOCK) k_finish_step(const ad_dev_sums
         ctrl->max_overlap = s.max_overlap * inv_radius;
         ctrl->nonfinite += s.nonfinite;
         ctrl->skin_violations += s.skin;
+        ctrl->max_occupancy = s.occupancy;
+        ctrl->overflow = s.overflow;
+        ctrl->outside = s.outside;
         ctrl->time += dt;
         ctrl->step += 1;
         ctrl->dt = ad_dev_next_dt(rule, sqrt((double)s.vmax2));
