@@ -29,6 +29,7 @@ struct cuda_world {
     int idp; /* id parity: the scatter alone moves ids, so it flips once a step */
     unsigned *cell_of, *rank, *count, *start;
     unsigned *perm, *iota, *keys_out; /* deterministic mode */
+    unsigned *reentry;                /* count, then the slots of discs past the outlet */
     void *temp;
     size_t temp_bytes;
     float *pressure, *virial;
@@ -72,7 +73,8 @@ extern "C" int ad_cuda_device_count(void)
 
 static size_t per_particle(const ad_world_def *d)
 {
-    size_t b = 2 * sizeof(ad_state) + 2 * 4 /* id */ + 4 /* cell_of */ + 4 /* rank */ + 2 * 4 /* p, virial */ +
+    size_t b = 2 * sizeof(ad_state) + 2 * 4 /* id */ + 4 /* cell_of */ + 4 /* rank */ + 4 /* re-entry list */ +
+               2 * 4 /* p, virial */ +
                2 * sizeof(ad_accel);
     if (d->deterministic) b += 3 * 4; /* perm, iota, sorted keys */
     if (d->integrator == AD_INTEGRATOR_RK4) b += 3 * sizeof(ad_state);
@@ -122,7 +124,7 @@ static void cuda_destroy(ad_world *w)
     void *ptrs[] = {c->state[0], c->state[1], c->id[0],   c->id[1],   c->cell_of, c->rank,      c->count,
                     c->start,    c->perm,     c->iota,    c->keys_out, c->temp,   c->pressure,  c->virial,
                     c->acc[0],   c->acc[1],   c->rk[0],   c->rk[1],   c->rk[2],   c->blocks,    c->blocks2,  c->ctrl,
-                    c->vmax_bits, c->segs,    c->seg_start, c->seg_index, c->field_sums};
+                    c->vmax_bits, c->segs,    c->seg_start, c->seg_index, c->field_sums, c->reentry};
     for (void *p : ptrs)
         if (p) cudaFree(p);
     if (c->ctrl_host) cudaFreeHost(c->ctrl_host);
@@ -199,6 +201,7 @@ static ad_status cuda_create(ad_world *w)
     }
     ALLOC(c->cell_of, n * 4);
     ALLOC(c->rank, n * 4);
+    ALLOC(c->reentry, (n + 1) * 4);
     ALLOC(c->pressure, n * 4);
     ALLOC(c->virial, n * 4);
     ALLOC(c->count, (c->ncell + 1) * 4);
@@ -314,6 +317,7 @@ static cudaError_t enqueue_grid(ad_world *w, cuda_world *c, unsigned n, int time
     unsigned gb = grid_of(n);
     cudaError_t e = timed ? cudaEventRecord(c->phase[0], st) : cudaSuccess;
     if (!e) e = cudaMemsetAsync(c->count, 0, (c->ncell + 1) * 4, st);
+    if (!e && w->params.flow_x) e = cudaMemsetAsync(c->reentry, 0, 4, st);
     if (e) return e;
     /* warp-aggregated atomics pay where discs pile up (dev/cuda/bin.cu): chosen from
      * the last known largest occupancy */
@@ -364,7 +368,9 @@ static void launch_interact(ad_world *w, cuda_world *c, unsigned n)
     int nx = !c->cur;
     k_interact<INTEG, PASS, OBS><<<grid_of(n), AD_CUDA_BLOCK, 0, c->stream>>>(
         w->params, c->gdev, n, c->start, c->state[c->cur], c->state[nx], c->id[c->idp], c->acc[c->cur], c->acc[nx],
-        c->pressure, c->virial, c->ctrl, c->blocks);
+        c->pressure, c->virial, c->ctrl, c->blocks, c->reentry);
+    if (w->params.flow_x && PASS == AD_PASS_STEP && INTEG != AD_INTEGRATOR_VERLET)
+        k_reenter<<<64, AD_CUDA_BLOCK, 0, c->stream>>>(w->params, c->reentry, c->state[nx], c->id[c->idp], c->ctrl);
     c->cur = nx;
 }
 

@@ -49,7 +49,14 @@ struct ad_dev_sums {
     unsigned occupancy, overflow, outside, pad; /* grid diagnostics, written by the DIAG bin kernel */
 };
 
-__device__ __forceinline__ void ad_block_reduce(ad_dev_sums mine, ad_dev_sums *out)
+/* One disc's share of the step sums, in float (a single disc's values): few registers. */
+struct ad_thread_sums {
+    float v[11];
+    float vmax2, max_overlap;
+    unsigned nonfinite, skin;
+};
+
+__device__ __forceinline__ void ad_block_reduce(const ad_thread_sums &mine, ad_dev_sums *out)
 {
     __shared__ double sh[AD_CUDA_BLOCK / 32][11];
     __shared__ float shf[AD_CUDA_BLOCK / 32][2];
@@ -59,7 +66,7 @@ __device__ __forceinline__ void ad_block_reduce(ad_dev_sums mine, ad_dev_sums *o
      * every lane (walls, the body, most contacts) skips its shuffles */
 #pragma unroll
     for (int k = 0; k < 11; k++) {
-        float x = (float)mine.v[k];
+        float x = mine.v[k];
         if (k < 4 || __any_sync(0xffffffffu, x != 0.0f))
             for (int o = 16; o > 0; o >>= 1) x += __shfl_down_sync(0xffffffffu, x, o);
         if (lane == 0) sh[warp][k] = x;
@@ -125,7 +132,7 @@ __device__ __forceinline__ void ad_block_diag(unsigned occ, unsigned over, unsig
     }
 }
 
-__device__ __forceinline__ void ad_sums_contacts(ad_dev_sums &b, const ad_accum &a)
+__device__ __forceinline__ void ad_sums_contacts(ad_thread_sums &b, const ad_accum &a)
 {
     b.v[1] += a.energy;
     b.v[4] += a.virial;
@@ -135,12 +142,12 @@ __device__ __forceinline__ void ad_sums_contacts(ad_dev_sums &b, const ad_accum 
     b.max_overlap = fmaxf(b.max_overlap, a.max_overlap);
 }
 
-__device__ __forceinline__ void ad_sums_motion(ad_dev_sums &b, const ad_params &p, ad_state s)
+__device__ __forceinline__ void ad_sums_motion(ad_thread_sums &b, const ad_params &p, ad_state s)
 {
     float v2 = s.vx * s.vx + s.vy * s.vy;
-    b.v[0] += 0.5 * (double)p.mass * (double)v2;
-    b.v[2] += (double)p.mass * (double)s.vx;
-    b.v[3] += (double)p.mass * (double)s.vy;
+    b.v[0] += 0.5f * p.mass * v2;
+    b.v[2] += p.mass * s.vx;
+    b.v[3] += p.mass * s.vy;
     b.vmax2 = fmaxf(b.vmax2, v2);
     b.nonfinite += !(isfinite(s.x) && isfinite(s.y) && isfinite(s.vx) && isfinite(s.vy));
 }
@@ -242,17 +249,24 @@ __global__ void k_iota(unsigned n, unsigned *__restrict__ v)
 
 enum { AD_PASS_STEP = 0, AD_PASS_PRIME = 1 };
 
+/* Blocks per multiprocessor the gather kernel is compiled for: 5 caps it at 48 registers
+ * with no spills (62% occupancy); 6 spills (bench notes in docs/PERFORMANCE.md). */
+#ifndef AD_INTERACT_MIN_BLOCKS
+#define AD_INTERACT_MIN_BLOCKS 5
+#endif
+
 /* One thread per slot: gather contacts, integrate, apply boundaries, write the
  * other buffer and the observables, and the block's partial sums. */
 template <int INTEG, int PASS, bool OBS>
-__global__ void __launch_bounds__(AD_CUDA_BLOCK)
+__global__ void __launch_bounds__(AD_CUDA_BLOCK, AD_INTERACT_MIN_BLOCKS)
     k_interact(ad_params p, ad_seg_grid g, unsigned n, const unsigned *__restrict__ start,
                const ad_state *__restrict__ in, ad_state *__restrict__ out, const unsigned *__restrict__ ids,
                const ad_accel *__restrict__ acc_in, ad_accel *__restrict__ acc_out, float *__restrict__ pressure,
-               float *__restrict__ virial, const ad_ctrl *__restrict__ ctrl, ad_dev_sums *__restrict__ blocks)
+               float *__restrict__ virial, const ad_ctrl *__restrict__ ctrl, ad_dev_sums *__restrict__ blocks,
+               unsigned *__restrict__ reentry)
 {
     unsigned s = blockIdx.x * blockDim.x + threadIdx.x;
-    ad_dev_sums sums = {};
+    ad_thread_sums sums = {};
     if (s < n) {
         float dt = (float)ctrl->dt;
         ad_state me = in[s];
@@ -273,13 +287,33 @@ __global__ void __launch_bounds__(AD_CUDA_BLOCK)
             nw = ad_verlet_kick(me, acc_in[s].ax, acc_in[s].ay, ax, ay, dt);
         } else {
             nw = INTEG == AD_INTEGRATOR_EULER ? ad_step_euler(me, ax, ay, dt) : ad_step_symplectic(me, ax, ay, dt);
-            nw = ad_apply_boundaries(&p, nw, ids, s, ctrl->step);
+            /* a disc past the outlet is listed for k_reenter: drawing its velocity here
+             * would size every thread's registers for the rare random-number path */
+            if (p.flow_x && nw.x >= p.x_max) reentry[1 + atomicAdd(&reentry[0], 1u)] = s;
+            nw = ad_wrap_state(&p, nw);
         }
         if (OBS || INTEG == AD_INTEGRATOR_VERLET) acc_out[s] = ad_accel{ax, ay};
         out[s] = nw;
         ad_sums_motion(sums, p, nw);
     }
     ad_block_reduce(sums, &blocks[blockIdx.x]);
+}
+
+/* Step 5 for the discs k_interact listed: the free-stream velocity of a re-entering
+ * disc (ad_reenter, as on the CPU). The list's order does not matter: each draw is
+ * keyed by the disc's id and the step. */
+__global__ void k_reenter(ad_params p, const unsigned *__restrict__ reentry, ad_state *__restrict__ s,
+                          const unsigned *__restrict__ ids, const ad_ctrl *__restrict__ ctrl)
+{
+    unsigned count = reentry[0];
+    for (unsigned k = blockIdx.x * blockDim.x + threadIdx.x; k < count; k += gridDim.x * blockDim.x) {
+        unsigned slot = reentry[1 + k];
+        ad_state q = s[slot];
+        q.x += p.len_x; /* ad_reenter sees the disc where it left, as the CPU does */
+        q = ad_reenter(&p, q, ids[slot], ctrl->step);
+        s[slot].vx = q.vx;
+        s[slot].vy = q.vy;
+    }
 }
 
 /* RK4 stage k on the grid of the step's start. */
@@ -292,7 +326,7 @@ __global__ void __launch_bounds__(AD_CUDA_BLOCK)
                 float skin, ad_dev_sums *__restrict__ blocks)
 {
     unsigned s = blockIdx.x * blockDim.x + threadIdx.x;
-    ad_dev_sums sums = {};
+    ad_thread_sums sums = {};
     if (s < n) {
         float dt = (float)ctrl->dt;
         ad_state b0 = base[s], me = in[s];

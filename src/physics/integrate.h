@@ -47,8 +47,8 @@ AD_HD static inline double ad_inflow_speed(uint64_t seed, uint64_t counter, doub
     return b; /* 64 rejections in a row: practically never (acceptance is above 1/2) */
 }
 
-/* The re-entry of a disc past the outlet: rare, so on the CPU kept out of the hot
- * loop's code; on the GPU a call would cost every thread a stack frame, so inline. */
+/* The re-entry of a disc past the outlet: rare, so kept out of the hot loop's code
+ * (the GPU runs it in a kernel of its own, k_reenter). */
 #if defined(__CUDACC__)
 __host__ __device__ static inline
 #elif defined(__GNUC__)
