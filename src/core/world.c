@@ -440,6 +440,15 @@ static ad_status build_segment_grid(ad_world *w)
     s->start = start;
     s->index = index;
     g->count = (uint32_t)s->count;
+    g->box_x0 = g->box_y0 = INFINITY;
+    g->box_x1 = g->box_y1 = -INFINITY;
+    for (size_t i = 0; i < s->count; i++) {
+        const ad_segment *r = &s->raw[i];
+        g->box_x0 = fminf(g->box_x0, fminf(r->x0, r->x1) - p->radius * 1.001f);
+        g->box_x1 = fmaxf(g->box_x1, fmaxf(r->x0, r->x1) + p->radius * 1.001f);
+        g->box_y0 = fminf(g->box_y0, fminf(r->y0, r->y1) - p->radius * 1.001f);
+        g->box_y1 = fmaxf(g->box_y1, fmaxf(r->y0, r->y1) + p->radius * 1.001f);
+    }
     g->start = start;
     g->index = index;
     g->segs = s->segs;

@@ -23,6 +23,7 @@ typedef struct ad_seg {
 typedef struct ad_seg_grid {
     float origin_x, origin_y, inv_cell_x, inv_cell_y;
     int nx, ny;
+    float box_x0, box_y0, box_x1, box_y1; /* all segments, grown by a radius: most discs stop here */
     uint32_t count;          /* segments */
     const uint32_t *start;   /* nx*ny + 1 */
     const uint32_t *index;
@@ -33,7 +34,7 @@ typedef struct ad_seg_grid {
 AD_HD static inline void ad_contact_segments(const ad_params *p, const ad_seg_grid *g, float x, float y, float vx,
                                              float vy, ad_accum *a)
 {
-    if (g->count == 0) return;
+    if (g->count == 0 || !(x >= g->box_x0 && x <= g->box_x1 && y >= g->box_y0 && y <= g->box_y1)) return;
     int cx = ad_cell_coord(x, g->origin_x, g->inv_cell_x, g->nx);
     int cy = ad_cell_coord(y, g->origin_y, g->inv_cell_y, g->ny);
     uint32_t c = (uint32_t)cy * (uint32_t)g->nx + (uint32_t)cx;
