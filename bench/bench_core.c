@@ -19,13 +19,13 @@ static double wall(void)
 static void usage(void)
 {
     printf("usage: bench_core [--sizes N,N,...] [--steps S] [--threads T] [--backend cpu|cuda|auto]\n"
-           "                  [--fraction F] [--scene FILE] [--fast] [--csv FILE]\n"
+           "                  [--fraction F] [--scene FILE] [--fast] [--warmup W] [--csv FILE]\n"
            "  Default: a periodic square box of discs (radius 0.5 m, mass 1 kg, k_n = 1e4 N/m, e = 1) at area\n"
            "  fraction F (default 0.3), velocity variance 1 m^2/s^2 per component, fixed dt = t_c/20.\n"
            "  --scene FILE: that scene's tunnel instead, scaled in size (tunnel, chord, position) to hold N discs.\n"
            "  --fast: non-deterministic mode (atomic scatter on the GPU); default deterministic.\n"
            "  S steps (default: about 2e7 particle-steps per size on the CPU, 2e9 on the GPU, at least 20)\n"
-           "  after 5 warm-up steps. On the GPU it also times a device-to-device copy and prints the step's\n"
+           "  after W warm-up steps (default 5). On the GPU it also times a device-to-device copy and prints the step's\n"
            "  modelled memory traffic against it.\n");
 }
 
@@ -42,7 +42,7 @@ int main(int argc, char **argv)
 {
     double sizes[16] = {1e5, 1e6, 1e7};
     int nsizes = 3, threads = 0, fast = 0;
-    long steps_arg = 0;
+    long steps_arg = 0, warmup = 5;
     double fraction = 0.3;
     const char *csv = NULL, *scene_path = NULL;
     ad_backend backend = AD_BACKEND_CPU;
@@ -52,6 +52,8 @@ int main(int argc, char **argv)
             for (char *t = strtok(argv[++i], ","); t && nsizes < 16; t = strtok(NULL, ",")) sizes[nsizes++] = atof(t);
         } else if (!strcmp(argv[i], "--steps") && i + 1 < argc) {
             steps_arg = atol(argv[++i]);
+        } else if (!strcmp(argv[i], "--warmup") && i + 1 < argc) {
+            warmup = atol(argv[++i]);
         } else if (!strcmp(argv[i], "--threads") && i + 1 < argc) {
             threads = atoi(argv[++i]);
         } else if (!strcmp(argv[i], "--fraction") && i + 1 < argc) {
@@ -136,7 +138,7 @@ int main(int argc, char **argv)
                 st = ad_world_fill(w, &f, NULL);
             }
         }
-        if (!st.code) st = ad_world_step(w, 5);
+        if (!st.code) st = ad_world_step(w, (uint64_t)warmup);
         if (st.code) {
             fprintf(stderr, "bench_core: %s\n", st.message);
             return 1;
