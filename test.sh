@@ -1,8 +1,17 @@
 #!/usr/bin/env bash
-# Builds aerodem and runs its test suite (ctest). GPU tests skip themselves where no GPU is found.
+# Builds aerodem and runs its test suite (ctest) twice: an optimised build (with the CUDA
+# backend compiled when nvcc is present; GPU tests skip themselves without a GPU), then a
+# CPU build under AddressSanitizer and UndefinedBehaviorSanitizer.
 set -euo pipefail
 cd "$(dirname "$0")"
 ./deps.sh
+jobs=$(nproc)
+echo "== release build and tests"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DAERODEM_WERROR=ON >/dev/null
-cmake --build build -j"$(nproc)"
-cd build && ctest --output-on-failure -j"$(nproc)" "$@"
+cmake --build build -j"$jobs"
+(cd build && ctest --output-on-failure -j"$jobs" "$@")
+echo "== AddressSanitizer + UndefinedBehaviorSanitizer build and tests"
+cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAERODEM_SANITIZE=ON -DAERODEM_CUDA=OFF \
+      -DAERODEM_WERROR=ON >/dev/null
+cmake --build build-asan -j"$jobs"
+(cd build-asan && ctest --output-on-failure -j"$jobs" "$@")

@@ -137,28 +137,38 @@ static void cuda_destroy(ad_world *w)
     w->impl = NULL;
 }
 
+/* The statistics the device keeps, as (ad_ctrl field, ad_stats field): one list for
+ * both directions. */
+#define AD_CTRL_STATS(X)                                                                                          \
+    X(dt, dt)                                                                                                     \
+    X(time, time)                                                                                                 \
+    X(step, step)                                                                                                 \
+    X(ke, kinetic_energy)                                                                                         \
+    X(pe, potential_energy)                                                                                       \
+    X(px, momentum_x)                                                                                             \
+    X(py, momentum_y)                                                                                             \
+    X(virial, contact_virial)                                                                                     \
+    X(body_fx, body_force_x)                                                                                      \
+    X(body_fy, body_force_y)                                                                                      \
+    X(body_impulse_x, body_impulse_x)                                                                             \
+    X(body_impulse_y, body_impulse_y)                                                                             \
+    X(wall_impulse[0], wall_impulse[0])                                                                           \
+    X(wall_impulse[1], wall_impulse[1])                                                                           \
+    X(wall_impulse[2], wall_impulse[2])                                                                           \
+    X(wall_impulse[3], wall_impulse[3])                                                                           \
+    X(ke_integral, kinetic_energy_integral)                                                                       \
+    X(virial_integral, contact_virial_integral)                                                                   \
+    X(max_overlap, max_overlap)                                                                                   \
+    X(skin_violations, skin_violations)
+
 static ad_status push_ctrl(ad_world *w)
 {
     cuda_world *c = CW(w);
     ad_ctrl h = {};
     const ad_stats &s = w->stats;
-    h.dt = s.dt;
-    h.time = s.time;
-    h.step = s.step;
-    h.ke = s.kinetic_energy;
-    h.pe = s.potential_energy;
-    h.px = s.momentum_x;
-    h.py = s.momentum_y;
-    h.virial = s.contact_virial;
-    h.body_fx = s.body_force_x;
-    h.body_fy = s.body_force_y;
-    h.body_impulse_x = s.body_impulse_x;
-    h.body_impulse_y = s.body_impulse_y;
-    for (int k = 0; k < 4; k++) h.wall_impulse[k] = s.wall_impulse[k];
-    h.ke_integral = s.kinetic_energy_integral;
-    h.virial_integral = s.contact_virial_integral;
-    h.max_overlap = (float)s.max_overlap;
-    h.skin_violations = s.skin_violations;
+#define TO_CTRL(cf, sf) h.cf = (decltype(h.cf))s.sf;
+    AD_CTRL_STATS(TO_CTRL)
+#undef TO_CTRL
     *c->ctrl_host = h;
     CU(cudaMemcpyAsync(c->ctrl, c->ctrl_host, sizeof h, cudaMemcpyHostToDevice, c->stream));
     CU(cudaStreamSynchronize(c->stream));
@@ -438,23 +448,9 @@ static ad_status pull_ctrl(ad_world *w)
     CU(cudaStreamSynchronize(c->stream));
     const ad_ctrl &h = *c->ctrl_host;
     ad_stats &s = w->stats;
-    s.step = h.step;
-    s.time = h.time;
-    s.dt = h.dt;
-    s.kinetic_energy = h.ke;
-    s.potential_energy = h.pe;
-    s.momentum_x = h.px;
-    s.momentum_y = h.py;
-    s.contact_virial = h.virial;
-    s.max_overlap = h.max_overlap;
-    s.body_force_x = h.body_fx;
-    s.body_force_y = h.body_fy;
-    s.body_impulse_x = h.body_impulse_x;
-    s.body_impulse_y = h.body_impulse_y;
-    for (int k = 0; k < 4; k++) s.wall_impulse[k] = h.wall_impulse[k];
-    s.kinetic_energy_integral = h.ke_integral;
-    s.contact_virial_integral = h.virial_integral;
-    s.skin_violations = h.skin_violations;
+#define TO_STATS(cf, sf) s.sf = (decltype(s.sf))h.cf;
+    AD_CTRL_STATS(TO_STATS)
+#undef TO_STATS
     s.max_cell_occupancy = h.max_occupancy;
     s.cell_overflow = h.overflow;
     s.outside_grid = h.outside;
