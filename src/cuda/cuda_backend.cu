@@ -232,6 +232,8 @@ static ad_status cuda_create(ad_world *w)
     ALLOC(c->ctrl, sizeof(ad_ctrl));
     ALLOC(c->vmax_bits, 4);
 #undef ALLOC
+    /* the diagnostics fields stay zero when the bin kernel does not write them */
+    if (e == cudaSuccess) e = cudaMemset(c->blocks, 0, (size_t)c->nblocks_cap * sizeof(ad_dev_sums));
     if (e == cudaSuccess) e = cudaMallocHost((void **)&c->ctrl_host, sizeof(ad_ctrl));
     for (int k = 0; k < 2 && e == cudaSuccess; k++) e = cudaEventCreateWithFlags(&c->batch[k], cudaEventDisableTiming);
     for (int k = 0; k < 2 && e == cudaSuccess; k++) e = cudaEventRecord(c->batch[k], c->stream);
