@@ -115,6 +115,7 @@ extern const ad_backend_ops ad_cpu_backend;
 extern const ad_backend_ops ad_cuda_backend;
 int ad_cuda_device_count(void);
 double ad_cuda_copy_rate(size_t bytes, int reps);
+int ad_cuda_describe(char *buf, size_t n);
 #endif
 
 #ifdef __cplusplus

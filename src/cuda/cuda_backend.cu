@@ -699,6 +699,26 @@ static ad_status cuda_fields_to_host(ad_world *w)
     return ad_ok();
 }
 
+/* One line per GPU: name, memory, multiprocessors, compute capability. */
+extern "C" int ad_cuda_describe(char *buf, size_t n)
+{
+    int count = ad_cuda_device_count();
+    size_t used = 0;
+    buf[0] = 0;
+    for (int d = 0; d < count && used < n; d++) {
+        cudaDeviceProp p;
+        if (cudaGetDeviceProperties(&p, d) != cudaSuccess) {
+            cudaGetLastError();
+            continue;
+        }
+        int k = snprintf(buf + used, n - used, "GPU %d: %s, %.1f GiB, %d multiprocessors, compute capability %d.%d\n",
+                         d, p.name, p.totalGlobalMem / 1073741824.0, p.multiProcessorCount, p.major, p.minor);
+        if (k < 0) break;
+        used += (size_t)k;
+    }
+    return count;
+}
+
 /* A plain device-to-device copy of `bytes`, the bandwidth yardstick of the benchmark:
  * bytes read plus bytes written per second, median of `reps` timed copies. */
 extern "C" double ad_cuda_copy_rate(size_t bytes, int reps)
