@@ -74,6 +74,8 @@ typedef struct ad_world_def {
     double stiffness;        /* normal spring constant k_n [N/m]; default 1e4 */
     double restitution;      /* disc-disc restitution e in (0, 1]; default 1 */
     double wall_restitution; /* disc-wall and disc-segment restitution in (0, 1]; default 1 */
+    int disc_contacts;       /* 1: discs collide with each other (default); 0: only with the
+                                walls and segments (free-molecular flow, for validation) */
 
     double x_min, x_max;     /* domain along x [m]; default 0, 100 */
     double y_min, y_max;     /* domain along y [m]; default 0, 100 */

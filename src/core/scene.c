@@ -51,6 +51,8 @@ static const key KEYS[] = {
      "disc-disc coefficient of restitution (1 = elastic)"},
     {"gas", "wall_restitution", K_DOUBLE, OFF(wall_restitution), 0, 0, 1, 1, 0, "", NULL,
      "restitution of discs against the body and the walls"},
+    {"gas", "collisions", K_BOOL, OFF(collisions), 0, 0, 1, 0, 0, "", NULL,
+     "discs collide with each other; no = free-molecular flow (only the body and the walls)"},
     {"gas", "area_fraction", K_DOUBLE, OFF(area_fraction), 0, 0, 0.7, 1, 0, "", NULL,
      "free-stream area fraction: disc area per tunnel area"},
     {"gas", "temperature", K_DOUBLE, OFF(temperature), 0, 0, BIG, 0, 0, "m^2/s^2", NULL,
@@ -133,6 +135,7 @@ void ad_scene_defaults(ad_scene *s)
     s->stiffness = 1e4;
     s->restitution = 1.0;
     s->wall_restitution = 1.0;
+    s->collisions = 1;
     s->area_fraction = 0.1;
     s->temperature = 1.0;
     s->velocity = 3.0;
@@ -644,6 +647,7 @@ ad_status ad_scene_build(const ad_scene *s, ad_world **out)
     d.stiffness = s->stiffness;
     d.restitution = s->restitution;
     d.wall_restitution = s->wall_restitution;
+    d.disc_contacts = s->collisions;
     d.x_min = 0;
     d.x_max = s->width;
     d.y_min = 0;

@@ -34,6 +34,7 @@ typedef struct ad_scene {
 
     /* [gas] */
     double radius, mass, stiffness, restitution, wall_restitution;
+    int collisions;            /* disc-disc contacts on */
     double area_fraction;
     double temperature;        /* kT/m, m^2/s^2 */
     double velocity;           /* m/s along +x; resolved from speed_ratio or mach if given */

@@ -25,6 +25,7 @@ ad_world_def ad_default_world_def(void)
     d.stiffness = 1e4;
     d.restitution = 1.0;
     d.wall_restitution = 1.0;
+    d.disc_contacts = 1;
     d.x_min = 0.0;
     d.x_max = 100.0;
     d.y_min = 0.0;
@@ -160,6 +161,7 @@ ad_status ad_params_from_def(const ad_world_def *d, ad_params *p)
 
     memset(p, 0, sizeof *p);
     double m_pp = 0.5 * d->mass, m_w = d->mass;
+    p->disc_contacts = d->disc_contacts != 0;
     p->radius = (float)d->radius;
     p->diameter = (float)(2.0 * d->radius);
     p->diameter_sq = p->diameter * p->diameter;

@@ -41,7 +41,7 @@ AD_HD static inline void ad_gather_all(const ad_params *p, const ad_seg_grid *g,
                                        const ad_state *s, uint32_t i, ad_state me, int cx, int cy, ad_accum *a)
 {
     ad_accum_zero(a);
-    ad_gather_discs(p, start, s, i, me, cx, cy, a);
+    if (p->disc_contacts) ad_gather_discs(p, start, s, i, me, cx, cy, a);
     ad_contact_segments(p, g, me.x, me.y, me.vx, me.vy, a);
     ad_contact_walls(p, me.x, me.y, me.vx, me.vy, a);
 }

@@ -15,6 +15,7 @@ typedef struct ad_params {
     float gx, gy;       /* body acceleration [m/s^2] */
     float x_min, x_max, y_min, y_max;
     float len_x, len_y, half_x, half_y;
+    int disc_contacts;        /* 0: discs pass through each other (free-molecular flow) */
     int periodic_x, periodic_y; /* flow (inlet/outlet) axes count as periodic for contacts */
     int flow_x;               /* x is an inlet/outlet pair */
     float inflow_vx, inflow_vy, inflow_sigma; /* free stream and thermal speed per component */
