@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # Builds aerodem on the lent GPU machine and runs the GPU tests and benchmarks; logs go to $OUT.
 # Usage: bench/gpu_session.sh STAGE...   stages: build tests sanitize bench bench-big bin-dense
-# Libraries the machine lacks (libinih, libpng) come as Debian packages in .debs/, unpacked under /tmp/dep.
+# Libraries the machine lacks (libinih, libpng headers) come as Debian packages in .debs/ (an ignored
+# folder carried to the machine), unpacked under /tmp/dep. Fetch them once on the development machine:
+#   mkdir -p .debs && cd .debs && apt-get download libinih-dev libinih1 libinireader0 libpng-dev \
+#       libpng16-16 zlib1g-dev zlib1g
+# and name .debs in the device tool's carry list.
 set -uo pipefail
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
