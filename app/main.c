@@ -21,6 +21,7 @@ static const char *USAGE_MAIN =
     "commands:\n"
     "  run SCENE.ini     simulate a scene: forces, fields, pictures and ParaView files\n"
     "  resume CHECKPOINT continue an interrupted or finished run\n"
+    "  sweep SCENE.ini   run a scene over a range of one key (--set body.aoa=-4:16:2): a polar\n"
     "  info              backends, threads and GPU of this machine\n"
     "  scene-keys        print the reference of every scene key (Markdown)\n"
     "\n"
@@ -158,7 +159,7 @@ static int cmd_run(int argc, char **argv)
         fprintf(stderr, "aerodem: error: %s\n", st.message);
         return st.code == AD_ERR_IO ? AD_EXIT_ERROR : AD_EXIT_USAGE;
     }
-    return ad_tunnel_run(&sc, &o);
+    return ad_tunnel_run(&sc, &o, NULL);
 }
 
 static int cmd_resume(int argc, char **argv)
@@ -247,6 +248,7 @@ int main(int argc, char **argv)
     if (!strcmp(argv[1], "run")) return cmd_run(argc, argv);
     if (!strcmp(argv[1], "resume")) return cmd_resume(argc, argv);
     if (!strcmp(argv[1], "info")) return cmd_info(argc, argv);
+    if (!strcmp(argv[1], "sweep")) return ad_tunnel_sweep(argc, argv);
     if (!strcmp(argv[1], "scene-keys")) {
         ad_scene_write_reference(stdout);
         return 0;

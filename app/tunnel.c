@@ -579,7 +579,7 @@ static void cleanup(run *r)
     free(r->oy);
 }
 
-int ad_tunnel_run(ad_scene *scene, const ad_run_options *opt)
+int ad_tunnel_run(ad_scene *scene, const ad_run_options *opt, ad_run_result *res)
 {
     run r;
     memset(&r, 0, sizeof r);
@@ -618,6 +618,17 @@ int ad_tunnel_run(ad_scene *scene, const ad_run_options *opt)
     }
     print_start(&r);
     int rc = run_loop(&r);
+    if (res) {
+        double n = (double)r.m.n;
+        ad_stats s;
+        ad_world_get_stats(r.w, &s);
+        res->cl = mean_of(r.m.sum_cl, n);
+        res->cd = mean_of(r.m.sum_cd, n);
+        res->cl_se = se_of(r.m.sum_cl, r.m.sum_cl2, n);
+        res->cd_se = se_of(r.m.sum_cd, r.m.sum_cd2, n);
+        res->steps = s.step;
+        res->intervals = r.m.n;
+    }
     cleanup(&r);
     return rc;
 }

@@ -13,8 +13,17 @@ typedef struct ad_run_options {
 /* Exit codes of the program. */
 enum { AD_EXIT_OK = 0, AD_EXIT_ERROR = 1, AD_EXIT_USAGE = 2, AD_EXIT_INTERRUPTED = 130 };
 
-/* Runs a finished scene from its start. */
-int ad_tunnel_run(ad_scene *scene, const ad_run_options *opt);
+/* The measured coefficients of a run (means over interval means after settling). */
+typedef struct ad_run_result {
+    double cl, cl_se, cd, cd_se;
+    unsigned long long steps, intervals;
+} ad_run_result;
+
+/* Runs a finished scene from its start; *res (may be NULL) receives the coefficients. */
+int ad_tunnel_run(ad_scene *scene, const ad_run_options *opt, ad_run_result *res);
+
+/* `aerodem sweep`: runs a scene over a range of one key and writes the polar. */
+int ad_tunnel_sweep(int argc, char **argv);
 
 /* Continues a run from a checkpoint. */
 int ad_tunnel_resume(const char *checkpoint, ad_backend backend, int threads, const ad_run_options *opt);

@@ -1,0 +1,190 @@
+/* `aerodem sweep`: one scene run over a range of one key (an angle of attack, a Mach number), written as a polar. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "io/image.h"
+#include "tunnel.h"
+
+static const char *USAGE_SWEEP =
+    "usage: aerodem sweep SCENE.ini --set section.key=FROM:TO:STEP [--set section.key=value ...]\n"
+    "                     [--out DIR] [--steps N] [--backend auto|cpu|cuda] [--threads N] [--quiet]\n"
+    "\n"
+    "Runs the scene once for each value FROM, FROM+STEP, ... up to TO of one key (for example\n"
+    "--set body.aoa=-4:16:2), each into DIR/KEY_VALUE/, and writes DIR/polar.csv (the value, CL\n"
+    "and CD with their standard errors) and DIR/polar.png. DIR defaults to the scene's\n"
+    "[output] dir followed by /sweep. Ctrl-C stops the run in progress with a checkpoint and\n"
+    "writes the polar of the runs so far (exit code 130).\n";
+
+static int usage_error(const char *msg, const char *arg)
+{
+    fprintf(stderr, "aerodem: ");
+    fprintf(stderr, msg, arg);
+    fprintf(stderr, "\n\n%s", USAGE_SWEEP);
+    return AD_EXIT_USAGE;
+}
+
+typedef struct row {
+    double v;
+    ad_run_result r;
+} row;
+
+static int write_polar(const char *dir, const char *key, const row *rows, int n)
+{
+    char path[AD_PATH_MAX + 32];
+    snprintf(path, sizeof path, "%s/polar.csv", dir);
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        fprintf(stderr, "aerodem: error: cannot write %s: %s\n", path, strerror(errno));
+        return AD_EXIT_ERROR;
+    }
+    fprintf(f, "%s,cl,cl_se,cd,cd_se,steps,intervals\n", key);
+    for (int k = 0; k < n; k++)
+        fprintf(f, "%.9g,%.9g,%.9g,%.9g,%.9g,%llu,%llu\n", rows[k].v, rows[k].r.cl, rows[k].r.cl_se, rows[k].r.cd,
+                rows[k].r.cd_se, rows[k].r.steps, rows[k].r.intervals);
+    fclose(f);
+    if (n < 1) return AD_EXIT_OK;
+    double *x = malloc(n * sizeof *x), *cl = malloc(n * sizeof *cl), *cle = malloc(n * sizeof *cle);
+    double *cd = malloc(n * sizeof *cd), *cde = malloc(n * sizeof *cde);
+    if (!x || !cl || !cle || !cd || !cde) {
+        free(x), free(cl), free(cle), free(cd), free(cde);
+        return AD_EXIT_ERROR;
+    }
+    for (int k = 0; k < n; k++) {
+        x[k] = rows[k].v;
+        cl[k] = rows[k].r.cl, cle[k] = rows[k].r.cl_se;
+        cd[k] = rows[k].r.cd, cde[k] = rows[k].r.cd_se;
+    }
+    ad_plot_series s[2] = {{"CL", (size_t)n, x, cl, cle, {40, 90, 200}}, {"CD", (size_t)n, x, cd, cde, {210, 60, 40}}};
+    char title[128];
+    snprintf(title, sizeof title, "lift and drag coefficients (mean +- standard error)");
+    ad_line_plot p = {title, key, "CL, CD", s, 2, 0, 0};
+    snprintf(path, sizeof path, "%s/polar.png", dir);
+    ad_status st = ad_write_line_plot_png(path, &p);
+    free(x), free(cl), free(cle), free(cd), free(cde);
+    if (st.code) {
+        fprintf(stderr, "aerodem: error: %s\n", st.message);
+        return AD_EXIT_ERROR;
+    }
+    return AD_EXIT_OK;
+}
+
+int ad_tunnel_sweep(int argc, char **argv)
+{
+    const char *scene_path = NULL, *range = NULL, *out = NULL;
+    ad_run_options o = {0};
+    const char *backend = NULL, *threads = NULL;
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            printf("%s", USAGE_SWEEP);
+            return 0;
+        }
+        if (!strcmp(a, "--quiet")) {
+            o.quiet = 1;
+            continue;
+        }
+        if (!strcmp(a, "--set") || !strcmp(a, "--out") || !strcmp(a, "--steps") || !strcmp(a, "--backend") ||
+            !strcmp(a, "--threads")) {
+            if (i + 1 >= argc) return usage_error("%s needs a value", a);
+            const char *v = argv[++i];
+            if (!strcmp(a, "--set")) {
+                const char *eq = strchr(v, '=');
+                if (eq && strchr(eq, ':')) {
+                    if (range) return usage_error("one range at a time (also got --set %s)", v);
+                    range = v;
+                }
+            } else if (!strcmp(a, "--out")) {
+                out = v;
+            } else if (!strcmp(a, "--steps")) {
+                char *end;
+                double d = strtod(v, &end);
+                if (end == v || *end || !(d >= 1) || d != floor(d) || d > 1e15)
+                    return usage_error("--steps %s: expected a whole number of steps >= 1", v);
+                o.steps = (unsigned long long)d;
+            } else if (!strcmp(a, "--backend")) {
+                backend = v;
+            } else {
+                threads = v;
+            }
+            continue;
+        }
+        if (a[0] == '-') return usage_error("unknown option %s", a);
+        if (scene_path) return usage_error("one scene at a time (also got %s)", a);
+        scene_path = a;
+    }
+    if (!scene_path) return usage_error("%s", "sweep needs a scene file");
+    if (!range) return usage_error("%s", "sweep needs one --set section.key=FROM:TO:STEP");
+    char key[128];
+    const char *eq = strchr(range, '=');
+    snprintf(key, sizeof key, "%.*s", (int)(eq - range), range);
+    double from, to, step;
+    char tail;
+    if (sscanf(eq + 1, "%lf:%lf:%lf%c", &from, &to, &step, &tail) != 3 || !isfinite(from) || !isfinite(to) ||
+        !(step > 0) || to < from || (to - from) / step > 1000)
+        return usage_error("--set %s: expected FROM:TO:STEP with STEP > 0, FROM <= TO, at most 1000 values", range);
+
+    /* the scene and every fixed --set, checked once before anything runs */
+    ad_scene base;
+    ad_scene_defaults(&base);
+    ad_status st = ad_scene_load(&base, scene_path);
+    for (int i = 2; i < argc && !st.code; i++)
+        if (!strcmp(argv[i], "--set") && argv[i + 1] != range) st = ad_scene_set(&base, argv[++i]);
+    char buf[256];
+    if (!st.code && backend) {
+        snprintf(buf, sizeof buf, "run.backend=%s", backend);
+        st = ad_scene_set(&base, buf);
+    }
+    if (!st.code && threads) {
+        snprintf(buf, sizeof buf, "run.threads=%s", threads);
+        st = ad_scene_set(&base, buf);
+    }
+    int nval = (int)floor((to - from) / step + 1e-9) + 1;
+    for (int k = 0; k < nval && !st.code; k++) { /* every value must pass the key's checks */
+        ad_scene t = base;
+        snprintf(buf, sizeof buf, "%s=%.10g", key, from + k * step);
+        st = ad_scene_set(&t, buf);
+        if (!st.code) st = ad_scene_finish(&t);
+    }
+    if (st.code) {
+        fprintf(stderr, "aerodem: error: %s\n", st.message);
+        return st.code == AD_ERR_IO ? AD_EXIT_ERROR : AD_EXIT_USAGE;
+    }
+    char dir[AD_PATH_MAX];
+    if (out) snprintf(dir, sizeof dir, "%s", out);
+    else snprintf(dir, sizeof dir, "%.1000s/sweep", base.dir);
+    row *rows = calloc((size_t)nval, sizeof *rows);
+    if (!rows) return AD_EXIT_ERROR;
+    int done = 0, rc = AD_EXIT_OK;
+    for (int k = 0; k < nval; k++) {
+        double v = from + k * step;
+        ad_scene t = base;
+        snprintf(buf, sizeof buf, "%s=%.10g", key, v);
+        ad_scene_set(&t, buf);
+        ad_scene_finish(&t);
+        char sub[AD_PATH_MAX + 160];
+        snprintf(sub, sizeof sub, "%s/%s_%g", dir, strchr(key, '.') ? strchr(key, '.') + 1 : key, v);
+        ad_run_options ro = o;
+        ro.out_dir = sub;
+        ro.quiet = 1;
+        if (!o.quiet) printf("aerodem sweep: %s = %g (%d of %d) -> %s/\n", key, v, k + 1, nval, sub);
+        rc = ad_tunnel_run(&t, &ro, &rows[k].r);
+        rows[k].v = v;
+        if (rc == AD_EXIT_OK) {
+            done++;
+            if (!o.quiet)
+                printf("  CL = %.4g +- %.2g, CD = %.4g +- %.2g\n", rows[k].r.cl, rows[k].r.cl_se, rows[k].r.cd,
+                       rows[k].r.cd_se);
+        }
+        if (rc != AD_EXIT_OK) break;
+    }
+    if (done > 0 || rc == AD_EXIT_OK) {
+        int w = write_polar(dir, key, rows, done);
+        if (w != AD_EXIT_OK && rc == AD_EXIT_OK) rc = w;
+        else if (!o.quiet) printf("aerodem sweep: %d runs; polar in %s/polar.csv and %s/polar.png\n", done, dir, dir);
+    }
+    free(rows);
+    return rc;
+}
