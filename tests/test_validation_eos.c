@@ -4,11 +4,13 @@
  *
  * A square box of side L with four solid walls, e = 1 (disc-disc and disc-wall), no gravity,
  * kT/m = 1. After a settling time the pressure is measured two independent ways over a window:
- *   wall:   P_w = sum of the four wall impulses / (window x perimeter 4L)
- *   virial: P_v = (2 <KE> + <sum_pairs r.F>) / (2 A_v),  A_v = L (L - 2r)
- * The virial theorem with the walls included gives 2 <KE> + <W_pairs> = P_w x 2 L (L - 2r)
- * (a wall at x = L pushes discs whose centres sit at L - r), so the two agree only if the pair
- * forces, the kinetic-energy integral and the wall impulses are consistent; A_v is not a fit.
+ *   wall:   P_w = sum of the four wall impulses / (window x 4 (L - 2r))
+ *   virial: P_v = (2 <KE> + <sum_pairs r.F>) / (2 A_acc),  A_acc = (L - 2r)^2
+ * Disc centres live in the accessible square of side L - 2r, so the wall force is spread over
+ * the length L - 2r that a centre can reach. The virial theorem with the walls included (a wall
+ * at x = L pushes discs whose centres sit at L - r, the one at x = 0 those at r) gives
+ * 2 <KE> + <W_pairs> = 2 P_w (L - 2r)^2, so the two agree only if the pair forces, the
+ * kinetic-energy integral and the wall impulses are consistent; nothing is fitted.
  * kT = <KE> / N (two velocity components). The density n is the bulk one, counted from disc
  * centres in the interior square that stays WALL_MARGIN diameters away from every wall
  * (the layered density next to a wall is excluded), and phi = n pi r^2.
@@ -108,8 +110,8 @@ static eos_result eos_run(double phi_acc, double k, double L, uint64_t seed, dou
     double imp = 0.0;
     for (int k4 = 0; k4 < 4; k4++) imp += s.wall_impulse[k4] - s0.wall_impulse[k4];
     res.kT = ke / (double)n;
-    res.p_wall = imp / (T * 4.0 * L);
-    res.p_vir = (2.0 * ke + vir) / (2.0 * L * (L - 2 * EOS_R));
+    res.p_wall = imp / (T * 4.0 * (L - 2 * EOS_R));
+    res.p_vir = (2.0 * ke + vir) / (2.0 * acc);
     double nb = got ? count_sum / got / ((hi - lo) * (hi - lo)) : NAN;
     res.phi_bulk = nb * TU_PI * EOS_R * EOS_R;
     res.z_wall = res.p_wall / (nb * res.kT);
@@ -140,7 +142,7 @@ int main(void)
     for (size_t i = 0; i < sizeof phis / sizeof *phis; i++) {
         eos_result r = eos_run(phis[i], 1e5, 30.0, 11 + i, 5.0, 40.0, 40, 0);
         eos_print(&r);
-        ENSURE(fabs(r.kT - EOS_KT) < 0.05); /* elastic: the temperature stays put */
+        ENSURE(r.kT > 0.8 && r.kT < 1.2); /* sample of N Maxwellian velocities, ~1/sqrt(N) */
         ENSURE_REL(r.z_wall, r.z_hend, Z_TOL);
         ENSURE_REL(r.z_vir, r.z_hend, Z_TOL);
         ENSURE_REL(r.p_wall, r.p_vir, PV_TOL);
