@@ -21,7 +21,10 @@
  * the outlet with its velocity unchanged; only discs leaving through the outlet are redrawn.
  * Discs the body throws upstream therefore circulate and hit it again from behind. The test
  * measures inside the window before the first of them can come back (tunnel width minus body
- * length over the fastest backward speed), over several independent runs. */
+ * length over the fastest backward speed), over several independent runs.
+ *
+ * At a vertex the spring-dashpot is a soft central force, so the vertex arcs drag a little less than
+ * hard ones (see FM_SYS below). tests/validation_fm_sweep.c includes this file with FM_NO_MAIN. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,14 +89,17 @@ typedef struct fm_case {
     double width, height, area_fraction, stiffness;
     int runs;           /* independent runs (seeds) */
     int intervals;      /* intervals per run inside the clean window */
+    uint64_t seed_base; /* first seed; runs use seed_base + 7919 k */
 } fm_case;
 
 typedef struct fm_result {
     double cl, cl_se, cd, cd_se;   /* measured: mean and standard error over all intervals */
     double cl_th, cd_th;           /* theory */
+    double cd_vertex_th;           /* the part of cd_th from the vertex arcs (a circle of radius r) */
+    double lambda;                 /* penetration scale v sqrt(m/k) / r at v = sqrt(U^2 + 2kT/m) */
     double window_s, settle_s;     /* per run */
-    long hits_est;                 /* expected body hits, for the record */
     int n;                         /* intervals */
+    double *icl, *icd;             /* the interval coefficients, n each (malloc'ed) */
     double seconds;                /* wall clock */
 } fm_result;
 
@@ -122,7 +128,9 @@ static void fm_scene(const fm_case *c, uint64_t seed, ad_scene *s)
     /* the body's centre a chord from the inlet, in the middle across */
     s->x = c->chord * (c->shape == AD_SHAPE_CIRCLE ? 0.75 : 1.0);
     s->y = 0.5 * c->height;
-    s->threads = 2;
+    s->threads = 1; /* one thread a world: robust on a loaded machine; ctest runs tests side by side */
+    s->contact_steps = 10; /* on the disc-disc time pi sqrt(m/2k): a disc-segment contact gets 14 steps */
+    s->cell_size = 4.0;    /* no disc-disc contacts: a coarse grid only saves binning work */
     s->backend = AD_BACKEND_CPU;
     s->seed = seed;
     s->png = s->vtk = s->video = 0;
@@ -133,7 +141,7 @@ static double fm_time(ad_world *w) { return tu_stats(w).time; }
 
 static void fm_step_until(ad_world *w, double t)
 {
-    while (fm_time(w) < t) REQUIRE_OK(ad_world_step(w, 50));
+    while (fm_time(w) < t) REQUIRE_OK(ad_world_step(w, 10));
 }
 
 static fm_result fm_measure(const fm_case *c)
@@ -160,17 +168,22 @@ static fm_result fm_measure(const fm_case *c)
     free(ys);
     R.cd_th = fx / c->chord;
     R.cl_th = fy / c->chord;
+    R.cd_vertex_th = fm_circle_drag_per_q(c->S, c->e, s.radius) / c->chord;
+    R.lambda = sqrt(s.velocity * s.velocity + 2.0 * s.temperature) * sqrt(s.mass / s.stiffness) / s.radius;
     /* the clean window: a disc thrown upstream at t >= 0 needs at least (W - body length - 2r) / v_back to
      * come round the periodic x axis to the body's rear; |v_back| <= |v| <= U + 4.5 sqrt(kT/m) (tail 3e-6) */
     double U = s.velocity, vcap = U + 4.5 * sqrt(s.temperature);
     double window = (s.width - (xmax - xmin) - 2 * s.radius) / vcap;
     double settle = 4.0 * s.radius / U; /* the fill leaves a layer of one radius clear of the body */
+    window -= 0.1; /* room for the last chunk of steps to overshoot */
     R.window_s = window - settle;
     R.settle_s = settle;
     double sum_l = 0, sum_l2 = 0, sum_d = 0, sum_d2 = 0;
     int n = 0;
+    R.icl = malloc((size_t)(c->runs * c->intervals) * sizeof(double));
+    R.icd = malloc((size_t)(c->runs * c->intervals) * sizeof(double));
     for (int run = 0; run < c->runs; run++) {
-        fm_scene(c, 1000 + 7919 * (uint64_t)run, &s);
+        fm_scene(c, (c->seed_base ? c->seed_base : 1000) + 7919 * (uint64_t)run, &s);
         ad_world *w;
         REQUIRE_OK(ad_scene_build(&s, &w));
         double q = ad_scene_flow_numbers(&s).dynamic_pressure * s.chord;
@@ -187,6 +200,8 @@ static fm_result fm_measure(const fm_case *c)
             sum_l2 += cl * cl;
             sum_d += cd;
             sum_d2 += cd * cd;
+            R.icl[n] = cl;
+            R.icd[n] = cd;
             n++;
             a = b;
         }
@@ -197,10 +212,6 @@ static fm_result fm_measure(const fm_case *c)
     R.cd = sum_d / n;
     R.cl_se = sqrt(fmax(sum_l2 / n - R.cl * R.cl, 0) / (n - 1));
     R.cd_se = sqrt(fmax(sum_d2 / n - R.cd * R.cd, 0) / (n - 1));
-    ad_flow_numbers f = ad_scene_flow_numbers(&s);
-    double frontal = (c->shape == AD_SHAPE_CIRCLE) ? c->chord + 1.0 : (xmax - xmin) * 0 + 1.0; /* rough */
-    (void)frontal;
-    R.hits_est = (long)(f.number_density * U * c->runs * (window - settle));
     clock_gettime(CLOCK_MONOTONIC, &t1);
     R.seconds = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
     return R;
@@ -208,14 +219,16 @@ static fm_result fm_measure(const fm_case *c)
 
 #ifndef FM_NO_MAIN
 
-/* Systematic tolerance on CL and CD, relative (see docs/validation/free_molecular.md): soft-contact
- * scattering at the rounded vertices (penetration delta/r ~ v sqrt(m/k)/r, a few percent, on the
- * vertex share of the force) and the float outline. */
+/* Systematic tolerance (see docs/validation/free_molecular.md): 3% of the theory (float outline, 14 steps
+ * a contact, the velocity tail past the clean window) plus, on the drag, the soft-vertex deficit: at a
+ * vertex the linear spring is a soft central force, and integrating its trajectories gives a momentum-
+ * transfer cross-section (1 - 0.93 lambda) times the hard disc's, lambda = v sqrt(m/k) / r; the test allows
+ * lambda times the vertex share of the drag. */
 #define FM_SYS 0.03
 
-static int check(const char *what, double m, double se, double th)
+static int check(const char *what, double m, double se, double th, double extra)
 {
-    double tol = fmax(3.0 * se, FM_SYS * fabs(th));
+    double tol = fmax(3.0 * se, FM_SYS * fabs(th) + extra);
     int ok = fabs(m - th) <= tol;
     tu_checks++;
     if (!ok) tu_failures++;
@@ -226,13 +239,15 @@ static int check(const char *what, double m, double se, double th)
 
 int main(void)
 {
-    /* name, shape, chord, aoa, half angle, S, e, width, height, area fraction, k, runs, intervals */
+    /* name, shape, chord, aoa, half angle, S, e, width, height, area fraction, k, runs, intervals, seed.
+     * The two 30 deg plates share their seeds on purpose: the same discs arrive, so the ratio of their
+     * forces isolates the restitution. */
     const fm_case cases[] = {
-        {"plate aoa 10, S 2, e 1", AD_SHAPE_PLATE, 12, 10, 0, 2.0, 1.0, 100, 60, 0.3, 1e4, 2, 8},
-        {"plate aoa 30, S 2, e 1", AD_SHAPE_PLATE, 12, 30, 0, 2.0, 1.0, 100, 60, 0.3, 1e4, 2, 8},
-        {"plate aoa 30, S 2, e 0.5", AD_SHAPE_PLATE, 12, 30, 0, 2.0, 0.5, 100, 60, 0.3, 1e4, 2, 8},
-        {"circle D 12, S 2, e 1", AD_SHAPE_CIRCLE, 12, 0, 0, 2.0, 1.0, 100, 60, 0.3, 1e4, 2, 8},
-        {"wedge 20 deg, S 3, e 1", AD_SHAPE_WEDGE, 12, 0, 20, 3.0, 1.0, 100, 60, 0.3, 1e4, 2, 8},
+        {"plate aoa 10, S 2, e 1", AD_SHAPE_PLATE, 12, 10, 0, 2.0, 1.0, 40, 40, 0.3, 1e4, 150, 3, 1000},
+        {"plate aoa 30, S 2, e 1", AD_SHAPE_PLATE, 12, 30, 0, 2.0, 1.0, 40, 40, 0.3, 1e4, 60, 3, 2000},
+        {"plate aoa 30, S 2, e 0.5", AD_SHAPE_PLATE, 12, 30, 0, 2.0, 0.5, 40, 40, 0.3, 1e4, 60, 3, 2000},
+        {"circle D 12, S 2, e 1", AD_SHAPE_CIRCLE, 12, 0, 0, 2.0, 1.0, 44, 48, 0.3, 1e4, 40, 3, 3000},
+        {"wedge 20 deg, S 3, e 1", AD_SHAPE_WEDGE, 12, 0, 20, 3.0, 1.0, 44, 40, 0.3, 1e4, 60, 3, 4000},
     };
     const int nc = (int)(sizeof cases / sizeof cases[0]);
     fm_result res[8];
@@ -242,19 +257,34 @@ int main(void)
         total += res[i].seconds;
         printf("%s: %d intervals (%d runs x %.1f s window), %.1f s\n", cases[i].name, res[i].n, cases[i].runs,
                res[i].window_s, res[i].seconds);
-        check("CD", res[i].cd, res[i].cd_se, res[i].cd_th);
-        if (cases[i].shape == AD_SHAPE_PLATE) check("CL", res[i].cl, res[i].cl_se, res[i].cl_th);
+        check("CD", res[i].cd, res[i].cd_se, res[i].cd_th, res[i].lambda * res[i].cd_vertex_th);
+        if (cases[i].shape == AD_SHAPE_PLATE) check("CL", res[i].cl, res[i].cl_se, res[i].cl_th, 0.0);
         else ENSURE_MSG(fabs(res[i].cl) <= fmax(3.0 * res[i].cl_se, 0.01), "symmetric body: CL = %.4f +- %.4f",
                         res[i].cl, res[i].cl_se);
     }
     /* restitution: at e = 0.5 the plate's net normal force is (1 + 0.5)/(1 + 1) of the elastic one on the faces;
      * the measured ratio must resolve that from 1 */
+    /* both runs use the same seeds, so the same discs arrive: the ratio's error comes from the paired
+     * intervals (delta method on the covariance), far below that of either mean */
     double r_th = res[2].cl_th / res[1].cl_th, r_m = res[2].cl / res[1].cl;
-    double r_se = r_m * hypot(res[2].cl_se / res[2].cl, res[1].cl_se / res[1].cl);
+    double r_se = 0;
+    {
+        int n = res[1].n < res[2].n ? res[1].n : res[2].n;
+        double s2 = 0;
+        for (int k = 0; k < n; k++) {
+            double dk = res[2].icl[k] - r_m * res[1].icl[k];
+            s2 += dk * dk;
+        }
+        r_se = sqrt(s2 / (n - 1) / n) / fabs(res[1].cl);
+    }
     printf("CL(e = 0.5) / CL(e = 1) at 30 deg: measured %.4f +- %.4f, theory %.4f\n", r_m, r_se, r_th);
-    ENSURE_NEAR(r_m, r_th, fmax(3.0 * r_se, FM_SYS));
+    ENSURE_NEAR(r_m, r_th, fmax(3.0 * r_se, 0.01)); /* vertex contacts: normal turns during a damped contact */
     ENSURE_MSG(fabs(r_m - 1.0) > 5.0 * r_se, "e = 0.5 indistinguishable from e = 1: ratio %.4f +- %.4f", r_m, r_se);
     printf("total %.1f s\n", total);
+    for (int i = 0; i < nc; i++) {
+        free(res[i].icl);
+        free(res[i].icd);
+    }
     return tu_finish("test_free_molecular");
 }
 

@@ -16,8 +16,13 @@
  * (the layered density next to a wall is excluded), and phi = n pi r^2.
  *
  * Tolerances (measured scatter, docs/VALIDATION.md): at k_n = 1e5 the soft-disc shift of Z is
- * below 0.5 % and the seed-to-seed scatter of Z in this box is ~1 % (1 sigma), so Z must lie
- * within Z_TOL = 4 % of Henderson and P_w and P_v within PV_TOL = 2 % of each other. */
+ * below 1 % and the run-to-run scatter of Z is 1.5 % (1 sigma, L = 40; the slowly relaxing bulk
+ * count dominates it), so Z must lie within Z_TOL = 4 % of Henderson; P_w and P_v within
+ * PV_TOL = 3 % of each other (wall impulses are the noisier estimate at low density).
+ * One thread: a few hundred discs are one block of work, more threads only spin.
+ *
+ *   test_validation_eos                                  the test (L = 30, phi 0.1, 0.3, 0.45)
+ *   test_validation_eos PHI K L SEED T_EQ T_RUN THREADS  one run, printed */
 #define _POSIX_C_SOURCE 200809L
 #include "test_util.h"
 
@@ -135,12 +140,18 @@ static void eos_print(const eos_result *r)
 
 #ifndef EOS_NO_MAIN
 #define Z_TOL 0.04
-#define PV_TOL 0.02
-int main(void)
+#define PV_TOL 0.03
+int main(int argc, char **argv)
 {
+    if (argc == 8) { /* one run: phi k L seed t_eq t_run threads */
+        eos_result r = eos_run(atof(argv[1]), atof(argv[2]), atof(argv[3]), (uint64_t)atoll(argv[4]), atof(argv[5]),
+                               atof(argv[6]), 40, atoi(argv[7]));
+        eos_print(&r);
+        return 0;
+    }
     const double phis[] = {0.10, 0.30, 0.45};
     for (size_t i = 0; i < sizeof phis / sizeof *phis; i++) {
-        eos_result r = eos_run(phis[i], 1e5, 30.0, 11 + i, 5.0, 40.0, 40, 0);
+        eos_result r = eos_run(phis[i], 1e5, 30.0, 11 + i, 5.0, 60.0, 60, 1);
         eos_print(&r);
         ENSURE(r.kT > 0.8 && r.kT < 1.2); /* sample of N Maxwellian velocities, ~1/sqrt(N) */
         ENSURE_REL(r.z_wall, r.z_hend, Z_TOL);

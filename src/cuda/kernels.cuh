@@ -289,7 +289,7 @@ __global__ void __launch_bounds__(AD_CUDA_BLOCK, AD_INTERACT_MIN_BLOCKS)
             nw = INTEG == AD_INTEGRATOR_EULER ? ad_step_euler(me, ax, ay, dt) : ad_step_symplectic(me, ax, ay, dt);
             /* a disc past the outlet is listed for k_reenter: drawing its velocity here
              * would size every thread's registers for the rare random-number path */
-            if (p.flow_x && nw.x >= p.x_max) reentry[1 + atomicAdd(&reentry[0], 1u)] = s;
+            if (ad_flow_crossing(&p, &nw)) reentry[1 + atomicAdd(&reentry[0], 1u)] = s;
             nw = ad_wrap_state(&p, nw);
         }
         if (OBS || INTEG == AD_INTEGRATOR_VERLET) acc_out[s] = ad_accel{ax, ay};
@@ -299,8 +299,8 @@ __global__ void __launch_bounds__(AD_CUDA_BLOCK, AD_INTERACT_MIN_BLOCKS)
     ad_block_reduce(sums, &blocks[blockIdx.x]);
 }
 
-/* Step 5 for the discs k_interact listed: the free-stream velocity of a re-entering
- * disc (ad_reenter, as on the CPU). The list's order does not matter: each draw is
+/* Step 5 for the discs k_interact listed (past the outlet, or back out through the
+ * inlet): the free-stream velocity of a re-entering disc (ad_reenter, as on the CPU). The list's order does not matter: each draw is
  * keyed by the disc's id and the step. */
 __global__ void k_reenter(ad_params p, const unsigned *__restrict__ reentry, ad_state *__restrict__ s,
                           const unsigned *__restrict__ ids, const ad_ctrl *__restrict__ ctrl)
@@ -308,9 +308,7 @@ __global__ void k_reenter(ad_params p, const unsigned *__restrict__ reentry, ad_
     unsigned count = reentry[0];
     for (unsigned k = blockIdx.x * blockDim.x + threadIdx.x; k < count; k += gridDim.x * blockDim.x) {
         unsigned slot = reentry[1 + k];
-        ad_state q = s[slot];
-        q.x += p.len_x; /* ad_reenter sees the disc where it left, as the CPU does */
-        q = ad_reenter(&p, q, ids[slot], ctrl->step);
+        ad_state q = ad_reenter(&p, s[slot], ids[slot], ctrl->step); /* only the velocity changes */
         s[slot].vx = q.vx;
         s[slot].vy = q.vy;
     }

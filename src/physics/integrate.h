@@ -67,13 +67,28 @@ ad_state ad_reenter(const ad_params *p, ad_state s, uint32_t id, uint64_t step)
     return s;
 }
 
-/* Step 5 for one disc after it moved. A disc past the outlet of a flow axis comes
- * back through the inlet at the same height (the wrap) with a velocity drawn from
- * the free stream: counter-based on (seed, step, id), so reproducible anywhere. */
+/* Where a disc on a flow axis goes after it moved: past the outlet it comes back
+ * through the inlet at the same height (the wrap); thrown back out through the inlet
+ * it is absorbed by the free stream and returns at once, mirrored into the tunnel.
+ * Either way it gets a velocity drawn from the free stream (ad_reenter). Returns 1
+ * when the disc re-enters. */
+AD_HD static inline int ad_flow_crossing(const ad_params *p, ad_state *s)
+{
+    if (!p->flow_x) return 0;
+    if (s->x >= p->x_max) return 1;
+    if (s->x < p->x_min) {
+        s->x = p->x_min + (p->x_min - s->x);
+        return 1;
+    }
+    return 0;
+}
+
+/* Step 5 for one disc after it moved: flow crossings, then the periodic wraps. The
+ * velocity draw is counter-based on (seed, step, id), so reproducible anywhere. */
 AD_HD static inline ad_state ad_apply_boundaries(const ad_params *p, ad_state s, const uint32_t *ids, size_t slot,
                                                  uint64_t step)
 {
-    if (p->flow_x && s.x >= p->x_max) s = ad_reenter(p, s, ids[slot], step);
+    if (ad_flow_crossing(p, &s)) s = ad_reenter(p, s, ids[slot], step);
     return ad_wrap_state(p, s);
 }
 
