@@ -213,6 +213,19 @@ static ad_status finish(ad_io_file *io, wbuf *b)
 
 /* ----------------------------------------------------------------- .vtp -- */
 
+/* path.tmp opened with a write buffer on it; on failure nothing is left behind. */
+static ad_status open_buffered(ad_io_file *io, const char *path, wbuf **b)
+{
+    ad_status s = ad_io_open(io, path);
+    if (s.code != AD_OK) return s;
+    *b = wb_new(io->f);
+    if (!*b) {
+        ad_io_discard(io);
+        return ad_fail(AD_ERR_NO_MEMORY, "path", "No memory for the write buffer of '%s'.", path);
+    }
+    return ad_ok();
+}
+
 ad_status ad_write_vtp_particles(const char *path, size_t n, const ad_particle *p, const uint32_t *id,
                                  const float *pressure)
 {
@@ -228,13 +241,9 @@ ad_status ad_write_vtp_particles(const char *path, size_t n, const ad_particle *
     const char *itype = wide ? "Int64" : "Int32";
 
     ad_io_file io;
-    ad_status s = ad_io_open(&io, path);
+    wbuf *b;
+    ad_status s = open_buffered(&io, path, &b);
     if (s.code != AD_OK) return s;
-    wbuf *b = wb_new(io.f);
-    if (!b) {
-        ad_io_discard(&io);
-        return ad_fail(AD_ERR_NO_MEMORY, "path", "No memory for the write buffer of '%s'.", path);
-    }
     FILE *f = io.f;
     xml_header(f, "PolyData");
     fputs("  <PolyData>\n", f);
@@ -290,13 +299,9 @@ ad_status ad_write_vtp_outline(const char *path, const float *x, const float *y,
     const char *itype = wide ? "Int64" : "Int32";
 
     ad_io_file io;
-    ad_status s = ad_io_open(&io, path);
+    wbuf *b;
+    ad_status s = open_buffered(&io, path, &b);
     if (s.code != AD_OK) return s;
-    wbuf *b = wb_new(io.f);
-    if (!b) {
-        ad_io_discard(&io);
-        return ad_fail(AD_ERR_NO_MEMORY, "path", "No memory for the write buffer of '%s'.", path);
-    }
     FILE *f = io.f;
     xml_header(f, "PolyData");
     fputs("  <PolyData>\n", f);
@@ -351,13 +356,9 @@ ad_status ad_write_vti(const char *path, int nx, int ny, double x0, double y0, d
     size_t cells = (size_t)nx * (size_t)ny;
 
     ad_io_file io;
-    ad_status s = ad_io_open(&io, path);
+    wbuf *b;
+    ad_status s = open_buffered(&io, path, &b);
     if (s.code != AD_OK) return s;
-    wbuf *b = wb_new(io.f);
-    if (!b) {
-        ad_io_discard(&io);
-        return ad_fail(AD_ERR_NO_MEMORY, "path", "No memory for the write buffer of '%s'.", path);
-    }
     FILE *f = io.f;
     char ox[32], oy[32], sx[32], sy[32];
     fmt_double(ox, sizeof ox, x0);
