@@ -178,8 +178,7 @@ static fm_result fm_measure(const fm_case *c)
     window -= 0.1; /* room for the last chunk of steps to overshoot */
     R.window_s = window - settle;
     R.settle_s = settle;
-    double sum_l = 0, sum_l2 = 0, sum_d = 0, sum_d2 = 0;
-    int n = 0;
+    tu_coef co = {0};
     R.icl = malloc((size_t)(c->runs * c->intervals) * sizeof(double));
     R.icd = malloc((size_t)(c->runs * c->intervals) * sizeof(double));
     for (int run = 0; run < c->runs; run++) {
@@ -194,24 +193,13 @@ static fm_result fm_measure(const fm_case *c)
             fm_step_until(w, settle + (k + 1) * dtw);
             ad_stats b = tu_stats(w);
             if (b.time > window) break; /* the last step overshot the clean window */
-            double cl = (b.body_impulse_y - a.body_impulse_y) / (b.time - a.time) / q;
-            double cd = (b.body_impulse_x - a.body_impulse_x) / (b.time - a.time) / q;
-            sum_l += cl;
-            sum_l2 += cl * cl;
-            sum_d += cd;
-            sum_d2 += cd * cd;
-            R.icl[n] = cl;
-            R.icd[n] = cd;
-            n++;
+            tu_coef_add(&co, &a, &b, q, &R.icl[co.n], &R.icd[co.n]);
             a = b;
         }
         ad_world_destroy(w);
     }
-    R.n = n;
-    R.cl = sum_l / n;
-    R.cd = sum_d / n;
-    R.cl_se = sqrt(fmax(sum_l2 / n - R.cl * R.cl, 0) / (n - 1));
-    R.cd_se = sqrt(fmax(sum_d2 / n - R.cd * R.cd, 0) / (n - 1));
+    R.n = co.n;
+    tu_coef_result(&co, &R.cl, &R.cl_se, &R.cd, &R.cd_se);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     R.seconds = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
     return R;

@@ -199,24 +199,14 @@ static void scene_forces(const char *path, ad_backend b, double *cl, double *cls
     double q = ad_scene_flow_numbers(&s).dynamic_pressure * s.chord;
     REQUIRE_OK(ad_world_step(w, s.settle_steps));
     ad_stats a = tu_stats(w);
-    double sl = 0, sl2 = 0, sd = 0, sd2 = 0;
-    int m = 0;
+    tu_coef co = {0};
     for (unsigned long long k = s.settle_steps; k + s.force_interval <= s.steps; k += s.force_interval) {
         REQUIRE_OK(ad_world_step(w, s.force_interval));
         ad_stats c = tu_stats(w);
-        double l = (c.body_impulse_y - a.body_impulse_y) / (c.time - a.time) / q;
-        double dd = (c.body_impulse_x - a.body_impulse_x) / (c.time - a.time) / q;
-        sl += l;
-        sl2 += l * l;
-        sd += dd;
-        sd2 += dd * dd;
-        m++;
+        tu_coef_add(&co, &a, &c, q, NULL, NULL);
         a = c;
     }
-    *cl = sl / m;
-    *cd = sd / m;
-    *clse = sqrt((sl2 / m - *cl * *cl) / (m - 1));
-    *cdse = sqrt((sd2 / m - *cd * *cd) / (m - 1));
+    tu_coef_result(&co, cl, clse, cd, cdse);
     ad_world_destroy(w);
 }
 

@@ -245,21 +245,15 @@ static void coefficients(const char *shape, double aoa, int intervals, double *c
     ad_flow_numbers f = ad_scene_flow_numbers(&s);
     double q = f.dynamic_pressure * s.chord;
     REQUIRE_OK(ad_world_step(w, 5000)); /* settle */
-    double sum = 0, sum2 = 0, sumd = 0;
+    tu_coef co = {0};
     ad_stats a = tu_stats(w);
     for (int k = 0; k < intervals; k++) {
         REQUIRE_OK(ad_world_step(w, 500));
         ad_stats b = tu_stats(w);
-        double c = (b.body_impulse_y - a.body_impulse_y) / (b.time - a.time) / q;
-        double d = (b.body_impulse_x - a.body_impulse_x) / (b.time - a.time) / q;
-        sum += c;
-        sum2 += c * c;
-        sumd += d;
+        tu_coef_add(&co, &a, &b, q, NULL, NULL);
         a = b;
     }
-    *cl = sum / intervals;
-    *cl_se = sqrt((sum2 / intervals - *cl * *cl) / (intervals - 1));
-    *cd = sumd / intervals;
+    tu_coef_result(&co, cl, cl_se, cd, NULL);
     ad_world_destroy(w);
 }
 

@@ -163,4 +163,35 @@ static inline double tu_contact_time(double e, double m_eff, double k)
     return TU_PI / sqrt(k / m_eff - eta * eta);
 }
 
+/* Lift and drag coefficients averaged over intervals: each interval's mean force comes
+ * from the body impulse between two statistics snapshots, divided by q = dynamic
+ * pressure x chord; the standard error is over the interval means. */
+typedef struct tu_coef {
+    double sl, sl2, sd, sd2;
+    int n;
+} tu_coef;
+
+/* Adds the interval from a to b; *cl and *cd (may be NULL) receive its coefficients. */
+static inline void tu_coef_add(tu_coef *c, const ad_stats *a, const ad_stats *b, double q, double *cl, double *cd)
+{
+    double dt = b->time - a->time;
+    double l = (b->body_impulse_y - a->body_impulse_y) / dt / q, d = (b->body_impulse_x - a->body_impulse_x) / dt / q;
+    c->sl += l;
+    c->sl2 += l * l;
+    c->sd += d;
+    c->sd2 += d * d;
+    c->n++;
+    if (cl) *cl = l;
+    if (cd) *cd = d;
+}
+
+static inline void tu_coef_result(const tu_coef *c, double *cl, double *cl_se, double *cd, double *cd_se)
+{
+    double n = c->n, ml = c->sl / n, md = c->sd / n;
+    if (cl) *cl = ml;
+    if (cd) *cd = md;
+    if (cl_se) *cl_se = sqrt(fmax(c->sl2 / n - ml * ml, 0) / (n - 1));
+    if (cd_se) *cd_se = sqrt(fmax(c->sd2 / n - md * md, 0) / (n - 1));
+}
+
 #endif
