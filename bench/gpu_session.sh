@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds aerodem on the lent GPU machine and runs the GPU tests and benchmarks; logs go to $OUT.
-# Usage: bench/gpu_session.sh STAGE...   stages: build tests sanitize bench bench-big bin-dense
+# Usage: bench/gpu_session.sh STAGE...   stages: build tests shock sanitize bench bench-big profile bin-dense
 # Libraries the machine lacks (libinih, libpng headers) come as Debian packages in .debs/ (an ignored
 # folder carried to the machine), unpacked under /tmp/dep. Fetch them once on the development machine:
 #   mkdir -p .debs && cd .debs && apt-get download libinih-dev libinih1 libinireader0 libpng-dev \
@@ -47,6 +47,12 @@ for stage in "$@"; do
     ./build-gpu/tests/test_gpu 2>&1 | tee "$OUT/test_gpu.log" | tail -25
     log "core suite on the GPU backend"
     (cd build-gpu && AERODEM_TEST_BACKEND=cuda ctest -L core -E "threads|grid" --output-on-failure 2>&1 | tail -15) | tee "$OUT/ctest_core_cuda.log"
+    ;;
+  shock)
+    setup_deps
+    log "validation: wedge oblique shock and bow shock (long)"
+    mkdir -p "$OUT/shock"
+    ./build-gpu/tests/test_validation_shock "$OUT/shock" 2>&1 | tee "$OUT/shock.log" | tail -20
     ;;
   sanitize)
     setup_deps

@@ -20,6 +20,7 @@ typedef struct ad_block_sums {
     float vmax2, max_overlap;
     uint32_t nonfinite;
     uint32_t skin_violations;
+    uint32_t reentries;  /* CPU: re-entrants of the block, their slots listed from the block's first slot */
 } ad_block_sums;
 
 /* Host copy of the static segments and their coarse grid. */

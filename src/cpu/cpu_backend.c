@@ -7,6 +7,7 @@
 #include "../physics/fields.h"
 #include "../physics/gather.h"
 #include "../physics/integrate.h"
+#include "../physics/reentry.h"
 #include "grid.h"
 
 #ifdef _OPENMP
@@ -268,7 +269,9 @@ static inline void interact_block(const ad_world *w, cpu_world *c, size_t b, siz
         } else {
             /* the Verlet drift moved discs before binning; these move them here */
             nw = integ == AD_INTEGRATOR_EULER ? ad_step_euler(me, ax, ay, dt) : ad_step_symplectic(me, ax, ay, dt);
-            nw = ad_apply_boundaries(&P, nw, ids, s, step);
+            int re = 0;
+            nw = ad_apply_boundaries(&P, nw, ids, s, step, &re);
+            if (re) c->perm[s0 + sums.reentries++] = (uint32_t)s; /* perm is free until the next scatter */
             c->accel[s] = (ad_accel){ax, ay};
         }
         out[s] = nw;
@@ -331,7 +334,11 @@ static void rk4_stage_block(const ad_world *w, cpu_world *c, size_t b, size_t n,
             add_contact_sums(sums, &a);
         }
         ad_state nx = ad_rk4_stage(b0, me, ax, ay, dt, k, &acc[s]);
-        if (k == 3) nx = ad_apply_boundaries(&P, nx, c->id, s, w->stats.step);
+        if (k == 3) {
+            int re = 0;
+            nx = ad_apply_boundaries(&P, nx, c->id, s, w->stats.step, &re);
+            if (re) c->perm[s0 + sums->reentries++] = (uint32_t)s;
+        }
         out[s] = nx;
         if (k == 3) {
             add_motion_sums(sums, &P, nx);
@@ -357,6 +364,26 @@ static void interact_rk4(ad_world *w, cpu_world *c, size_t n, float dt)
     c->cur = !c->cur;
 }
 
+/* Step 5, second half: the discs that re-entered in the pass just run get their heights
+ * (reentry.h). Their slots were listed per block in `perm`; gathered in block order into
+ * `cell_of` (free until the next binning). Heights are chosen from the positions before any
+ * of them moves, then written. */
+static void place_reentries(ad_world *w, cpu_world *c, size_t n)
+{
+    size_t nb = (n + AD_BLOCK - 1) / AD_BLOCK;
+    uint32_t count = 0;
+    for (size_t b = 0; b < nb; b++)
+        for (uint32_t k = 0; k < c->blocks[b].reentries; k++) c->cell_of[count++] = c->perm[b * AD_BLOCK + k];
+    if (count == 0) return;
+    const ad_params P = w->params;
+    ad_state *s = c->state[c->cur];
+    float *y = (float *)c->perm; /* the per-block lists were copied out: perm holds the heights */
+    const uint32_t *list = c->cell_of;
+#pragma omp parallel for num_threads(c->threads) schedule(dynamic, 4) if (count > 64)
+    for (uint32_t k = 0; k < count; k++) y[k] = ad_reentry_height(&P, c->start, s, c->id, list, count, k, w->stats.step);
+    for (uint32_t k = 0; k < count; k++) s[list[k]].y = y[k];
+}
+
 /* Verlet's drift runs before binning, in place: each disc moves itself only. */
 static void verlet_drift(ad_world *w, cpu_world *c, size_t n, float dt)
 {
@@ -367,7 +394,7 @@ static void verlet_drift(ad_world *w, cpu_world *c, size_t n, float dt)
     uint64_t step = w->stats.step;
 #pragma omp parallel for num_threads(c->threads) schedule(static)
     for (size_t i = 0; i < n; i++)
-        s[i] = ad_apply_boundaries(&P, ad_verlet_drift(s[i], acc[i].ax, acc[i].ay, dt), ids, i, step);
+        s[i] = ad_apply_boundaries(&P, ad_verlet_drift(s[i], acc[i].ax, acc[i].ay, dt), ids, i, step, NULL);
 }
 
 static const ad_accel *observed_accel(const cpu_world *c)
@@ -420,6 +447,7 @@ static ad_status cpu_step(ad_world *w, uint64_t nsteps)
         double t0 = now();
         if (integ == AD_INTEGRATOR_RK4) interact_rk4(w, c, n, dt);
         else interact(w, c, n, dt, PASS_STEP);
+        if (w->params.flow_x) place_reentries(w, c, n);
         ad_stats_fold(w, c->blocks, nb, dt);
         w->stats.phase_seconds[AD_PHASE_INTERACT] += now() - t0;
         if (w->fields.enabled && w->stats.step % w->fields.def.interval == 0) sample_fields(w, c);

@@ -30,6 +30,7 @@ struct cuda_world {
     unsigned *cell_of, *rank, *count, *start;
     unsigned *perm, *iota, *keys_out; /* deterministic mode */
     unsigned *reentry;                /* count, then the slots of discs past the outlet */
+    float *reentry_y;                 /* their new heights (AD_REENTRY_MAX) */
     void *temp;
     size_t temp_bytes;
     float *pressure, *virial;
@@ -112,7 +113,8 @@ static size_t cuda_bytes_needed(const ad_world_def *d, const ad_params *p)
         size_t t2 = sort_temp_bytes(d->capacity, bits_for(ncell));
         temp = temp > t2 ? temp : t2;
     }
-    return d->capacity * per_particle(d) + 2 * (ncell + 1) * 4 + blocks * sizeof(ad_dev_sums) + temp + sizeof(ad_ctrl);
+    return d->capacity * per_particle(d) + 2 * (ncell + 1) * 4 + blocks * sizeof(ad_dev_sums) + temp + sizeof(ad_ctrl) +
+           AD_REENTRY_MAX * sizeof(float);
 }
 
 static void cuda_destroy(ad_world *w)
@@ -124,7 +126,8 @@ static void cuda_destroy(ad_world *w)
     void *ptrs[] = {c->state[0], c->state[1], c->id[0],   c->id[1],   c->cell_of, c->rank,      c->count,
                     c->start,    c->perm,     c->iota,    c->keys_out, c->temp,   c->pressure,  c->virial,
                     c->acc[0],   c->acc[1],   c->rk[0],   c->rk[1],   c->rk[2],   c->blocks,    c->blocks2,  c->ctrl,
-                    c->vmax_bits, c->segs,    c->seg_start, c->seg_index, c->field_sums, c->reentry};
+                    c->vmax_bits, c->segs,    c->seg_start, c->seg_index, c->field_sums, c->reentry,
+                    c->reentry_y};
     for (void *p : ptrs)
         if (p) cudaFree(p);
     if (c->ctrl_host) cudaFreeHost(c->ctrl_host);
@@ -212,6 +215,7 @@ static ad_status cuda_create(ad_world *w)
     ALLOC(c->cell_of, n * 4);
     ALLOC(c->rank, n * 4);
     ALLOC(c->reentry, (n + 1) * 4);
+    ALLOC(c->reentry_y, AD_REENTRY_MAX * sizeof(float));
     ALLOC(c->pressure, n * 4);
     ALLOC(c->virial, n * 4);
     ALLOC(c->count, (c->ncell + 1) * 4);
@@ -374,6 +378,15 @@ static cudaError_t enqueue_grid(ad_world *w, cuda_world *c, unsigned n, int time
     return e || !timed ? e : cudaEventRecord(c->phase[3], st);
 }
 
+/* The second half of step 5 for the discs the pass listed (kernels.cuh). */
+static void place_reentries(ad_world *w, cuda_world *c, int nx, int draw_velocity)
+{
+    k_reentry_place<<<8, 128, 0, c->stream>>>(w->params, c->reentry, c->start, c->state[nx], c->id[c->idp], c->ctrl,
+                                              c->reentry_y);
+    k_reenter<<<64, AD_CUDA_BLOCK, 0, c->stream>>>(w->params, c->reentry, c->state[nx], c->id[c->idp], c->ctrl,
+                                                   c->reentry_y, draw_velocity);
+}
+
 template <int INTEG, int PASS, bool OBS>
 static void launch_interact(ad_world *w, cuda_world *c, unsigned n)
 {
@@ -381,8 +394,7 @@ static void launch_interact(ad_world *w, cuda_world *c, unsigned n)
     k_interact<INTEG, PASS, OBS><<<grid_of(n), AD_CUDA_BLOCK, 0, c->stream>>>(
         w->params, c->gdev, n, c->start, c->state[c->cur], c->state[nx], c->id[c->idp], c->acc[c->cur], c->acc[nx],
         c->pressure, c->virial, c->ctrl, c->blocks, c->reentry);
-    if (w->params.flow_x && PASS == AD_PASS_STEP && INTEG != AD_INTEGRATOR_VERLET)
-        k_reenter<<<64, AD_CUDA_BLOCK, 0, c->stream>>>(w->params, c->reentry, c->state[nx], c->id[c->idp], c->ctrl);
+    if (w->params.flow_x && PASS == AD_PASS_STEP && INTEG != AD_INTEGRATOR_VERLET) place_reentries(w, c, nx, 1);
     c->cur = nx;
 }
 
@@ -414,16 +426,16 @@ static cudaError_t enqueue_step(ad_world *w, cuda_world *c, unsigned n, int time
         unsigned gb = grid_of(n);
         k_rk4_stage<0><<<gb, AD_CUDA_BLOCK, 0, st>>>(w->params, c->gdev, n, c->start, base, base, out, c->rk[2],
                                                      c->id[c->idp], c->acc[nx], c->pressure, c->virial, c->ctrl,
-                                                     skin, c->blocks);
+                                                     skin, c->blocks, c->reentry);
         k_rk4_stage<1><<<gb, AD_CUDA_BLOCK, 0, st>>>(w->params, c->gdev, n, c->start, base, out, in, c->rk[2],
                                                      c->id[c->idp], c->acc[nx], c->pressure, c->virial, c->ctrl,
-                                                     skin, c->blocks);
+                                                     skin, c->blocks, c->reentry);
         k_rk4_stage<2><<<gb, AD_CUDA_BLOCK, 0, st>>>(w->params, c->gdev, n, c->start, base, in, out, c->rk[2],
                                                      c->id[c->idp], c->acc[nx], c->pressure, c->virial, c->ctrl,
-                                                     skin, c->blocks);
+                                                     skin, c->blocks, c->reentry);
         k_rk4_stage<3><<<gb, AD_CUDA_BLOCK, 0, st>>>(w->params, c->gdev, n, c->start, base, out, c->state[nx],
                                                      c->rk[2], c->id[c->idp], c->acc[nx], c->pressure, c->virial,
-                                                     c->ctrl, skin, c->blocks);
+                                                     c->ctrl, skin, c->blocks, c->reentry);
         c->cur = nx;
     } else {
         if (obs) {

@@ -8,6 +8,7 @@
 #include "../physics/fields.h"
 #include "../physics/gather.h"
 #include "../physics/integrate.h"
+#include "../physics/reentry.h"
 
 /* Everything of a step that lives on the device between steps: the step size and
  * the statistics. The host reads it only when asked (ad_world_get_stats). */
@@ -299,18 +300,34 @@ __global__ void __launch_bounds__(AD_CUDA_BLOCK, AD_INTERACT_MIN_BLOCKS)
     ad_block_reduce(sums, &blocks[blockIdx.x]);
 }
 
-/* Step 5 for the discs k_interact listed (past the outlet, or back out through the
- * inlet): the free-stream velocity of a re-entering disc (ad_reenter, as on the CPU). The list's order does not matter: each draw is
- * keyed by the disc's id and the step. */
+/* Step 5 for the discs listed in `reentry` (past the outlet, or back out through the inlet),
+ * in two kernels so that no thread reads a position another one writes: k_reentry_place
+ * picks each disc's height from the positions after the pass (reentry.h), k_reenter writes
+ * it with the free-stream velocity (ad_reenter, as on the CPU; RK4 drew the velocity in its
+ * last stage already). The list's order does not matter: the choices are keyed by ids. */
+__global__ void k_reentry_place(ad_params p, const unsigned *__restrict__ reentry, const unsigned *__restrict__ start,
+                                const ad_state *__restrict__ s, const unsigned *__restrict__ ids,
+                                const ad_ctrl *__restrict__ ctrl, float *__restrict__ height)
+{
+    unsigned count = reentry[0];
+    if (count > AD_REENTRY_MAX) return; /* all keep their heights */
+    for (unsigned k = blockIdx.x * blockDim.x + threadIdx.x; k < count; k += gridDim.x * blockDim.x)
+        height[k] = ad_reentry_height(&p, start, s, ids, reentry + 1, count, k, ctrl->step);
+}
+
 __global__ void k_reenter(ad_params p, const unsigned *__restrict__ reentry, ad_state *__restrict__ s,
-                          const unsigned *__restrict__ ids, const ad_ctrl *__restrict__ ctrl)
+                          const unsigned *__restrict__ ids, const ad_ctrl *__restrict__ ctrl,
+                          const float *__restrict__ height, int draw_velocity)
 {
     unsigned count = reentry[0];
     for (unsigned k = blockIdx.x * blockDim.x + threadIdx.x; k < count; k += gridDim.x * blockDim.x) {
         unsigned slot = reentry[1 + k];
-        ad_state q = ad_reenter(&p, s[slot], ids[slot], ctrl->step); /* only the velocity changes */
-        s[slot].vx = q.vx;
-        s[slot].vy = q.vy;
+        if (draw_velocity) {
+            ad_state q = ad_reenter(&p, s[slot], ids[slot], ctrl->step); /* only the velocity changes */
+            s[slot].vx = q.vx;
+            s[slot].vy = q.vy;
+        }
+        if (count <= AD_REENTRY_MAX) s[slot].y = height[k];
     }
 }
 
@@ -321,7 +338,7 @@ __global__ void __launch_bounds__(AD_CUDA_BLOCK)
                 const ad_state *__restrict__ base, const ad_state *__restrict__ in, ad_state *__restrict__ out,
                 ad_state *__restrict__ acc, const unsigned *__restrict__ ids, ad_accel *__restrict__ accel,
                 float *__restrict__ pressure, float *__restrict__ virial, const ad_ctrl *__restrict__ ctrl,
-                float skin, ad_dev_sums *__restrict__ blocks)
+                float skin, ad_dev_sums *__restrict__ blocks, unsigned *__restrict__ reentry)
 {
     unsigned s = blockIdx.x * blockDim.x + threadIdx.x;
     ad_thread_sums sums = {};
@@ -341,7 +358,9 @@ __global__ void __launch_bounds__(AD_CUDA_BLOCK)
         }
         ad_state nx = ad_rk4_stage(b0, me, ax, ay, dt, K, &acc[s]);
         if (K == 3) {
-            nx = ad_apply_boundaries(&p, nx, ids, s, ctrl->step);
+            int re = 0;
+            nx = ad_apply_boundaries(&p, nx, ids, s, ctrl->step, &re);
+            if (re) reentry[1 + atomicAdd(&reentry[0], 1u)] = s;
             ad_sums_motion(sums, p, nx);
             float dx = ad_min_image(nx.x - b0.x, p.periodic_x, p.len_x, p.half_x);
             float dy = ad_min_image(nx.y - b0.y, p.periodic_y, p.len_y, p.half_y);
@@ -373,7 +392,7 @@ __global__ void k_verlet_drift(ad_params p, unsigned n, ad_state *__restrict__ s
     unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     float dt = (float)ctrl->dt;
-    s[i] = ad_apply_boundaries(&p, ad_verlet_drift(s[i], acc[i].ax, acc[i].ay, dt), ids, i, ctrl->step);
+    s[i] = ad_apply_boundaries(&p, ad_verlet_drift(s[i], acc[i].ax, acc[i].ay, dt), ids, i, ctrl->step, NULL);
 }
 
 /* ------------------------------------------------ step 6: fold the partials -- */

@@ -84,11 +84,16 @@ AD_HD static inline int ad_flow_crossing(const ad_params *p, ad_state *s)
 }
 
 /* Step 5 for one disc after it moved: flow crossings, then the periodic wraps. The
- * velocity draw is counter-based on (seed, step, id), so reproducible anywhere. */
+ * velocity draw is counter-based on (seed, step, id), so reproducible anywhere. A
+ * re-entering disc comes back at its height; *reentered (when given) is set to 1 so that
+ * the caller can give it a fresh height (reentry.h). */
 AD_HD static inline ad_state ad_apply_boundaries(const ad_params *p, ad_state s, const uint32_t *ids, size_t slot,
-                                                 uint64_t step)
+                                                 uint64_t step, int *reentered)
 {
-    if (ad_flow_crossing(p, &s)) s = ad_reenter(p, s, ids[slot], step);
+    if (ad_flow_crossing(p, &s)) {
+        s = ad_reenter(p, s, ids[slot], step);
+        if (reentered) *reentered = 1;
+    }
     return ad_wrap_state(p, s);
 }
 

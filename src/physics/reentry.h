@@ -1,0 +1,125 @@
+/* Where a disc that re-enters through the inlet comes back: a fresh height, drawn uniformly
+ * over the inlet and checked for room. Shared by both backends.
+ *
+ * Why. The tunnel keeps its number of discs: a disc past the outlet comes back through the
+ * inlet. Coming back at the height where it left (the periodic wrap) is free of overlaps,
+ * since contacts act across the inlet/outlet as if periodic, but it copies the outflow's
+ * profile into the inflow: the body's wake (a density deficit behind a wedge's base, for one)
+ * re-enters at its own height and the body sits in its own wake. A free stream is uniform, so
+ * the re-entry height is drawn uniformly instead.
+ *
+ * Room. Dropping a disc at a random point of a gas overlaps a neighbour with probability of
+ * order n pi d^2 (0.2 at area fraction 0.05), and an overlap of a fraction of a diameter
+ * stores far more elastic energy than kT. So candidate t = 0 .. AD_REENTRY_TRIES-1 of a
+ * re-entrant is taken only when no disc of the gas lies within one diameter of it, and no
+ * other re-entrant of the same step could be there: none of their current positions, and
+ * none of the candidates of the re-entrants with a smaller id. When no candidate is free the
+ * disc keeps its height (overlap-free as above). The rule depends only on ids, positions and
+ * the counter-based random numbers (seed, step, id, t), not on the order in which the
+ * re-entrants are listed or processed: the CPU and the GPU agree, for any thread count.
+ *
+ * When. At the end of the pass that moved the discs (symplectic and forward Euler, RK4's last
+ * stage), on the grid that pass used: slots are in its cell order, and positions moved by at
+ * most max_move radii since binning, which the search reach covers. Velocity Verlet re-enters
+ * discs in its drift, before binning, where no grid of the current order exists: there the
+ * disc keeps its height (docs/ARCHITECTURE.md). More than AD_REENTRY_MAX re-entrants in one
+ * step all keep their heights (the pairwise rule is quadratic in their number). */
+#ifndef AD_PHYSICS_REENTRY_H
+#define AD_PHYSICS_REENTRY_H
+
+#include "grid.h"
+#include "rng.h"
+#include "state.h"
+
+#define AD_REENTRY_TRIES 16
+#define AD_REENTRY_MAX 1024
+
+/* Candidate height t of disc `id` re-entering at `step`: uniform over the heights a centre can
+ * take (one radius off solid walls). */
+AD_HD static inline float ad_reentry_candidate(const ad_params *p, uint32_t id, uint64_t step, int t)
+{
+    uint64_t seed = (p->seed ^ 0x2545F4914F6CDD1Dull) + step * 0x9E3779B97F4A7C15ull;
+    double u = ad_rng_uniform(seed, (uint64_t)id * AD_REENTRY_TRIES + (uint64_t)t); /* (0, 1] */
+    if (p->periodic_y) {
+        float y = p->y_min + (float)(u * (double)(p->y_max - p->y_min));
+        return y < p->y_max ? y : p->y_min;
+    }
+    double lo = (double)p->y_min + p->radius, span = (double)(p->y_max - p->y_min) - 2.0 * p->radius;
+    return (float)(lo + u * (span > 0.0 ? span : 0.0));
+}
+
+AD_HD static inline int ad_reentry_listed(const uint32_t *list, uint32_t count, uint32_t slot)
+{
+    for (uint32_t k = 0; k < count; k++)
+        if (list[k] == slot) return 1;
+    return 0;
+}
+
+AD_HD static inline int ad_reentry_wrap_cell(int c, int n, int periodic)
+{
+    if (c >= 0 && c < n) return c;
+    if (!periodic) return -1;
+    c %= n;
+    return c < 0 ? c + n : c;
+}
+
+/* 1 when no disc other than the listed re-entrants has its centre within one diameter of
+ * (x, y). `s` is in the cell order of `start`; discs moved since binning by at most half a
+ * diameter, so cells within 1.5 diameters are searched. */
+AD_HD static inline int ad_reentry_gas_clear(const ad_params *p, const uint32_t *start, const ad_state *s,
+                                             const uint32_t *list, uint32_t count, float x, float y)
+{
+    int rx = (int)(1.5f * p->diameter * p->inv_cell_x) + 1, ry = (int)(1.5f * p->diameter * p->inv_cell_y) + 1;
+    if (2 * rx + 1 > p->nx) rx = p->nx / 2; /* every column once, also on a wrapped axis */
+    if (2 * ry + 1 > p->ny) ry = p->ny / 2;
+    int cx = ad_cell_coord(x, p->origin_x, p->inv_cell_x, p->nx);
+    int cy = ad_cell_coord(y, p->origin_y, p->inv_cell_y, p->ny);
+    for (int dy = -ry; dy <= ry; dy++) {
+        int row = ad_reentry_wrap_cell(cy + dy, p->ny, p->periodic_y);
+        if (row < 0) continue;
+        for (int dx = -rx; dx <= rx; dx++) {
+            int col = ad_reentry_wrap_cell(cx + dx, p->nx, p->periodic_x);
+            if (col < 0) continue;
+            uint32_t c = (uint32_t)row * (uint32_t)p->nx + (uint32_t)col;
+            for (uint32_t j = start[c]; j < start[c + 1]; j++) {
+                ad_state o = s[j];
+                float ex = ad_min_image(o.x - x, p->periodic_x, p->len_x, p->half_x);
+                float ey = ad_min_image(o.y - y, p->periodic_y, p->len_y, p->half_y);
+                if (ex * ex + ey * ey < p->diameter_sq && !ad_reentry_listed(list, count, j)) return 0;
+            }
+        }
+    }
+    return 1;
+}
+
+/* The height re-entrant k of the list takes (see the rule above). */
+AD_HD static inline float ad_reentry_height(const ad_params *p, const uint32_t *start, const ad_state *s,
+                                            const uint32_t *ids, const uint32_t *list, uint32_t count, uint32_t k,
+                                            uint64_t step)
+{
+    uint32_t slot = list[k], id = ids[slot];
+    ad_state me = s[slot];
+    if (count > AD_REENTRY_MAX) return me.y;
+    for (int t = 0; t < AD_REENTRY_TRIES; t++) {
+        float y = ad_reentry_candidate(p, id, step, t);
+        if (!ad_reentry_gas_clear(p, start, s, list, count, me.x, y)) continue;
+        int free = 1;
+        for (uint32_t j = 0; j < count && free; j++) {
+            if (j == k) continue;
+            ad_state o = s[list[j]];
+            float ex = ad_min_image(o.x - me.x, p->periodic_x, p->len_x, p->half_x);
+            if (ex * ex >= p->diameter_sq) continue;
+            float ey = ad_min_image(o.y - y, p->periodic_y, p->len_y, p->half_y);
+            if (ex * ex + ey * ey < p->diameter_sq) free = 0; /* it may stay where it is */
+            uint32_t oid = ids[list[j]];
+            for (int u = 0; u < AD_REENTRY_TRIES && free && oid < id; u++) {
+                ey = ad_min_image(ad_reentry_candidate(p, oid, step, u) - y, p->periodic_y, p->len_y, p->half_y);
+                if (ex * ex + ey * ey < p->diameter_sq) free = 0;
+            }
+        }
+        if (free) return y;
+    }
+    return me.y;
+}
+
+#endif
