@@ -85,7 +85,7 @@ static double gap_point(const ad_particle *p, const void *ctx)
     return sqrt(dx * dx + dy * dy) - R;
 }
 
-static ad_world *make(double k, double e, double e_wall, double y_min)
+static ad_world *make_at(double k, double e, double e_wall, double y_min, double contact_steps, ad_integrator integ)
 {
     ad_world_def d = tu_def();
     d.x_min = -8.0;
@@ -97,11 +97,18 @@ static ad_world *make(double k, double e, double e_wall, double y_min)
     d.stiffness = k;
     d.restitution = e;
     d.wall_restitution = e_wall;
-    d.contact_steps = 200;
+    d.contact_steps = contact_steps;
+    d.integrator = integ;
+    d.capacity = 2;
     d.threads = 1;
     ad_world *w = NULL;
     REQUIRE_OK(ad_world_create(&d, &w));
     return w;
+}
+
+static ad_world *make(double k, double e, double e_wall, double y_min)
+{
+    return make_at(k, e, e_wall, y_min, 200, AD_INTEGRATOR_SYMPLECTIC_EULER);
 }
 
 /* Two discs approaching head-on along x with relative speed 1. */
@@ -283,7 +290,151 @@ static void oblique(double e, double k)
     ad_world_destroy(w);
 }
 
-int main(void)
+/* ---- The sweep over e and k (ctest validation_contact, docs/VALIDATION.md "Contact mechanics") ----
+ *
+ * The closed forms are written here from e alone, not from the library's damping coefficient:
+ * the overlap x of a contact obeys m_eff x'' + gamma x' + k x = 0 with x(0) = 0, x'(0) = v, so
+ * x = (v / w_d) exp(-eta t) sin(w_d t), eta = gamma / (2 m_eff), w_d^2 = k/m_eff - eta^2. The
+ * overlap returns to zero at t_c = pi / w_d with speed v exp(-eta t_c): e = exp(-eta pi / w_d).
+ * Eliminating eta, w_d^2 (1 + ln^2 e / pi^2) = k / m_eff, so
+ *
+ *     t_c = sqrt(m_eff / k) sqrt(pi^2 + ln^2 e)
+ *
+ * (Schaefer, Dippel & Wolf, J. Phys. I France 6, 5 (1996); Luding, Eur. J. Env. Civ. Eng. 12,
+ * 785 (2008)). A contact is measured from the step-by-step gap (crossings interpolated) and the
+ * normal velocities before and after. */
+typedef enum { GEOM_DISC = 0, GEOM_SEGMENT = 1, GEOM_WALL = 2, GEOM_COUNT = 3 } geom;
+static const char *const GEOM_NAME[GEOM_COUNT] = {"disc-disc", "disc-segment", "disc-wall"};
+
+static double tc_closed(double e, double m_eff, double k)
+{
+    double le = log(e);
+    return sqrt(m_eff / k) * sqrt(TU_PI * TU_PI + le * le);
+}
+
+typedef struct contact_result {
+    double e, tc;       /* measured */
+    double tc_ref;      /* closed form */
+    double steps;       /* steps per contact, t_c / dt */
+} contact_result;
+
+/* One contact at normal approach speed 1: two discs head-on, a disc onto a segment's face (sliding
+ * along it), or a disc onto the bottom wall (sliding). `phase` in [0, 1) shifts the start of the
+ * contact against the step grid: the error of a contact resolved in a few steps depends on it. */
+static contact_result measure(geom g, double e, double k, double contact_steps, ad_integrator integ, double phase)
+{
+    contact_result res;
+    memset(&res, 0, sizeof res);
+    const double m_eff = g == GEOM_DISC ? 0.5 * MASS : MASS;
+    const double dt0 = TU_PI * sqrt(0.5 * MASS / k) / contact_steps; /* the step, unless dt_max is smaller */
+    const double gap0 = (2.0 + phase) * dt0;                          /* closed at speed 1 */
+    ad_world *w = NULL;
+    trace tr;
+    double y_min = -1.0, yline = 0.0, vn0, vn1;
+    if (g == GEOM_DISC) {
+        w = make_at(k, e, 1.0, -8.0, contact_steps, integ);
+        ad_particle p[2] = {{(float)(-R - gap0 / 2), 0.0f, 0.5f, 0.0f}, {(float)(R + gap0 / 2), 0.0f, -0.5f, 0.0f}};
+        REQUIRE_OK(ad_world_add_particles(w, p, 2));
+        tr = run_contact(w, 2, gap_disc_disc, NULL, 100000);
+        vn0 = (double)tr.before[1].vx - tr.before[0].vx;
+        vn1 = (double)tr.after[1].vx - tr.after[0].vx;
+    } else {
+        /* disc-disc restitution deliberately different: the wall must use wall_restitution */
+        w = make_at(k, 0.7, e, g == GEOM_WALL ? y_min : -8.0, contact_steps, integ);
+        double y0 = g == GEOM_WALL ? y_min : yline;
+        if (g == GEOM_SEGMENT) {
+            ad_segment seg = {-3.0f, 0.0f, 3.0f, 0.0f};
+            REQUIRE_OK(ad_world_add_segments(w, &seg, 1));
+        }
+        ad_particle p = {0.2f, (float)(y0 + R + gap0), 0.3f, -1.0f};
+        REQUIRE_OK(ad_world_add_particles(w, &p, 1));
+        tr = run_contact(w, 1, gap_hline, &y0, 100000);
+        vn0 = tr.before[0].vy;
+        vn1 = tr.after[0].vy;
+    }
+    ad_stats s = tu_stats(w);
+    res.e = -vn1 / vn0;
+    res.tc = tr.t_out - tr.t_in;
+    res.tc_ref = tc_closed(e, m_eff, k);
+    res.steps = res.tc_ref / s.dt;
+    ad_world_destroy(w);
+    return res;
+}
+
+#define NPHASE 4
+static const double SWEEP_E[10] = {0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0};
+static const double SWEEP_K[5] = {1e2, 1e3, 1e4, 1e5, 1e6};
+
+static void csv_row(FILE *csv, const char *set, geom g, ad_integrator integ, double e, double k, double cs,
+                    double phase, const contact_result *r)
+{
+    if (!csv) return;
+    fprintf(csv, "%s,%s,%s,%.2f,%.0e,%g,%.2f,%.3f,%.7f,%+.4e,%.7g,%.7g,%+.4e\n", set, GEOM_NAME[g],
+            ad_integrator_name(integ), e, k, cs, phase, r->steps, r->e, r->e / e - 1.0, r->tc, r->tc_ref,
+            r->tc / r->tc_ref - 1.0);
+}
+
+/* Steps per contact for the sweep. The dashpot force -gamma v_n does not vanish at zero overlap,
+ * so it switches on and off in the middle of a step: the restitution has a first-order error of
+ * up to ~3 eta dt (docs/VALIDATION.md), and eta t_c = -ln e. contact_steps (per undamped disc-disc
+ * contact; damped and wall contacts take longer) is raised until eta dt <= ETA_DT, never below
+ * the default 20. */
+#define ETA_DT 0.002
+static double resolved_steps(double e) { return fmax(ad_default_world_def().contact_steps, ceil(-log(e) / ETA_DT)); }
+
+/* Every geometry, e and k, NPHASE phases each, with the default integrator (symplectic Euler):
+ * resolved (contact_steps from resolved_steps, checked against E_TOL and TC_TOL) or at the
+ * default contact_steps = 20 (written to the CSV only). */
+static void sweep(FILE *csv, int resolved)
+{
+    const double cs_default = ad_default_world_def().contact_steps;
+    const ad_integrator integ = ad_default_world_def().integrator;
+    for (int g = 0; g < GEOM_COUNT; g++) {
+        double worst_e = 0, worst_tc = 0;
+        for (int ie = 0; ie < 10; ie++) {
+            double e = SWEEP_E[ie], cs = resolved ? resolved_steps(e) : cs_default;
+            for (int ik = 0; ik < 5; ik++)
+                for (int ph = 0; ph < NPHASE; ph++) {
+                    double k = SWEEP_K[ik], phase = (double)ph / NPHASE;
+                    contact_result r = measure((geom)g, e, k, cs, integ, phase);
+                    csv_row(csv, resolved ? "resolved" : "default", (geom)g, integ, e, k, cs, phase, &r);
+                    double de = r.e / e - 1.0, dtc = r.tc / r.tc_ref - 1.0;
+                    worst_e = fmax(worst_e, fabs(de));
+                    worst_tc = fmax(worst_tc, fabs(dtc));
+                    if (!resolved) continue;
+                    if (!(fabs(de) <= E_TOL) || !(fabs(dtc) <= TC_TOL))
+                        printf("  %s e=%.1f k=%.0e phase %.2f: restitution %.6f (%+.3f%%), contact time %.6g s, "
+                               "closed form %.6g s (%+.3f%%), %.1f steps\n",
+                               GEOM_NAME[g], e, k, phase, r.e, 100 * de, r.tc, r.tc_ref, 100 * dtc, r.steps);
+                    ENSURE_REL(r.e, e, E_TOL);
+                    ENSURE_REL(r.tc, r.tc_ref, TC_TOL);
+                }
+        }
+        printf("%-12s e 0.1..1.0 x k 1e2..1e6 x %d phases, %s: restitution worst |err| %.3f%%, contact time "
+               "worst |err| %.3f%%\n",
+               GEOM_NAME[g], NPHASE, resolved ? "eta dt <= 0.002" : "contact_steps 20", 100 * worst_e,
+               100 * worst_tc);
+    }
+}
+
+/* The time-step dependence: disc-disc and disc-wall contacts resolved in 8 .. 200 steps, for each
+ * integrator (written to the CSV only; the errors are docs/VALIDATION.md's plot). */
+static void sweep_resolution(FILE *csv)
+{
+    const double css[10] = {8, 10, 14, 20, 30, 50, 100, 200, 500, 1000};
+    const double es[4] = {0.1, 0.5, 0.9, 1.0};
+    const ad_integrator integs[3] = {AD_INTEGRATOR_SYMPLECTIC_EULER, AD_INTEGRATOR_VERLET, AD_INTEGRATOR_RK4};
+    for (int ii = 0; ii < 3; ii++)
+        for (int g = 0; g < GEOM_COUNT; g += 2)
+            for (int ie = 0; ie < 4; ie++)
+                for (int ic = 0; ic < 10; ic++)
+                    for (int ph = 0; ph < NPHASE; ph++) {
+                        contact_result r = measure((geom)g, es[ie], 1e4, css[ic], integs[ii], (double)ph / NPHASE);
+                        csv_row(csv, "resolution", (geom)g, integs[ii], es[ie], 1e4, css[ic], (double)ph / NPHASE, &r);
+                    }
+}
+
+static void single_contacts(void)
 {
     const double es[3] = {1.0, 0.9, 0.5};
     const double ks[3] = {1e3, 1e4, 1e5};
@@ -300,5 +451,36 @@ int main(void)
     shared_vertex_hit(0.7, 1e4);
     oblique(1.0, 1e4);
     oblique(0.5, 1e4);
+}
+
+/*   test_collision                  single contacts at 200 steps a contact (ctest collision)
+ *   test_collision --sweep          e 0.1..1 x k 1e2..1e6, disc-disc, disc-segment, disc-wall at the
+ *                                   default resolution (ctest validation_contact)
+ *   test_collision --csv out.csv    the sweep plus the resolution study, written to a CSV */
+int main(int argc, char **argv)
+{
+    if (argc > 1 && strcmp(argv[1], "--sweep") == 0) {
+        sweep(NULL, 1);
+        return tu_finish("validation_contact");
+    }
+    if (argc > 2 && strcmp(argv[1], "--csv") == 0) {
+        FILE *csv = fopen(argv[2], "w");
+        if (!csv) {
+            fprintf(stderr, "cannot write %s\n", argv[2]);
+            return 1;
+        }
+        fprintf(csv, "set,geometry,integrator,e,k,contact_steps,phase,steps_per_contact,e_meas,e_rel_err,tc_meas,"
+                     "tc_closed,tc_rel_err\n");
+        sweep(csv, 1);
+        sweep(csv, 0);
+        sweep_resolution(csv);
+        fclose(csv);
+        return tu_finish("validation_contact (csv)");
+    }
+    if (argc > 1) {
+        fprintf(stderr, "usage: test_collision [--sweep | --csv out.csv]\n");
+        return 2;
+    }
+    single_contacts();
     return tu_finish("test_collision");
 }
