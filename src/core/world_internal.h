@@ -7,6 +7,7 @@
 #include "../physics/params.h"
 #include "../physics/segment.h"
 #include "../physics/state.h"
+#include "../cpu/bvh.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -22,13 +23,18 @@ typedef struct ad_block_sums {
     uint32_t skin_violations;
 } ad_block_sums;
 
-/* Host copy of the static segments and their coarse grid. */
+/* Host copy of the static segments and their coarse grid; with the BVH broad phase
+ * also a tree over them (leaf k is segment tree_item[k], its box grown by a radius). */
 typedef struct ad_segments {
     ad_seg *segs;
     ad_segment *raw;
     size_t count, cap;
     uint32_t *start, *index;
     ad_seg_grid grid;
+    ad_cpu_bvh tree_nodes;
+    ad_bvh_box *tree_leaf_box;
+    uint32_t *tree_item;
+    ad_seg_tree tree;
 } ad_segments;
 
 typedef struct ad_accel {
