@@ -91,6 +91,7 @@ struct ad_world {
     double dt_max;         /* fixed step or the adaptive ceiling [s] */
     double dt_contact;     /* contact time / contact_steps [s] */
     const volatile int *interrupt; /* stop stepping when nonzero */
+    int bvh_shared_stack;  /* CUDA BVH walks: stack in shared memory instead of local (benchmarks set it) */
 };
 
 /* Checks a definition and derives the kernels' float parameters (grid included). */
