@@ -117,6 +117,20 @@ void ad_snapshot_free(ad_snapshot *s);
 size_t ad_host_bytes_available(void);
 void ad_format_bytes(double bytes, char *buf, size_t n);
 
+/* For tests: the BVH of the last step (broad_phase = bvh), as built, copied into
+ * caller arrays of n entries (child 2n, parent 2n): sorted codes, nodes, internal
+ * boxes, the leaves' centres and ids in leaf order. */
+typedef struct ad_bvh_dump {
+    size_t n;
+    uint32_t *code, *child, *rightmost, *parent, *id;
+    ad_bvh_box *box;
+    ad_state *point;
+} ad_bvh_dump;
+ad_status ad_cpu_bvh_dump(const ad_world *w, ad_bvh_dump *out);
+#if defined(AD_HAVE_CUDA)
+ad_status ad_cuda_bvh_dump(const ad_world *w, ad_bvh_dump *out);
+#endif
+
 extern const ad_backend_ops ad_cpu_backend;
 #if defined(AD_HAVE_CUDA)
 extern const ad_backend_ops ad_cuda_backend;

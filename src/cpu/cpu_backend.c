@@ -554,6 +554,24 @@ static ad_status cpu_import(ad_world *w, const ad_snapshot *s)
     return ad_ok();
 }
 
+ad_status ad_cpu_bvh_dump(const ad_world *w, ad_bvh_dump *out)
+{
+    const cpu_world *c = w->impl;
+    if (!c->use_bvh || !c->tree.point) return ad_fail(AD_ERR_INVALID, "broad_phase", "no BVH has been built");
+    size_t n = c->tree.n;
+    out->n = n;
+    memcpy(out->code, c->bvh.code, n * sizeof(uint32_t));
+    memcpy(out->id, c->id, n * sizeof(uint32_t));
+    memcpy(out->point, c->tree.point, n * sizeof(ad_state));
+    if (n > 1) {
+        memcpy(out->child, c->bvh.child, 2 * (n - 1) * sizeof(uint32_t));
+        memcpy(out->rightmost, c->bvh.rightmost, (n - 1) * sizeof(uint32_t));
+        memcpy(out->parent, c->bvh.parent, (2 * n - 1) * sizeof(uint32_t));
+        memcpy(out->box, c->bvh.box, (n - 1) * sizeof(ad_bvh_box));
+    }
+    return ad_ok();
+}
+
 const ad_backend_ops ad_cpu_backend = {
     .name = "cpu",
     .create = cpu_create,

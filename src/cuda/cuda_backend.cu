@@ -908,6 +908,25 @@ static ad_status cuda_fields_to_host(ad_world *w)
     return ad_ok();
 }
 
+extern "C" ad_status ad_cuda_bvh_dump(const ad_world *w, ad_bvh_dump *out)
+{
+    cuda_world *c = CW(w);
+    if (!c->bvh || !c->tree.point) return ad_fail(AD_ERR_INVALID, "broad_phase", "no BVH has been built");
+    size_t n = c->tree.n;
+    out->n = n;
+    CU(cudaStreamSynchronize(c->stream));
+    CU(cudaMemcpy(out->code, c->code_sorted, n * 4, cudaMemcpyDeviceToHost));
+    CU(cudaMemcpy(out->id, c->id[c->idp], n * 4, cudaMemcpyDeviceToHost));
+    CU(cudaMemcpy(out->point, c->tree.point, n * sizeof(ad_state), cudaMemcpyDeviceToHost));
+    if (n > 1) {
+        CU(cudaMemcpy(out->child, c->child, 2 * (n - 1) * 4, cudaMemcpyDeviceToHost));
+        CU(cudaMemcpy(out->rightmost, c->rightmost, (n - 1) * 4, cudaMemcpyDeviceToHost));
+        CU(cudaMemcpy(out->parent, c->parent, (2 * n - 1) * 4, cudaMemcpyDeviceToHost));
+        CU(cudaMemcpy(out->box, c->box, (n - 1) * sizeof(ad_bvh_box), cudaMemcpyDeviceToHost));
+    }
+    return ad_ok();
+}
+
 /* One line per GPU: name, memory, multiprocessors, compute capability. */
 extern "C" int ad_cuda_describe(char *buf, size_t n)
 {
