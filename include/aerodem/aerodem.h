@@ -63,6 +63,19 @@ typedef enum ad_backend {
     AD_BACKEND_CUDA = 2, /* one NVIDIA GPU */
 } ad_backend;
 
+typedef enum ad_broad_phase {
+    AD_BROAD_PHASE_GRID = 0, /* uniform grid, a counting sort by cell (default) */
+    AD_BROAD_PHASE_BVH = 1,  /* Morton-code linear BVH (Karras 2012), rebuilt every step; suits very
+                                uneven densities, where a grid has many empty or crowded cells */
+} ad_broad_phase;
+
+typedef enum ad_bvh_traversal {
+    AD_BVH_GATHER = 0,    /* every disc walks the tree for its own contacts and writes only itself:
+                             no atomics, deterministic (default) */
+    AD_BVH_REFLEXIVE = 1, /* each pair is found once, from its lower leaf, and its force added to both
+                             discs with float atomics: half the walks, not bit-reproducible; CUDA only */
+} ad_bvh_traversal;
+
 /* How a world is made. Get one from ad_default_world_def(), change fields, pass
  * it to ad_world_create(). Every field lists its unit and default. */
 typedef struct ad_world_def {
@@ -90,6 +103,9 @@ typedef struct ad_world_def {
     uint64_t seed;           /* random stream of the inlet; default 1 */
 
     double cell_size;        /* grid cell edge [m]; 0 = one diameter (default) */
+    ad_broad_phase broad_phase; /* how contacts are found: grid (default) or BVH. With the BVH the grid
+                                   diagnostics (max_cell_occupancy, cell_overflow) stay 0 */
+    ad_bvh_traversal bvh_traversal; /* BVH: gather (default) or reflexive */
 
     ad_integrator integrator; /* default AD_INTEGRATOR_SYMPLECTIC_EULER */
     int adaptive_dt;         /* 1: dt chosen every step (default); 0: dt fixed */

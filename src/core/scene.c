@@ -96,6 +96,12 @@ static const key KEYS[] = {
      "time integration scheme"},
     {"run", "deterministic", K_BOOL, OFF(deterministic), 0, 0, 1, 0, 0, "", NULL,
      "bit-identical runs (costs a stable sort on the GPU)"},
+    {"run", "broad_phase", K_ENUM, OFF(broad_phase), 0, 0, 0, 0, 0, "", "grid|bvh",
+     "how contacts are found: a uniform grid of one-diameter cells, or a Morton-code BVH rebuilt every step "
+     "(for very uneven densities; docs/PERFORMANCE.md compares them)"},
+    {"run", "bvh_traversal", K_ENUM, OFF(bvh_traversal), 0, 0, 0, 0, 0, "", "gather|reflexive",
+     "broad_phase = bvh: gather (each disc sums its own contacts; deterministic) or reflexive (each pair once, "
+     "forces added to both discs with atomics; CUDA only)"},
     {"run", "max_move", K_DOUBLE, OFF(max_move), 0, 0, 1, 1, 0, "radius", NULL,
      "adaptive step: the most a disc may travel in a step"},
     {"run", "contact_steps", K_DOUBLE, OFF(contact_steps), 0, 8, 1e9, 0, 0, "", NULL,
@@ -665,6 +671,8 @@ ad_status ad_scene_build(const ad_scene *s, ad_world **out)
     d.dt = s->dt_max;
     d.threads = s->threads;
     d.deterministic = s->deterministic;
+    d.broad_phase = (ad_broad_phase)s->broad_phase;
+    d.bvh_traversal = (ad_bvh_traversal)s->bvh_traversal;
     d.backend = (ad_backend)s->backend;
     ad_world *w = NULL;
     st = ad_world_create(&d, &w);

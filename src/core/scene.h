@@ -53,6 +53,7 @@ typedef struct ad_scene {
     /* [run] */
     unsigned long long steps, settle_steps, seed;
     int backend, threads, integrator, deterministic;
+    int broad_phase, bvh_traversal; /* ad_broad_phase, ad_bvh_traversal */
     double max_move, contact_steps, dt_max;
 
     /* [output] */

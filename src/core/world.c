@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../physics/bvh.h"
 #include "../physics/contact.h"
 #include "../physics/rng.h"
 #include "world_internal.h"
@@ -45,6 +46,8 @@ ad_world_def ad_default_world_def(void)
     d.diagnostics = 1;
     d.cell_capacity = 0;
     d.backend = AD_BACKEND_AUTO;
+    d.broad_phase = AD_BROAD_PHASE_GRID;
+    d.bvh_traversal = AD_BVH_GATHER;
     return d;
 }
 
@@ -148,6 +151,17 @@ ad_status ad_params_from_def(const ad_world_def *d, ad_params *p)
     TRY(check_range("contact_steps", d->contact_steps, AD_MIN_CONTACT_STEPS, 0, 1e9,
                     "at least 8 steps must resolve a contact"));
     if (d->threads < 0) return ad_fail(AD_ERR_INVALID, "threads", "threads = %d is invalid: 0 (all) or more", d->threads);
+    if ((unsigned)d->broad_phase > (unsigned)AD_BROAD_PHASE_BVH)
+        return ad_fail(AD_ERR_INVALID, "broad_phase", "broad_phase = %d is invalid: grid (0) or bvh (1)",
+                       (int)d->broad_phase);
+    if ((unsigned)d->bvh_traversal > (unsigned)AD_BVH_REFLEXIVE)
+        return ad_fail(AD_ERR_INVALID, "bvh_traversal", "bvh_traversal = %d is invalid: gather (0) or reflexive (1)",
+                       (int)d->bvh_traversal);
+    if (d->broad_phase == AD_BROAD_PHASE_BVH && d->capacity > AD_BVH_MAX_LEAVES)
+        return ad_fail(AD_ERR_INVALID, "capacity",
+                       "capacity = %zu is too large for broad_phase = bvh: tree nodes mark leaves with the top bit "
+                       "of a 32-bit index, so at most %u discs",
+                       d->capacity, AD_BVH_MAX_LEAVES);
     if ((unsigned)d->backend > (unsigned)AD_BACKEND_CUDA)
         return ad_fail(AD_ERR_INVALID, "backend", "backend = %d is invalid: auto (0), cpu (1) or cuda (2)",
                        (int)d->backend);
@@ -197,6 +211,17 @@ ad_status ad_params_from_def(const ad_world_def *d, ad_params *p)
         return ad_fail(AD_ERR_INVALID, "cell_size",
                        "cell_size: the grid would have %.3g cells; at most 2^32-2 are supported (use larger cells)",
                        (double)p->nx * (double)p->ny);
+    p->broad_phase = (int)d->broad_phase;
+    /* the query box must hold every centre closer than the cutoff after float
+     * rounding of centre +- search: a relative margin, and one for large coordinates */
+    double extent = fmax(fmax(fabs(d->x_min), fabs(d->x_max)), fmax(fabs(d->y_min), fabs(d->y_max)));
+    p->search = (float)(cutoff * (1.0 + 1e-4) + 1e-6 * extent);
+    /* a periodic query box and its image must not overlap, or a pair would be found twice */
+    if (p->broad_phase == AD_BROAD_PHASE_BVH && ((p->periodic_x && !(p->len_x > 2.0f * p->search)) ||
+                                                 (p->periodic_y && !(p->len_y > 2.0f * p->search))))
+        return ad_fail(AD_ERR_INVALID, "broad_phase",
+                       "broad_phase = bvh: a periodic axis must be longer than twice the search distance %g m",
+                       2.0 * (double)p->search);
     p->origin_x = p->x_min;
     p->origin_y = p->y_min;
     p->cell_x = (float)cx;
@@ -311,6 +336,9 @@ void ad_world_destroy(ad_world *w)
     free(w->seg.raw);
     free(w->seg.start);
     free(w->seg.index);
+    ad_cpu_bvh_free(&w->seg.tree_nodes);
+    free(w->seg.tree_leaf_box);
+    free(w->seg.tree_item);
     free(w->fields.sums);
     free(w);
 }
@@ -457,6 +485,50 @@ static ad_status build_segment_grid(ad_world *w)
     return ad_ok();
 }
 
+/* The BVH broad phase's tree over the segments, built with the CPU's BVH functions
+ * (one thread: a body has a few thousand segments) and rebuilt when segments change. */
+static ad_status build_segment_tree(ad_world *w)
+{
+    ad_segments *s = &w->seg;
+    const ad_params *p = &w->params;
+    ad_cpu_bvh_free(&s->tree_nodes);
+    free(s->tree_leaf_box);
+    free(s->tree_item);
+    s->tree_leaf_box = NULL;
+    s->tree_item = NULL;
+    memset(&s->tree, 0, sizeof s->tree);
+    if (w->def.broad_phase != AD_BROAD_PHASE_BVH || s->count == 0) return ad_ok();
+    size_t n = s->count;
+    ad_state *centre = malloc(n * sizeof *centre);
+    ad_bvh_box *box = malloc(n * sizeof *box);
+    s->tree_leaf_box = malloc(n * sizeof *s->tree_leaf_box);
+    s->tree_item = malloc(n * sizeof *s->tree_item);
+    if (!centre || !box || !s->tree_leaf_box || !s->tree_item || ad_cpu_bvh_alloc(&s->tree_nodes, n)) {
+        free(centre);
+        free(box);
+        return ad_fail(AD_ERR_NO_MEMORY, "", "out of memory building the segment tree");
+    }
+    float rad = p->radius * 1.001f; /* the segment grid's margin */
+    for (size_t i = 0; i < n; i++) {
+        const ad_segment *r = &s->raw[i];
+        box[i] = (ad_bvh_box){fminf(r->x0, r->x1) - rad, fminf(r->y0, r->y1) - rad, fmaxf(r->x0, r->x1) + rad,
+                              fmaxf(r->y0, r->y1) + rad};
+        centre[i] = (ad_state){0.5f * (r->x0 + r->x1), 0.5f * (r->y0 + r->y1), 0.0f, 0.0f};
+    }
+    ad_cpu_morton_keys(p, centre, n, &s->tree_nodes, 1);
+    ad_cpu_radix_sort(&s->tree_nodes, n, 1);
+    for (size_t k = 0; k < n; k++) {
+        s->tree_item[k] = s->tree_nodes.perm[k];
+        s->tree_leaf_box[k] = box[s->tree_nodes.perm[k]];
+    }
+    s->tree.t = ad_cpu_bvh_build(&s->tree_nodes, NULL, s->tree_leaf_box, n, 1);
+    s->tree.item = s->tree_item;
+    s->tree.segs = s->segs;
+    free(centre);
+    free(box);
+    return ad_ok();
+}
+
 ad_status ad_world_add_segments(ad_world *w, const ad_segment *seg, size_t n)
 {
     if (!w) return ad_fail(AD_ERR_INVALID, "w", "world is NULL");
@@ -495,6 +567,7 @@ ad_status ad_world_add_segments(ad_world *w, const ad_segment *seg, size_t n)
     s->count += n;
     TRY(own_vertices(s));
     TRY(build_segment_grid(w));
+    TRY(build_segment_tree(w));
     return w->ops->set_segments(w);
 }
 

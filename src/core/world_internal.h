@@ -7,6 +7,7 @@
 #include "../physics/params.h"
 #include "../physics/segment.h"
 #include "../physics/state.h"
+#include "../cpu/bvh.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -23,13 +24,18 @@ typedef struct ad_block_sums {
     uint32_t reentries;  /* CPU: re-entrants of the block, their slots listed from the block's first slot */
 } ad_block_sums;
 
-/* Host copy of the static segments and their coarse grid. */
+/* Host copy of the static segments and their coarse grid; with the BVH broad phase
+ * also a tree over them (leaf k is segment tree_item[k], its box grown by a radius). */
 typedef struct ad_segments {
     ad_seg *segs;
     ad_segment *raw;
     size_t count, cap;
     uint32_t *start, *index;
     ad_seg_grid grid;
+    ad_cpu_bvh tree_nodes;
+    ad_bvh_box *tree_leaf_box;
+    uint32_t *tree_item;
+    ad_seg_tree tree;
 } ad_segments;
 
 typedef struct ad_accel {
@@ -86,6 +92,7 @@ struct ad_world {
     double dt_max;         /* fixed step or the adaptive ceiling [s] */
     double dt_contact;     /* contact time / contact_steps [s] */
     const volatile int *interrupt; /* stop stepping when nonzero */
+    int bvh_shared_stack;  /* CUDA BVH walks: stack in shared memory instead of local (benchmarks set it) */
 };
 
 /* Checks a definition and derives the kernels' float parameters (grid included). */
@@ -110,6 +117,20 @@ void ad_snapshot_free(ad_snapshot *s);
 /* Bytes available for a new world on this host (MemAvailable). */
 size_t ad_host_bytes_available(void);
 void ad_format_bytes(double bytes, char *buf, size_t n);
+
+/* For tests: the BVH of the last step (broad_phase = bvh), as built, copied into
+ * caller arrays of n entries (child 2n, parent 2n): sorted codes, nodes, internal
+ * boxes, the leaves' centres and ids in leaf order. */
+typedef struct ad_bvh_dump {
+    size_t n;
+    uint32_t *code, *child, *rightmost, *parent, *id;
+    ad_bvh_box *box;
+    ad_state *point;
+} ad_bvh_dump;
+ad_status ad_cpu_bvh_dump(const ad_world *w, ad_bvh_dump *out);
+#if defined(AD_HAVE_CUDA)
+ad_status ad_cuda_bvh_dump(const ad_world *w, ad_bvh_dump *out);
+#endif
 
 extern const ad_backend_ops ad_cpu_backend;
 #if defined(AD_HAVE_CUDA)

@@ -8,6 +8,7 @@
 #include "../physics/gather.h"
 #include "../physics/integrate.h"
 #include "../physics/reentry.h"
+#include "bvh.h"
 #include "grid.h"
 
 #ifdef _OPENMP
@@ -37,6 +38,9 @@ typedef struct cpu_world {
     int dt_stale;               /* particles were added: size the next step from their speeds */
     ad_state *rk[3];            /* RK4: stage in, stage out, weighted sum */
     ad_block_sums *blocks;
+    int use_bvh;                /* broad_phase = bvh: the tree replaces the grid (count, start unused) */
+    ad_cpu_bvh bvh;
+    ad_bvh tree;                /* over state[cur] of the last build */
 } cpu_world;
 
 static size_t cells_of(const ad_params *p) { return (size_t)p->nx * (size_t)p->ny; }
@@ -52,8 +56,10 @@ static size_t per_particle_bytes(const ad_world_def *d)
 static size_t cpu_bytes_needed(const ad_world_def *d, const ad_params *p)
 {
     size_t blocks = (d->capacity + AD_BLOCK - 1) / AD_BLOCK;
-    return d->capacity * per_particle_bytes(d) + (2 * cells_of(p) + 1) * sizeof(uint32_t) +
-           blocks * sizeof(ad_block_sums) + sizeof(cpu_world);
+    /* the BVH replaces the grid's per-cell arrays by its per-disc tree */
+    size_t broad = d->broad_phase == AD_BROAD_PHASE_BVH ? ad_cpu_bvh_bytes(d->capacity)
+                                                        : (2 * cells_of(p) + 1) * sizeof(uint32_t);
+    return d->capacity * per_particle_bytes(d) + broad + blocks * sizeof(ad_block_sums) + sizeof(cpu_world);
 }
 
 static void cpu_destroy(ad_world *w)
@@ -75,6 +81,7 @@ static void cpu_destroy(ad_world *w)
     free(c->pressure);
     free(c->virial);
     free(c->blocks);
+    ad_cpu_bvh_free(&c->bvh);
     free(c);
     w->impl = NULL;
 }
@@ -110,6 +117,11 @@ static ad_status cpu_create(ad_world *w)
                        "capacity: the world needs %s (%zu particles x %zu bytes + %zu cells x 8 bytes) but only %s "
                        "of host memory is available",
                        nb, d->capacity, per_particle_bytes(d), cells_of(&w->params), ab);
+    if (d->broad_phase == AD_BROAD_PHASE_BVH && d->bvh_traversal == AD_BVH_REFLEXIVE)
+        return ad_fail(AD_ERR_INVALID, "bvh_traversal",
+                       "bvh_traversal = reflexive adds each pair's force to both discs with float atomics; the CPU "
+                       "backend (each disc writes only itself, deterministically) gathers: use gather, or "
+                       "backend = cuda");
     cpu_world *c = calloc(1, sizeof *c);
     if (!c) return ad_fail(AD_ERR_NO_MEMORY, "", "out of host memory");
     w->impl = c;
@@ -120,7 +132,8 @@ static ad_status cpu_create(ad_world *w)
 #endif
     w->stats.threads = c->threads;
     c->cap = d->capacity;
-    c->ncell = cells_of(&w->params);
+    c->use_bvh = d->broad_phase == AD_BROAD_PHASE_BVH;
+    c->ncell = c->use_bvh ? 0 : cells_of(&w->params);
     c->nblocks = (c->cap + AD_BLOCK - 1) / AD_BLOCK;
     int fail = 0, t = c->threads;
     for (int k = 0; k < 2; k++) {
@@ -139,6 +152,7 @@ static ad_status cpu_create(ad_world *w)
     c->count = alloc_touch(c->ncell * sizeof(uint32_t), t, &fail);
     c->start = alloc_touch((c->ncell + 1) * sizeof(uint32_t), t, &fail);
     c->blocks = alloc_touch(c->nblocks * sizeof(ad_block_sums), t, &fail);
+    if (c->use_bvh && !fail) fail = ad_cpu_bvh_alloc(&c->bvh, c->cap);
     if (fail) {
         cpu_destroy(w);
         return ad_fail(AD_ERR_NO_MEMORY, "capacity", "capacity: allocating %s for the world failed", nb);
@@ -209,6 +223,64 @@ static void build_grid(ad_world *w, cpu_world *c, size_t n)
     w->stats.phase_seconds[AD_PHASE_SCATTER] += t3 - t2;
 }
 
+/* Steps 1-4 with the BVH: Morton keys, stable radix sort, reorder along the curve,
+ * tree build and boxes. Phase timers: keys count as bin, the sort as scan, the
+ * reorder and the tree as scatter. */
+static void build_bvh(ad_world *w, cpu_world *c, size_t n)
+{
+    double t0 = now();
+    uint64_t outside = ad_cpu_morton_keys(&w->params, c->state[c->cur], n, &c->bvh, c->threads);
+    double t1 = now();
+    ad_cpu_radix_sort(&c->bvh, n, c->threads);
+    double t2 = now();
+    const ad_state *src = c->state[c->cur];
+    ad_state *dst = c->state[!c->cur];
+    const uint32_t *isrc = c->id, *perm = c->bvh.perm;
+    uint32_t *idst = c->id_tmp;
+    const ad_accel *asrc = c->acc[c->cur];
+    ad_accel *adst = c->acc[!c->cur];
+#pragma omp parallel for num_threads(c->threads) schedule(static)
+    for (size_t s = 0; s < n; s++) {
+        uint32_t i = perm[s];
+        dst[s] = src[i];
+        idst[s] = isrc[i];
+        if (adst) adst[s] = asrc[i];
+    }
+    c->cur = !c->cur;
+    c->id_tmp = c->id;
+    c->id = idst;
+    c->tree = ad_cpu_bvh_build(&c->bvh, c->state[c->cur], NULL, n, c->threads);
+    double t3 = now();
+    w->stats.max_cell_occupancy = 0; /* no cells */
+    w->stats.cell_overflow = 0;
+    w->stats.outside_grid = outside;
+    w->stats.phase_seconds[AD_PHASE_BIN] += t1 - t0;
+    w->stats.phase_seconds[AD_PHASE_SCAN] += t2 - t1;
+    w->stats.phase_seconds[AD_PHASE_SCATTER] += t3 - t2;
+}
+
+static void build_broad_phase(ad_world *w, cpu_world *c, size_t n)
+{
+    if (c->use_bvh) build_bvh(w, c, n);
+    else build_grid(w, c, n);
+}
+
+/* The contacts of slot s, found by the world's broad phase around `at`, the state
+ * the grid or tree was built from (RK4's stages search around the step's start). */
+AD_HD static inline void gather_one(const cpu_world *c, const ad_params *P, const ad_seg_grid *G,
+                                    const ad_seg_tree *T, const ad_state *in, size_t s, ad_state at, ad_state me,
+                                    ad_accum *a)
+{
+    if (c->use_bvh) {
+        uint32_t stack[AD_BVH_STACK];
+        ad_bvh_gather_all(P, &c->tree, T, in, (uint32_t)s, at, me, stack, 1, a);
+        return;
+    }
+    int cx = ad_cell_coord(at.x, P->origin_x, P->inv_cell_x, P->nx);
+    int cy = ad_cell_coord(at.y, P->origin_y, P->inv_cell_y, P->ny);
+    ad_gather_all(P, G, c->start, in, (uint32_t)s, me, cx, cy, a);
+}
+
 typedef enum { PASS_STEP, PASS_PRIME } pass_kind;
 
 static inline void add_contact_sums(ad_block_sums *b, const ad_accum *a)
@@ -251,10 +323,8 @@ static inline void interact_block(const ad_world *w, cpu_world *c, size_t b, siz
     size_t s0 = b * AD_BLOCK, s1 = s0 + AD_BLOCK < n ? s0 + AD_BLOCK : n;
     for (size_t s = s0; s < s1; s++) {
         ad_state me = in[s];
-        int cx = ad_cell_coord(me.x, P.origin_x, P.inv_cell_x, P.nx);
-        int cy = ad_cell_coord(me.y, P.origin_y, P.inv_cell_y, P.ny);
         ad_accum a;
-        ad_gather_all(&P, &G, c->start, in, (uint32_t)s, me, cx, cy, &a);
+        gather_one(c, &P, &G, &w->seg.tree, in, s, me, me, &a);
         float ax = a.fx * P.inv_mass + P.gx, ay = a.fy * P.inv_mass + P.gy;
         c->pressure[s] = a.pressure;
         c->virial[s] = a.virial;
@@ -322,10 +392,8 @@ static void rk4_stage_block(const ad_world *w, cpu_world *c, size_t b, size_t n,
     size_t s0 = b * AD_BLOCK, s1 = s0 + AD_BLOCK < n ? s0 + AD_BLOCK : n;
     for (size_t s = s0; s < s1; s++) {
         ad_state b0 = base[s], me = in[s];
-        int cx = ad_cell_coord(b0.x, P.origin_x, P.inv_cell_x, P.nx);
-        int cy = ad_cell_coord(b0.y, P.origin_y, P.inv_cell_y, P.ny);
         ad_accum a;
-        ad_gather_all(&P, &G, c->start, in, (uint32_t)s, me, cx, cy, &a);
+        gather_one(c, &P, &G, &w->seg.tree, in, s, b0, me, &a);
         float ax = a.fx * P.inv_mass + P.gx, ay = a.fy * P.inv_mass + P.gy;
         if (k == 0) {
             c->pressure[s] = a.pressure;
@@ -379,8 +447,10 @@ static void place_reentries(ad_world *w, cpu_world *c, size_t n)
     ad_state *s = c->state[c->cur];
     float *y = (float *)c->perm; /* the per-block lists were copied out: perm holds the heights */
     const uint32_t *list = c->cell_of;
+    const ad_bvh *tree = c->use_bvh ? &c->tree : NULL;
 #pragma omp parallel for num_threads(c->threads) schedule(dynamic, 4) if (count > 64)
-    for (uint32_t k = 0; k < count; k++) y[k] = ad_reentry_height(&P, c->start, s, c->id, list, count, k, w->stats.step);
+    for (uint32_t k = 0; k < count; k++)
+        y[k] = ad_reentry_height(&P, c->start, tree, s, c->id, list, count, k, w->stats.step);
     for (uint32_t k = 0; k < count; k++) s[list[k]].y = y[k];
 }
 
@@ -438,12 +508,12 @@ static ad_status cpu_step(ad_world *w, uint64_t nsteps)
         float dt = (float)w->stats.dt;
         if (integ == AD_INTEGRATOR_VERLET && !c->primed) {
             /* Verlet needs the forces of the current state before its first drift */
-            build_grid(w, c, n);
+            build_broad_phase(w, c, n);
             interact(w, c, n, dt, PASS_PRIME);
             c->primed = 1;
         }
         if (integ == AD_INTEGRATOR_VERLET) verlet_drift(w, c, n, dt);
-        build_grid(w, c, n);
+        build_broad_phase(w, c, n);
         double t0 = now();
         if (integ == AD_INTEGRATOR_RK4) interact_rk4(w, c, n, dt);
         else interact(w, c, n, dt, PASS_STEP);
@@ -511,6 +581,24 @@ static ad_status cpu_import(ad_world *w, const ad_snapshot *s)
     memcpy(c->accel ? c->accel : c->acc[c->cur], s->accel, s->n * sizeof(ad_accel));
     c->primed = s->primed;
     c->dt_stale = 0;
+    return ad_ok();
+}
+
+ad_status ad_cpu_bvh_dump(const ad_world *w, ad_bvh_dump *out)
+{
+    const cpu_world *c = w->impl;
+    if (!c->use_bvh || !c->tree.point) return ad_fail(AD_ERR_INVALID, "broad_phase", "no BVH has been built");
+    size_t n = c->tree.n;
+    out->n = n;
+    memcpy(out->code, c->bvh.code, n * sizeof(uint32_t));
+    memcpy(out->id, c->id, n * sizeof(uint32_t));
+    memcpy(out->point, c->tree.point, n * sizeof(ad_state));
+    if (n > 1) {
+        memcpy(out->child, c->bvh.child, 2 * (n - 1) * sizeof(uint32_t));
+        memcpy(out->rightmost, c->bvh.rightmost, (n - 1) * sizeof(uint32_t));
+        memcpy(out->parent, c->bvh.parent, (2 * n - 1) * sizeof(uint32_t));
+        memcpy(out->box, c->bvh.box, (n - 1) * sizeof(ad_bvh_box));
+    }
     return ad_ok();
 }
 

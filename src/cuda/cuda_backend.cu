@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "bvh.cuh"
 #include "kernels.cuh"
 
 #define CU(call)                                                                                                  \
@@ -58,6 +59,17 @@ struct cuda_world {
     int graph_ok[2][2];
     int aggregate; /* bin with warp-aggregated atomics (piled-up discs) */
     size_t graph_n;
+    /* BVH broad phase (broad_phase = bvh): replaces bin, scan and scatter */
+    int bvh;
+    unsigned *code, *code_sorted, *bindex, *bperm; /* Morton codes and the sort's values */
+    unsigned *child, *rightmost, *parent, *visits;
+    ad_bvh_box *box;
+    float *forces;   /* reflexive: 6 arrays of cap floats (ad_bvh_forces) */
+    ad_bvh tree;     /* device pointers; leaves are state[cur] after the build */
+    /* the segment tree on the device */
+    unsigned *st_child, *st_rightmost, *st_item;
+    ad_bvh_box *st_box, *st_leaf_box;
+    ad_seg_tree stree;
 };
 
 static cuda_world *CW(const ad_world *w) { return (cuda_world *)w->impl; }
@@ -74,9 +86,16 @@ extern "C" int ad_cuda_device_count(void)
 
 static size_t per_particle(const ad_world_def *d)
 {
-    size_t b = 2 * sizeof(ad_state) + 2 * 4 /* id */ + 4 /* cell_of */ + 4 /* rank */ + 4 /* re-entry list */ +
-               2 * 4 /* p, virial */ +
+    size_t b = 2 * sizeof(ad_state) + 2 * 4 /* id */ + 4 /* re-entry list */ + 2 * 4 /* p, virial */ +
                2 * sizeof(ad_accel);
+    if (d->broad_phase == AD_BROAD_PHASE_BVH) {
+        /* codes x2, sort values x2, children x2, rightmost, parents x2, visits, box */
+        b += 10 * 4 + sizeof(ad_bvh_box);
+        if (d->bvh_traversal == AD_BVH_REFLEXIVE) b += 6 * 4; /* the pair sums */
+        if (d->integrator == AD_INTEGRATOR_RK4) b += 3 * sizeof(ad_state);
+        return b;
+    }
+    b += 4 /* cell_of */ + 4 /* rank */;
     if (d->deterministic) b += 3 * 4; /* perm, iota, sorted keys */
     if (d->integrator == AD_INTEGRATOR_RK4) b += 3 * sizeof(ad_state);
     return b;
@@ -104,12 +123,21 @@ static int bits_for(size_t ncell)
     return b;
 }
 
+/* Cells of the grid the backend allocates: none with the BVH. */
+static size_t grid_cells(const ad_world_def *d, const ad_params *p)
+{
+    return d->broad_phase == AD_BROAD_PHASE_BVH ? 0 : (size_t)p->nx * (size_t)p->ny;
+}
+
 static size_t cuda_bytes_needed(const ad_world_def *d, const ad_params *p)
 {
-    size_t ncell = (size_t)p->nx * (size_t)p->ny;
+    size_t ncell = grid_cells(d, p);
     size_t blocks = (d->capacity + AD_CUDA_BLOCK - 1) / AD_CUDA_BLOCK;
     size_t temp = scan_temp_bytes(ncell);
-    if (d->deterministic) {
+    if (d->broad_phase == AD_BROAD_PHASE_BVH) {
+        size_t t2 = sort_temp_bytes(d->capacity, 32);
+        temp = temp > t2 ? temp : t2;
+    } else if (d->deterministic) {
         size_t t2 = sort_temp_bytes(d->capacity, bits_for(ncell));
         temp = temp > t2 ? temp : t2;
     }
@@ -127,7 +155,10 @@ static void cuda_destroy(ad_world *w)
                     c->start,    c->perm,     c->iota,    c->keys_out, c->temp,   c->pressure,  c->virial,
                     c->acc[0],   c->acc[1],   c->rk[0],   c->rk[1],   c->rk[2],   c->blocks,    c->blocks2,  c->ctrl,
                     c->vmax_bits, c->segs,    c->seg_start, c->seg_index, c->field_sums, c->reentry,
-                    c->reentry_y};
+                    c->reentry_y,
+                    c->code,     c->code_sorted, c->bindex, c->bperm, c->child, c->rightmost, c->parent,
+                    c->visits,   c->box,      c->forces,  c->st_child, c->st_rightmost, c->st_item, c->st_box,
+                    c->st_leaf_box};
     for (void *p : ptrs)
         if (p) cudaFree(p);
     if (c->ctrl_host) cudaFreeHost(c->ctrl_host);
@@ -178,6 +209,8 @@ static ad_status push_ctrl(ad_world *w)
     return ad_ok();
 }
 
+static cudaError_t allow_shared_stack(void);
+
 static cudaError_t dev_alloc(void **p, size_t bytes) { return cudaMalloc(p, bytes > 0 ? bytes : 16); }
 
 static ad_status cuda_create(ad_world *w)
@@ -200,7 +233,8 @@ static ad_status cuda_create(ad_world *w)
     if (!c) return ad_fail(AD_ERR_NO_MEMORY, "", "out of host memory");
     w->impl = c;
     c->cap = d->capacity;
-    c->ncell = (size_t)w->params.nx * w->params.ny;
+    c->bvh = d->broad_phase == AD_BROAD_PHASE_BVH;
+    c->ncell = grid_cells(d, &w->params);
     c->nblocks_cap = (unsigned)((c->cap + AD_CUDA_BLOCK - 1) / AD_CUDA_BLOCK);
     c->key_bits = bits_for(c->ncell);
     cudaError_t e = cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking);
@@ -212,8 +246,10 @@ static ad_status cuda_create(ad_world *w)
         ALLOC(c->id[k], n * 4);
         ALLOC(c->acc[k], n * sizeof(ad_accel));
     }
-    ALLOC(c->cell_of, n * 4);
-    ALLOC(c->rank, n * 4);
+    if (!c->bvh) {
+        ALLOC(c->cell_of, n * 4);
+        ALLOC(c->rank, n * 4);
+    }
     ALLOC(c->reentry, (n + 1) * 4);
     ALLOC(c->reentry_y, AD_REENTRY_MAX * sizeof(float));
     ALLOC(c->pressure, n * 4);
@@ -221,8 +257,20 @@ static ad_status cuda_create(ad_world *w)
     ALLOC(c->count, (c->ncell + 1) * 4);
     ALLOC(c->start, (c->ncell + 1) * 4);
     c->temp_bytes = scan_temp_bytes(c->ncell);
-    if (d->deterministic) {
-        ALLOC(c->perm, n * 4);
+    if (c->bvh) {
+        ALLOC(c->code, n * 4);
+        ALLOC(c->code_sorted, n * 4);
+        ALLOC(c->bindex, n * 4);
+        ALLOC(c->bperm, n * 4);
+        ALLOC(c->child, 2 * n * 4);
+        ALLOC(c->rightmost, n * 4);
+        ALLOC(c->parent, 2 * n * 4);
+        ALLOC(c->visits, n * 4);
+        ALLOC(c->box, n * sizeof(ad_bvh_box));
+        if (d->bvh_traversal == AD_BVH_REFLEXIVE) ALLOC(c->forces, 6 * n * 4);
+        size_t t2 = sort_temp_bytes(n, 32);
+        if (t2 > c->temp_bytes) c->temp_bytes = t2;
+    } else if (d->deterministic) {
         ALLOC(c->iota, n * 4);
         ALLOC(c->keys_out, n * 4);
         size_t t2 = sort_temp_bytes(n, c->key_bits);
@@ -242,6 +290,7 @@ static ad_status cuda_create(ad_world *w)
     for (int k = 0; k < 2 && e == cudaSuccess; k++) e = cudaEventCreateWithFlags(&c->batch[k], cudaEventDisableTiming);
     for (int k = 0; k < 2 && e == cudaSuccess; k++) e = cudaEventRecord(c->batch[k], c->stream);
     for (int k = 0; k < 5 && e == cudaSuccess; k++) e = cudaEventCreate(&c->phase[k]);
+    if (e == cudaSuccess && c->bvh) e = allow_shared_stack();
     if (e != cudaSuccess) {
         cudaGetLastError();
         cuda_destroy(w);
@@ -299,6 +348,40 @@ static ad_status cuda_add_particles(ad_world *w, const ad_particle *p, size_t n)
     return ad_ok();
 }
 
+/* The segment tree, built on the host with the segments (src/core/world.c), copied as it is. */
+static ad_status upload_segment_tree(ad_world *w, cuda_world *c)
+{
+    const ad_segments *s = &w->seg;
+    void *old[] = {c->st_child, c->st_rightmost, c->st_item, c->st_box, c->st_leaf_box};
+    for (void *p : old)
+        if (p) cudaFree(p);
+    c->st_child = c->st_rightmost = c->st_item = NULL;
+    c->st_box = c->st_leaf_box = NULL;
+    memset(&c->stree, 0, sizeof c->stree);
+    size_t n = s->tree.t.n, m = n > 1 ? n - 1 : 1;
+    if (n == 0) return ad_ok();
+    CU(cudaMalloc((void **)&c->st_child, 2 * m * 4));
+    CU(cudaMalloc((void **)&c->st_rightmost, m * 4));
+    CU(cudaMalloc((void **)&c->st_box, m * sizeof(ad_bvh_box)));
+    CU(cudaMalloc((void **)&c->st_leaf_box, n * sizeof(ad_bvh_box)));
+    CU(cudaMalloc((void **)&c->st_item, n * 4));
+    if (n > 1) {
+        CU(cudaMemcpy(c->st_child, s->tree.t.child, 2 * (n - 1) * 4, cudaMemcpyHostToDevice));
+        CU(cudaMemcpy(c->st_rightmost, s->tree.t.rightmost, (n - 1) * 4, cudaMemcpyHostToDevice));
+        CU(cudaMemcpy(c->st_box, s->tree.t.box, (n - 1) * sizeof(ad_bvh_box), cudaMemcpyHostToDevice));
+    }
+    CU(cudaMemcpy(c->st_leaf_box, s->tree.t.leaf_box, n * sizeof(ad_bvh_box), cudaMemcpyHostToDevice));
+    CU(cudaMemcpy(c->st_item, s->tree.item, n * 4, cudaMemcpyHostToDevice));
+    c->stree.t.n = (uint32_t)n;
+    c->stree.t.child = c->st_child;
+    c->stree.t.rightmost = c->st_rightmost;
+    c->stree.t.box = c->st_box;
+    c->stree.t.leaf_box = c->st_leaf_box;
+    c->stree.item = c->st_item;
+    c->stree.segs = c->segs;
+    return ad_ok();
+}
+
 static ad_status cuda_set_segments(ad_world *w)
 {
     cuda_world *c = CW(w);
@@ -319,6 +402,10 @@ static ad_status cuda_set_segments(ad_world *w)
     c->gdev.segs = c->segs;
     c->gdev.start = c->seg_start;
     c->gdev.index = c->seg_index;
+    if (c->bvh) {
+        ad_status st = upload_segment_tree(w, c);
+        if (st.code) return st;
+    }
     c->primed = 0;
     invalidate_graphs(c);
     return ad_ok();
@@ -326,9 +413,53 @@ static ad_status cuda_set_segments(ad_world *w)
 
 static unsigned grid_of(size_t n) { return (unsigned)((n + AD_CUDA_BLOCK - 1) / AD_CUDA_BLOCK); }
 
+/* Steps 1-5 with the BVH: Morton keys, CUB's stable radix sort, reorder along the
+ * curve, Karras nodes, boxes bottom-up. The phase events stand as on the grid:
+ * keys = bin, sort = scan, reorder and tree = scatter. */
+static cudaError_t enqueue_bvh(ad_world *w, cuda_world *c, unsigned n, int timed)
+{
+    cudaStream_t st = c->stream;
+    unsigned gb = grid_of(n);
+    cudaError_t e = timed ? cudaEventRecord(c->phase[0], st) : cudaSuccess;
+    if (!e && w->params.flow_x) e = cudaMemsetAsync(c->reentry, 0, 4, st);
+    if (e) return e;
+    if (w->def.diagnostics)
+        k_morton<true><<<gb, AD_CUDA_BLOCK, 0, st>>>(w->params, c->state[c->cur], n, c->code, c->bindex, c->blocks);
+    else
+        k_morton<false><<<gb, AD_CUDA_BLOCK, 0, st>>>(w->params, c->state[c->cur], n, c->code, c->bindex, c->blocks);
+    e = timed ? cudaEventRecord(c->phase[1], st) : cudaSuccess;
+    size_t tb = c->temp_bytes;
+    if (!e)
+        e = cub::DeviceRadixSort::SortPairs(c->temp, tb, c->code, c->code_sorted, c->bindex, c->bperm, (int)n, 0, 32,
+                                            st);
+    if (!e && timed) e = cudaEventRecord(c->phase[2], st);
+    if (e) return e;
+    int nx = !c->cur;
+    int carry = w->def.integrator == AD_INTEGRATOR_VERLET;
+    k_gather<<<gb, AD_CUDA_BLOCK, 0, st>>>(n, c->bperm, c->state[c->cur], c->id[c->idp], carry ? c->acc[c->cur] : NULL,
+                                            c->state[nx], c->id[!c->idp], carry ? c->acc[nx] : NULL);
+    c->cur = nx;
+    c->idp = !c->idp;
+    memset(&c->tree, 0, sizeof c->tree);
+    c->tree.n = n;
+    c->tree.child = c->child;
+    c->tree.rightmost = c->rightmost;
+    c->tree.box = c->box;
+    c->tree.point = c->state[c->cur];
+    if (n > 1) {
+        k_bvh_nodes<<<grid_of(n - 1), AD_CUDA_BLOCK, 0, st>>>(c->code_sorted, n, c->child, c->rightmost, c->parent);
+        e = cudaMemsetAsync(c->visits, 0, (size_t)(n - 1) * 4, st);
+        if (e) return e;
+        k_bvh_boxes<<<gb, AD_CUDA_BLOCK, 0, st>>>(c->tree, n, c->box, c->parent, c->visits);
+    }
+    e = cudaGetLastError();
+    return e || !timed ? e : cudaEventRecord(c->phase[3], st);
+}
+
 /* Steps 1-3 on the stream: the state (and accelerations) end in cell order. */
 static cudaError_t enqueue_grid(ad_world *w, cuda_world *c, unsigned n, int timed)
 {
+    if (c->bvh) return enqueue_bvh(w, c, n, timed);
     cudaStream_t st = c->stream;
     unsigned gb = grid_of(n);
     cudaError_t e = timed ? cudaEventRecord(c->phase[0], st) : cudaSuccess;
@@ -381,21 +512,109 @@ static cudaError_t enqueue_grid(ad_world *w, cuda_world *c, unsigned n, int time
 /* The second half of step 5 for the discs the pass listed (kernels.cuh). */
 static void place_reentries(ad_world *w, cuda_world *c, int nx, int draw_velocity)
 {
-    k_reentry_place<<<8, 128, 0, c->stream>>>(w->params, c->reentry, c->start, c->state[nx], c->id[c->idp], c->ctrl,
-                                              c->reentry_y);
+    k_reentry_place<<<8, 128, 0, c->stream>>>(w->params, c->reentry, c->start, c->tree, c->bvh, c->state[nx],
+                                              c->id[c->idp], c->ctrl, c->reentry_y);
     k_reenter<<<64, AD_CUDA_BLOCK, 0, c->stream>>>(w->params, c->reentry, c->state[nx], c->id[c->idp], c->ctrl,
                                                    c->reentry_y, draw_velocity);
 }
 
+static ad_bvh_forces bvh_forces(const cuda_world *c)
+{
+    float *f = c->forces;
+    size_t m = c->cap;
+    return ad_bvh_forces{f, f + m, f + 2 * m, f + 3 * m, f + 4 * m, f + 5 * m};
+}
+
+/* Reflexive: the disc pairs' sums at state `in`, searched around the tree's state. */
+static void enqueue_pairs(ad_world *w, cuda_world *c, unsigned n, const ad_state *in)
+{
+    cudaMemsetAsync(c->forces, 0, 6 * c->cap * sizeof(float), c->stream);
+    if (!w->params.disc_contacts) return;
+    if (w->bvh_shared_stack)
+        k_bvh_pairs<true><<<grid_of(n), AD_CUDA_BLOCK, AD_BVH_SHARED_STACK_BYTES, c->stream>>>(w->params, c->tree, n,
+                                                                                            in, bvh_forces(c));
+    else
+        k_bvh_pairs<false><<<grid_of(n), AD_CUDA_BLOCK, 0, c->stream>>>(w->params, c->tree, n, in, bvh_forces(c));
+}
+
+template <int INTEG, int PASS, bool OBS, class G>
+static void launch_interact_with(ad_world *w, cuda_world *c, unsigned n, const G &gather, size_t smem)
+{
+    int nx = !c->cur;
+    k_interact<INTEG, PASS, OBS, G><<<grid_of(n), AD_CUDA_BLOCK, smem, c->stream>>>(
+        w->params, gather, n, c->state[c->cur], c->state[nx], c->id[c->idp], c->acc[c->cur], c->acc[nx], c->pressure,
+        c->virial, c->ctrl, c->blocks, c->reentry);
+    if (w->params.flow_x && PASS == AD_PASS_STEP && INTEG != AD_INTEGRATOR_VERLET) place_reentries(w, c, nx, 1);
+    c->cur = nx;
+}
+
+/* Step 4 through the world's broad phase. */
 template <int INTEG, int PASS, bool OBS>
 static void launch_interact(ad_world *w, cuda_world *c, unsigned n)
 {
+    if (!c->bvh) {
+        launch_interact_with<INTEG, PASS, OBS>(w, c, n, ad_grid_gather{c->gdev, c->start}, 0);
+    } else if (w->def.bvh_traversal == AD_BVH_REFLEXIVE) {
+        enqueue_pairs(w, c, n, c->state[c->cur]);
+        launch_interact_with<INTEG, PASS, OBS>(w, c, n, ad_bvh_reflexive_gather{c->stree, bvh_forces(c)}, 0);
+    } else if (w->bvh_shared_stack) {
+        launch_interact_with<INTEG, PASS, OBS>(w, c, n, ad_bvh_gather<true>{c->tree, c->stree},
+                                               AD_BVH_SHARED_STACK_BYTES);
+    } else {
+        launch_interact_with<INTEG, PASS, OBS>(w, c, n, ad_bvh_gather<false>{c->tree, c->stree}, 0);
+    }
+}
+
+/* RK4 stage K through the world's broad phase (searched around the step's start). */
+template <int K, class G>
+static void launch_rk4_with(ad_world *w, cuda_world *c, unsigned n, const G &gather, size_t smem,
+                            const ad_state *base, const ad_state *in, ad_state *out, float skin)
+{
     int nx = !c->cur;
-    k_interact<INTEG, PASS, OBS><<<grid_of(n), AD_CUDA_BLOCK, 0, c->stream>>>(
-        w->params, c->gdev, n, c->start, c->state[c->cur], c->state[nx], c->id[c->idp], c->acc[c->cur], c->acc[nx],
-        c->pressure, c->virial, c->ctrl, c->blocks, c->reentry);
-    if (w->params.flow_x && PASS == AD_PASS_STEP && INTEG != AD_INTEGRATOR_VERLET) place_reentries(w, c, nx, 1);
-    c->cur = nx;
+    k_rk4_stage<K, G><<<grid_of(n), AD_CUDA_BLOCK, smem, c->stream>>>(w->params, gather, n, base, in, out, c->rk[2],
+                                                                        c->id[c->idp], c->acc[nx], c->pressure,
+                                                                        c->virial, c->ctrl, skin, c->blocks,
+                                                                        c->reentry);
+}
+
+template <int K>
+static void launch_rk4(ad_world *w, cuda_world *c, unsigned n, const ad_state *base, const ad_state *in,
+                       ad_state *out, float skin)
+{
+    if (!c->bvh) {
+        launch_rk4_with<K>(w, c, n, ad_grid_gather{c->gdev, c->start}, 0, base, in, out, skin);
+    } else if (w->def.bvh_traversal == AD_BVH_REFLEXIVE) {
+        enqueue_pairs(w, c, n, in);
+        launch_rk4_with<K>(w, c, n, ad_bvh_reflexive_gather{c->stree, bvh_forces(c)}, 0, base, in, out, skin);
+    } else if (w->bvh_shared_stack) {
+        launch_rk4_with<K>(w, c, n, ad_bvh_gather<true>{c->tree, c->stree}, AD_BVH_SHARED_STACK_BYTES, base, in, out,
+                           skin);
+    } else {
+        launch_rk4_with<K>(w, c, n, ad_bvh_gather<false>{c->tree, c->stree}, 0, base, in, out, skin);
+    }
+}
+
+/* The shared-memory stack takes 64 KiB of dynamic shared memory a block: above the
+ * default 48 KiB, so every kernel that may use it is allowed it once, at creation
+ * (not while a graph is being captured). */
+static cudaError_t allow_shared_stack(void)
+{
+    const int bytes = (int)AD_BVH_SHARED_STACK_BYTES;
+    const cudaFuncAttribute a = cudaFuncAttributeMaxDynamicSharedMemorySize;
+    typedef ad_bvh_gather<true> G;
+    cudaError_t e = cudaFuncSetAttribute(k_bvh_pairs<true>, a, bytes);
+    if (!e) e = cudaFuncSetAttribute(k_interact<AD_INTEGRATOR_EULER, AD_PASS_STEP, true, G>, a, bytes);
+    if (!e) e = cudaFuncSetAttribute(k_interact<AD_INTEGRATOR_EULER, AD_PASS_STEP, false, G>, a, bytes);
+    if (!e) e = cudaFuncSetAttribute(k_interact<AD_INTEGRATOR_VERLET, AD_PASS_STEP, true, G>, a, bytes);
+    if (!e) e = cudaFuncSetAttribute(k_interact<AD_INTEGRATOR_VERLET, AD_PASS_STEP, false, G>, a, bytes);
+    if (!e) e = cudaFuncSetAttribute(k_interact<AD_INTEGRATOR_VERLET, AD_PASS_PRIME, true, G>, a, bytes);
+    if (!e) e = cudaFuncSetAttribute(k_interact<AD_INTEGRATOR_SYMPLECTIC_EULER, AD_PASS_STEP, true, G>, a, bytes);
+    if (!e) e = cudaFuncSetAttribute(k_interact<AD_INTEGRATOR_SYMPLECTIC_EULER, AD_PASS_STEP, false, G>, a, bytes);
+    if (!e) e = cudaFuncSetAttribute(k_rk4_stage<0, G>, a, bytes);
+    if (!e) e = cudaFuncSetAttribute(k_rk4_stage<1, G>, a, bytes);
+    if (!e) e = cudaFuncSetAttribute(k_rk4_stage<2, G>, a, bytes);
+    if (!e) e = cudaFuncSetAttribute(k_rk4_stage<3, G>, a, bytes);
+    return e;
 }
 
 static ad_dt_rule dt_rule(const ad_world *w)
@@ -423,19 +642,11 @@ static cudaError_t enqueue_step(ad_world *w, cuda_world *c, unsigned n, int time
         ad_state *in = c->rk[0], *out = c->rk[1];
         float skin = (float)(w->def.max_move * w->def.radius);
         int nx = !c->cur;
-        unsigned gb = grid_of(n);
-        k_rk4_stage<0><<<gb, AD_CUDA_BLOCK, 0, st>>>(w->params, c->gdev, n, c->start, base, base, out, c->rk[2],
-                                                     c->id[c->idp], c->acc[nx], c->pressure, c->virial, c->ctrl,
-                                                     skin, c->blocks, c->reentry);
-        k_rk4_stage<1><<<gb, AD_CUDA_BLOCK, 0, st>>>(w->params, c->gdev, n, c->start, base, out, in, c->rk[2],
-                                                     c->id[c->idp], c->acc[nx], c->pressure, c->virial, c->ctrl,
-                                                     skin, c->blocks, c->reentry);
-        k_rk4_stage<2><<<gb, AD_CUDA_BLOCK, 0, st>>>(w->params, c->gdev, n, c->start, base, in, out, c->rk[2],
-                                                     c->id[c->idp], c->acc[nx], c->pressure, c->virial, c->ctrl,
-                                                     skin, c->blocks, c->reentry);
-        k_rk4_stage<3><<<gb, AD_CUDA_BLOCK, 0, st>>>(w->params, c->gdev, n, c->start, base, out, c->state[nx],
-                                                     c->rk[2], c->id[c->idp], c->acc[nx], c->pressure, c->virial,
-                                                     c->ctrl, skin, c->blocks, c->reentry);
+        launch_rk4<0>(w, c, n, base, base, out, skin);
+        launch_rk4<1>(w, c, n, base, out, in, skin);
+        launch_rk4<2>(w, c, n, base, in, out, skin);
+        launch_rk4<3>(w, c, n, base, out, c->state[nx], skin);
+        if (w->params.flow_x) place_reentries(w, c, nx, 0);
         c->cur = nx;
     } else {
         if (obs) {
@@ -708,6 +919,25 @@ static ad_status cuda_fields_to_host(ad_world *w)
     CU(cudaMemcpyAsync(w->fields.sums, c->field_sums, cells * AD_FS_COUNT * sizeof(double), cudaMemcpyDeviceToHost,
                        c->stream));
     CU(cudaStreamSynchronize(c->stream));
+    return ad_ok();
+}
+
+extern "C" ad_status ad_cuda_bvh_dump(const ad_world *w, ad_bvh_dump *out)
+{
+    cuda_world *c = CW(w);
+    if (!c->bvh || !c->tree.point) return ad_fail(AD_ERR_INVALID, "broad_phase", "no BVH has been built");
+    size_t n = c->tree.n;
+    out->n = n;
+    CU(cudaStreamSynchronize(c->stream));
+    CU(cudaMemcpy(out->code, c->code_sorted, n * 4, cudaMemcpyDeviceToHost));
+    CU(cudaMemcpy(out->id, c->id[c->idp], n * 4, cudaMemcpyDeviceToHost));
+    CU(cudaMemcpy(out->point, c->tree.point, n * sizeof(ad_state), cudaMemcpyDeviceToHost));
+    if (n > 1) {
+        CU(cudaMemcpy(out->child, c->child, 2 * (n - 1) * 4, cudaMemcpyDeviceToHost));
+        CU(cudaMemcpy(out->rightmost, c->rightmost, (n - 1) * 4, cudaMemcpyDeviceToHost));
+        CU(cudaMemcpy(out->parent, c->parent, (2 * n - 1) * 4, cudaMemcpyDeviceToHost));
+        CU(cudaMemcpy(out->box, c->box, (n - 1) * sizeof(ad_bvh_box), cudaMemcpyDeviceToHost));
+    }
     return ad_ok();
 }
 

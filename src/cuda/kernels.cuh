@@ -250,6 +250,21 @@ __global__ void k_iota(unsigned n, unsigned *__restrict__ v)
 
 enum { AD_PASS_STEP = 0, AD_PASS_PRIME = 1 };
 
+/* The grid's broad phase as the interact kernels call it: contacts of slot s found
+ * around `at`, the state the grid was built from (RK4 stages search around the
+ * step's start). The BVH's gathers (bvh.cuh) have the same shape. */
+struct ad_grid_gather {
+    ad_seg_grid g;
+    const unsigned *start;
+    __device__ __forceinline__ void operator()(const ad_params &p, const ad_state *__restrict__ in, unsigned s,
+                                               ad_state at, ad_state me, ad_accum *a) const
+    {
+        int cx = ad_cell_coord(at.x, p.origin_x, p.inv_cell_x, p.nx);
+        int cy = ad_cell_coord(at.y, p.origin_y, p.inv_cell_y, p.ny);
+        ad_gather_all(&p, &g, start, in, s, me, cx, cy, a);
+    }
+};
+
 /* Blocks per multiprocessor the gather kernel is compiled for: 5 caps it at 48 registers
  * with no spills (62% occupancy); 6 spills (bench notes in docs/PERFORMANCE.md). */
 #ifndef AD_INTERACT_MIN_BLOCKS
@@ -258,10 +273,9 @@ enum { AD_PASS_STEP = 0, AD_PASS_PRIME = 1 };
 
 /* One thread per slot: gather contacts, integrate, apply boundaries, write the
  * other buffer and the observables, and the block's partial sums. */
-template <int INTEG, int PASS, bool OBS>
+template <int INTEG, int PASS, bool OBS, class G>
 __global__ void __launch_bounds__(AD_CUDA_BLOCK, AD_INTERACT_MIN_BLOCKS)
-    k_interact(ad_params p, ad_seg_grid g, unsigned n, const unsigned *__restrict__ start,
-               const ad_state *__restrict__ in, ad_state *__restrict__ out, const unsigned *__restrict__ ids,
+    k_interact(ad_params p, G gather, unsigned n, const ad_state *__restrict__ in, ad_state *__restrict__ out, const unsigned *__restrict__ ids,
                const ad_accel *__restrict__ acc_in, ad_accel *__restrict__ acc_out, float *__restrict__ pressure,
                float *__restrict__ virial, const ad_ctrl *__restrict__ ctrl, ad_dev_sums *__restrict__ blocks,
                unsigned *__restrict__ reentry)
@@ -271,10 +285,8 @@ __global__ void __launch_bounds__(AD_CUDA_BLOCK, AD_INTERACT_MIN_BLOCKS)
     if (s < n) {
         float dt = (float)ctrl->dt;
         ad_state me = in[s];
-        int cx = ad_cell_coord(me.x, p.origin_x, p.inv_cell_x, p.nx);
-        int cy = ad_cell_coord(me.y, p.origin_y, p.inv_cell_y, p.ny);
         ad_accum a;
-        ad_gather_all(&p, &g, start, in, s, me, cx, cy, &a);
+        gather(p, in, s, me, me, &a);
         float ax = a.fx * p.inv_mass + p.gx, ay = a.fy * p.inv_mass + p.gy;
         if (OBS) { /* the per-disc observables, on steps that someone reads */
             pressure[s] = a.pressure;
@@ -306,13 +318,14 @@ __global__ void __launch_bounds__(AD_CUDA_BLOCK, AD_INTERACT_MIN_BLOCKS)
  * it with the free-stream velocity (ad_reenter, as on the CPU; RK4 drew the velocity in its
  * last stage already). The list's order does not matter: the choices are keyed by ids. */
 __global__ void k_reentry_place(ad_params p, const unsigned *__restrict__ reentry, const unsigned *__restrict__ start,
-                                const ad_state *__restrict__ s, const unsigned *__restrict__ ids,
-                                const ad_ctrl *__restrict__ ctrl, float *__restrict__ height)
+                                ad_bvh tree, int use_tree, const ad_state *__restrict__ s,
+                                const unsigned *__restrict__ ids, const ad_ctrl *__restrict__ ctrl,
+                                float *__restrict__ height)
 {
     unsigned count = reentry[0];
     if (count > AD_REENTRY_MAX) return; /* all keep their heights */
     for (unsigned k = blockIdx.x * blockDim.x + threadIdx.x; k < count; k += gridDim.x * blockDim.x)
-        height[k] = ad_reentry_height(&p, start, s, ids, reentry + 1, count, k, ctrl->step);
+        height[k] = ad_reentry_height(&p, start, use_tree ? &tree : NULL, s, ids, reentry + 1, count, k, ctrl->step);
 }
 
 __global__ void k_reenter(ad_params p, const unsigned *__restrict__ reentry, ad_state *__restrict__ s,
@@ -332,10 +345,9 @@ __global__ void k_reenter(ad_params p, const unsigned *__restrict__ reentry, ad_
 }
 
 /* RK4 stage k on the grid of the step's start. */
-template <int K>
+template <int K, class G>
 __global__ void __launch_bounds__(AD_CUDA_BLOCK)
-    k_rk4_stage(ad_params p, ad_seg_grid g, unsigned n, const unsigned *__restrict__ start,
-                const ad_state *__restrict__ base, const ad_state *__restrict__ in, ad_state *__restrict__ out,
+    k_rk4_stage(ad_params p, G gather, unsigned n, const ad_state *__restrict__ base, const ad_state *__restrict__ in, ad_state *__restrict__ out,
                 ad_state *__restrict__ acc, const unsigned *__restrict__ ids, ad_accel *__restrict__ accel,
                 float *__restrict__ pressure, float *__restrict__ virial, const ad_ctrl *__restrict__ ctrl,
                 float skin, ad_dev_sums *__restrict__ blocks, unsigned *__restrict__ reentry)
@@ -345,10 +357,8 @@ __global__ void __launch_bounds__(AD_CUDA_BLOCK)
     if (s < n) {
         float dt = (float)ctrl->dt;
         ad_state b0 = base[s], me = in[s];
-        int cx = ad_cell_coord(b0.x, p.origin_x, p.inv_cell_x, p.nx);
-        int cy = ad_cell_coord(b0.y, p.origin_y, p.inv_cell_y, p.ny);
         ad_accum a;
-        ad_gather_all(&p, &g, start, in, s, me, cx, cy, &a);
+        gather(p, in, s, b0, me, &a);
         float ax = a.fx * p.inv_mass + p.gx, ay = a.fy * p.inv_mass + p.gy;
         if (K == 0) {
             pressure[s] = a.pressure;

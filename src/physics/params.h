@@ -26,6 +26,10 @@ typedef struct ad_params {
     float inv_cell_x, inv_cell_y;
     int nx, ny;               /* cells per axis */
     int reach_x, reach_y;     /* neighbour cells searched on each side (1 when cell >= cutoff) */
+    /* BVH broad phase */
+    int broad_phase;          /* ad_broad_phase */
+    float search;             /* half-edge of a disc's query box [m]: the contact search distance
+                                 (a diameter, plus the RK4 skin) with a rounding margin */
 } ad_params;
 
 #endif

@@ -27,6 +27,7 @@
 #ifndef AD_PHYSICS_REENTRY_H
 #define AD_PHYSICS_REENTRY_H
 
+#include "bvh.h"
 #include "grid.h"
 #include "rng.h"
 #include "state.h"
@@ -92,17 +93,44 @@ AD_HD static inline int ad_reentry_gas_clear(const ad_params *p, const uint32_t 
     return 1;
 }
 
-/* The height re-entrant k of the list takes (see the rule above). */
-AD_HD static inline float ad_reentry_height(const ad_params *p, const uint32_t *start, const ad_state *s,
-                                            const uint32_t *ids, const uint32_t *list, uint32_t count, uint32_t k,
-                                            uint64_t step)
+/* The same through a BVH world's disc tree (leaf i is slot i; boxes of the tree's state). */
+AD_HD static inline int ad_reentry_tree_clear(const ad_params *p, const ad_bvh *t, const ad_state *s,
+                                              const uint32_t *list, uint32_t count, float x, float y)
+{
+    uint32_t stack[AD_BVH_STACK];
+    float h = 1.5f * p->diameter, sx[2], sy[2];
+    ad_bvh_box b = {x - h, y - h, x + h, y + h};
+    int nx = ad_bvh_shifts(b.x0, b.x1, p->periodic_x, p->x_min, p->x_max, p->len_x, sx);
+    int ny = ad_bvh_shifts(b.y0, b.y1, p->periodic_y, p->y_min, p->y_max, p->len_y, sy);
+    for (int a = 0; a < ny; a++)
+        for (int c = 0; c < nx; c++) {
+            ad_bvh_box q = {b.x0 + sx[c], b.y0 + sy[a], b.x1 + sx[c], b.y1 + sy[a]};
+            ad_bvh_walk w;
+            ad_bvh_walk_begin(t, &w, q, 0, stack, 1);
+            for (uint32_t j = ad_bvh_walk_next(t, &w); j != AD_BVH_NONE; j = ad_bvh_walk_next(t, &w)) {
+                ad_state o = s[j];
+                float ex = ad_min_image(o.x - x, p->periodic_x, p->len_x, p->half_x);
+                float ey = ad_min_image(o.y - y, p->periodic_y, p->len_y, p->half_y);
+                if (ex * ex + ey * ey < p->diameter_sq && !ad_reentry_listed(list, count, j)) return 0;
+            }
+        }
+    return 1;
+}
+
+/* The height re-entrant k of the list takes (see the rule above). The gas is searched
+ * through the disc tree when `tree` is given, else through the grid's `start`. */
+AD_HD static inline float ad_reentry_height(const ad_params *p, const uint32_t *start, const ad_bvh *tree,
+                                            const ad_state *s, const uint32_t *ids, const uint32_t *list,
+                                            uint32_t count, uint32_t k, uint64_t step)
 {
     uint32_t slot = list[k], id = ids[slot];
     ad_state me = s[slot];
     if (count > AD_REENTRY_MAX) return me.y;
     for (int t = 0; t < AD_REENTRY_TRIES; t++) {
         float y = ad_reentry_candidate(p, id, step, t);
-        if (!ad_reentry_gas_clear(p, start, s, list, count, me.x, y)) continue;
+        int clear = tree ? ad_reentry_tree_clear(p, tree, s, list, count, me.x, y)
+                         : ad_reentry_gas_clear(p, start, s, list, count, me.x, y);
+        if (!clear) continue;
         int free = 1;
         for (uint32_t j = 0; j < count && free; j++) {
             if (j == k) continue;

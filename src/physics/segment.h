@@ -30,6 +30,22 @@ typedef struct ad_seg_grid {
     const ad_seg *segs;
 } ad_seg_grid;
 
+/* One disc against one segment (both broad phases end here). */
+AD_HD static inline void ad_contact_segment(const ad_params *p, const ad_seg *sp, float x, float y, float vx, float vy,
+                                            ad_accum *a)
+{
+    ad_seg s = *sp;
+    float qx, qy, t, fx, fy;
+    ad_closest_on_segment(x, y, s.x0, s.y0, s.ex, s.ey, s.inv_len2, &qx, &qy, &t);
+    /* a vertex shared with a neighbour segment is answered for once */
+    if (t <= 0.0f && !(s.flags & AD_SEG_OWNS_START)) return;
+    if (t >= 1.0f && !(s.flags & AD_SEG_OWNS_END)) return;
+    if (ad_contact_point(p, x, y, vx, vy, qx, qy, &fx, &fy, a)) {
+        a->body_fx -= fx;
+        a->body_fy -= fy;
+    }
+}
+
 /* Gathers the contacts of one disc with the segments near it. */
 AD_HD static inline void ad_contact_segments(const ad_params *p, const ad_seg_grid *g, float x, float y, float vx,
                                              float vy, ad_accum *a)
@@ -38,18 +54,8 @@ AD_HD static inline void ad_contact_segments(const ad_params *p, const ad_seg_gr
     int cx = ad_cell_coord(x, g->origin_x, g->inv_cell_x, g->nx);
     int cy = ad_cell_coord(y, g->origin_y, g->inv_cell_y, g->ny);
     uint32_t c = (uint32_t)cy * (uint32_t)g->nx + (uint32_t)cx;
-    for (uint32_t k = g->start[c]; k < g->start[c + 1]; k++) {
-        ad_seg s = g->segs[g->index[k]];
-        float qx, qy, t, fx, fy;
-        ad_closest_on_segment(x, y, s.x0, s.y0, s.ex, s.ey, s.inv_len2, &qx, &qy, &t);
-        /* a vertex shared with a neighbour segment is answered for once */
-        if (t <= 0.0f && !(s.flags & AD_SEG_OWNS_START)) continue;
-        if (t >= 1.0f && !(s.flags & AD_SEG_OWNS_END)) continue;
-        if (ad_contact_point(p, x, y, vx, vy, qx, qy, &fx, &fy, a)) {
-            a->body_fx -= fx;
-            a->body_fy -= fy;
-        }
-    }
+    for (uint32_t k = g->start[c]; k < g->start[c + 1]; k++)
+        ad_contact_segment(p, &g->segs[g->index[k]], x, y, vx, vy, a);
 }
 
 #endif

@@ -1,0 +1,116 @@
+/* Contact pairs found three ways for the broad-phase tests: brute force, the grid as the gather walks it. */
+#ifndef AERODEM_TEST_PAIRS_H
+#define AERODEM_TEST_PAIRS_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/world_internal.h"
+#include "cpu/grid.h"
+#include "physics/grid.h"
+
+typedef struct pair {
+    uint32_t a, b;
+} pair;
+
+static int pair_cmp(const void *x, const void *y)
+{
+    const pair *p = x, *q = y;
+    if (p->a != q->a) return p->a < q->a ? -1 : 1;
+    return (p->b > q->b) - (p->b < q->b);
+}
+
+/* the same distance test the contact law uses, on the same float values */
+static int touching(const ad_params *p, ad_state u, ad_state v)
+{
+    float dx = ad_min_image(v.x - u.x, p->periodic_x, p->len_x, p->half_x);
+    float dy = ad_min_image(v.y - u.y, p->periodic_y, p->len_y, p->half_y);
+    float d2 = dx * dx + dy * dy;
+    return d2 < p->diameter_sq;
+}
+
+static size_t brute_pairs(const ad_params *p, const ad_state *s, size_t n, pair *out)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = i + 1; j < n; j++)
+            if (touching(p, s[i], s[j])) out[k++] = (pair){(uint32_t)i, (uint32_t)j};
+    return k;
+}
+
+/* Builds the grid with the backend's own functions, then walks neighbour cells the
+ * way the gather does (ad_neighbour_runs / ad_neighbour_row). */
+static size_t grid_pairs(const ad_params *p, const ad_state *s, size_t n, int threads, pair *out, int *errors)
+{
+    size_t ncell = (size_t)p->nx * (size_t)p->ny;
+    uint32_t *cell_of = malloc(n * sizeof *cell_of), *count = calloc(ncell, sizeof *count);
+    uint32_t *start = malloc((ncell + 1) * sizeof *start), *perm = malloc(n * sizeof *perm);
+    ad_state *sorted = malloc(n * sizeof *sorted);
+    ad_grid_diag diag;
+    ad_cpu_bin(p, s, n, cell_of, count, threads, &diag);
+    ad_cpu_scan(count, start, ncell, 4, threads, &diag);
+    memset(count, 0, ncell * sizeof *count);
+    ad_cpu_scatter(cell_of, n, start, count, perm);
+
+    if (start[ncell] != n) {
+        printf("  total in start[ncell] = %u, expected %zu\n", start[ncell], n);
+        (*errors)++;
+    }
+    /* perm is a permutation, cells ascend, and inside a cell the indices ascend (stable) */
+    char *seen = calloc(n, 1);
+    for (size_t k = 0; k < n; k++) {
+        uint32_t i = perm[k];
+        if (i >= n || seen[i]) {
+            printf("  perm[%zu] = %u repeats or is out of range\n", k, i);
+            (*errors)++;
+            break;
+        }
+        seen[i] = 1;
+        sorted[k] = s[i];
+        if (k > 0) {
+            uint32_t c0 = cell_of[perm[k - 1]], c1 = cell_of[i];
+            if (c1 < c0 || (c1 == c0 && perm[k - 1] > i)) {
+                printf("  slot %zu breaks the stable cell order\n", k);
+                (*errors)++;
+                break;
+            }
+        }
+        if (k < start[cell_of[i]] || k >= start[cell_of[i] + 1]) {
+            printf("  slot %zu lies outside its cell's range\n", k);
+            (*errors)++;
+            break;
+        }
+    }
+    free(seen);
+
+    size_t np = 0;
+    for (size_t k = 0; k < n; k++) {
+        ad_state me = sorted[k];
+        int cx = ad_cell_coord(me.x, p->origin_x, p->inv_cell_x, p->nx);
+        int cy = ad_cell_coord(me.y, p->origin_y, p->inv_cell_y, p->ny);
+        int lo[2], hi[2];
+        int runs = ad_neighbour_runs(cx, p->reach_x, p->nx, p->periodic_x, lo, hi);
+        for (int d = -p->reach_y; d <= p->reach_y; d++) {
+            int row = ad_neighbour_row(cy, d, p->ny, p->periodic_y);
+            if (row < 0) continue;
+            for (int r = 0; r < runs; r++) {
+                uint32_t a = start[(size_t)row * p->nx + lo[r]], b = start[(size_t)row * p->nx + hi[r] + 1];
+                for (uint32_t j = a; j < b; j++) {
+                    if (j == k || !touching(p, me, sorted[j])) continue;
+                    uint32_t u = perm[k], v = perm[j];
+                    /* the gather meets each pair from both sides; keep the side u < v */
+                    if (u < v) out[np++] = (pair){u, v};
+                }
+            }
+        }
+    }
+    free(cell_of);
+    free(count);
+    free(start);
+    free(perm);
+    free(sorted);
+    return np;
+}
+
+#endif
