@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds aerodem on the lent GPU machine and runs the GPU tests and benchmarks; logs go to $OUT.
-# Usage: bench/gpu_session.sh STAGE...   stages: build tests shock sanitize bench bench-big profile bin-dense
+# Usage: bench/gpu_session.sh STAGE...   stages: build tests shock bvh broadphase sanitize bench bench-big profile bin-dense
 # Libraries the machine lacks (libinih, libpng headers) come as Debian packages in .debs/ (an ignored
 # folder carried to the machine), unpacked under /tmp/dep. Fetch them once on the development machine:
 #   mkdir -p .debs && cd .debs && apt-get download libinih-dev libinih1 libinireader0 libpng-dev \
@@ -51,8 +51,21 @@ for stage in "$@"; do
   shock)
     setup_deps
     log "validation: wedge oblique shock and bow shock (long)"
-    mkdir -p "$OUT/shock"
-    ./build-gpu/tests/test_validation_shock "$OUT/shock" 2>&1 | tee "$OUT/shock.log" | tail -20
+    mkdir -p /tmp/shock
+    ./build-gpu/tests/test_validation_shock /tmp/shock 2>&1 | tee "$OUT/shock.log" | tail -20
+    tar -C /tmp -czf "$OUT/shock.tgz" shock
+    ;;
+  bvh)
+    setup_deps
+    log "BVH on the GPU: tests, memcheck, racecheck"
+    ./build-gpu/tests/test_bvh gpu 2>&1 | tee "$OUT/test_bvh_gpu.log" | tail -25
+    compute-sanitizer --tool memcheck --error-exitcode 9 ./build-gpu/tests/test_bvh gpu > "$OUT/bvh_memcheck.log" 2>&1; echo "bvh memcheck rc=$?"; tail -3 "$OUT/bvh_memcheck.log"
+    compute-sanitizer --tool racecheck --error-exitcode 9 ./build-gpu/tests/test_bvh gpu > "$OUT/bvh_racecheck.log" 2>&1; echo "bvh racecheck rc=$?"; tail -3 "$OUT/bvh_racecheck.log"
+    ;;
+  broadphase)
+    setup_deps
+    log "benchmark: grid vs BVH, 1e5..1e7"
+    ./build-gpu/bench_broadphase --backend cuda --sizes ${BP_SIZES:-1e5,1e6,1e7} --scene scenes/default.ini --csv "$OUT/broadphase_h200.csv" 2>&1 | tee "$OUT/broadphase_h200.log" | tail -40
     ;;
   sanitize)
     setup_deps
