@@ -271,6 +271,7 @@ static ad_status cuda_create(ad_world *w)
         size_t t2 = sort_temp_bytes(n, 32);
         if (t2 > c->temp_bytes) c->temp_bytes = t2;
     } else if (d->deterministic) {
+        ALLOC(c->perm, n * 4);
         ALLOC(c->iota, n * 4);
         ALLOC(c->keys_out, n * 4);
         size_t t2 = sort_temp_bytes(n, c->key_bits);
