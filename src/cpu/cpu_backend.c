@@ -7,6 +7,7 @@
 #include "../physics/fields.h"
 #include "../physics/gather.h"
 #include "../physics/integrate.h"
+#include "gather_cpu.h"
 #include "grid.h"
 
 #ifdef _OPENMP
@@ -24,6 +25,7 @@ static double now(void)
 
 typedef struct cpu_world {
     int threads;
+    int avx2; /* the CPU runs AVX2: the gather takes its AVX2 build */
     size_t cap, ncell, nblocks;
     ad_state *state[2]; /* hot state, double-buffered: [cur] is current */
     uint32_t *id, *id_tmp; /* ids of the current order; scratch for the reorder */
@@ -118,12 +120,17 @@ static ad_status cpu_create(ad_world *w)
     c->threads = 1;
 #endif
     w->stats.threads = c->threads;
+#ifdef AD_CPU_X86
+    __builtin_cpu_init();
+    c->avx2 = __builtin_cpu_supports("avx2") && !getenv("AD_CPU_NO_AVX2");
+#endif
     c->cap = d->capacity;
     c->ncell = cells_of(&w->params);
     c->nblocks = (c->cap + AD_BLOCK - 1) / AD_BLOCK;
     int fail = 0, t = c->threads;
     for (int k = 0; k < 2; k++) {
-        c->state[k] = alloc_touch(c->cap * sizeof(ad_state), t, &fail);
+        /* AD_CPU_PAD more: the fast gather copies 4 states of a row whatever its length */
+        c->state[k] = alloc_touch((c->cap + AD_CPU_PAD) * sizeof(ad_state), t, &fail);
         if (d->integrator == AD_INTEGRATOR_VERLET) c->acc[k] = alloc_touch(c->cap * sizeof(ad_accel), t, &fail);
     }
     if (d->integrator == AD_INTEGRATOR_RK4)
@@ -234,9 +241,10 @@ static inline void add_motion_sums(ad_block_sums *b, const ad_params *p, ad_stat
     b->nonfinite += !(isfinite(s.x) && isfinite(s.y) && isfinite(s.vx) && isfinite(s.vy));
 }
 
-/* Step 4 for the one-evaluation integrators: gather, integrate, write the other buffer. */
-static inline void interact_block(const ad_world *w, cpu_world *c, size_t b, size_t n, float dt, ad_integrator integ,
-                                  pass_kind kind, uint64_t step)
+/* Step 4 for the one-evaluation integrators: gather, integrate, write the other buffer.
+ * Inlined into one function per instruction set (interact_block_isa). */
+AD_CPU_INLINE void interact_block(const ad_world *w, cpu_world *c, size_t b, size_t n, float dt, ad_integrator integ,
+                                  pass_kind kind, uint64_t step, int avx2)
 {
     const ad_params P = w->params;
     const ad_seg_grid G = w->seg.grid;
@@ -247,13 +255,12 @@ static inline void interact_block(const ad_world *w, cpu_world *c, size_t b, siz
     const uint32_t *ids = c->id;
     ad_block_sums sums;
     memset(&sums, 0, sizeof sums);
+    const int fast = ad_cpu_fast_grid(&P);
     size_t s0 = b * AD_BLOCK, s1 = s0 + AD_BLOCK < n ? s0 + AD_BLOCK : n;
     for (size_t s = s0; s < s1; s++) {
         ad_state me = in[s];
-        int cx = ad_cell_coord(me.x, P.origin_x, P.inv_cell_x, P.nx);
-        int cy = ad_cell_coord(me.y, P.origin_y, P.inv_cell_y, P.ny);
         ad_accum a;
-        ad_gather_all(&P, &G, c->start, in, (uint32_t)s, me, cx, cy, &a);
+        ad_cpu_gather_all(&P, &G, c->start, in, (uint32_t)s, me, fast, avx2, &a);
         float ax = a.fx * P.inv_mass + P.gx, ay = a.fy * P.inv_mass + P.gy;
         c->pressure[s] = a.pressure;
         c->virial[s] = a.virial;
@@ -277,6 +284,35 @@ static inline void interact_block(const ad_world *w, cpu_world *c, size_t b, siz
     c->blocks[b] = sums;
 }
 
+static void interact_block_generic(const ad_world *w, cpu_world *c, size_t b, size_t n, float dt,
+                                   ad_integrator integ, pass_kind kind, uint64_t step)
+{
+    interact_block(w, c, b, n, dt, integ, kind, step, 0);
+}
+
+#ifdef AD_CPU_X86
+__attribute__((target("avx2,fma"), flatten)) static void interact_block_avx2(const ad_world *w, cpu_world *c,
+                                                                             size_t b, size_t n, float dt,
+                                                                             ad_integrator integ, pass_kind kind,
+                                                                             uint64_t step)
+{
+    interact_block(w, c, b, n, dt, integ, kind, step, 1);
+}
+#endif
+
+/* The AVX2 build of a block where the CPU has it (checked at run time: builds do not assume -march). */
+AD_CPU_INLINE void interact_block_isa(const ad_world *w, cpu_world *c, size_t b, size_t n, float dt,
+                                      ad_integrator integ, pass_kind kind, uint64_t step)
+{
+#ifdef AD_CPU_X86
+    if (c->avx2) {
+        interact_block_avx2(w, c, b, n, dt, integ, kind, step);
+        return;
+    }
+#endif
+    interact_block_generic(w, c, b, n, dt, integ, kind, step);
+}
+
 static void interact(ad_world *w, cpu_world *c, size_t n, float dt, pass_kind kind)
 {
     uint64_t step = w->stats.step;
@@ -286,19 +322,19 @@ static void interact(ad_world *w, cpu_world *c, size_t n, float dt, pass_kind ki
     switch (kind == PASS_PRIME ? -1 : (int)integ) {
     case AD_INTEGRATOR_EULER:
 #pragma omp parallel for num_threads(c->threads) schedule(dynamic, 2)
-        for (size_t b = 0; b < nb; b++) interact_block(w, c, b, n, dt, AD_INTEGRATOR_EULER, PASS_STEP, step);
+        for (size_t b = 0; b < nb; b++) interact_block_isa(w, c, b, n, dt, AD_INTEGRATOR_EULER, PASS_STEP, step);
         break;
     case AD_INTEGRATOR_VERLET:
 #pragma omp parallel for num_threads(c->threads) schedule(dynamic, 2)
-        for (size_t b = 0; b < nb; b++) interact_block(w, c, b, n, dt, AD_INTEGRATOR_VERLET, PASS_STEP, step);
+        for (size_t b = 0; b < nb; b++) interact_block_isa(w, c, b, n, dt, AD_INTEGRATOR_VERLET, PASS_STEP, step);
         break;
     case -1:
 #pragma omp parallel for num_threads(c->threads) schedule(dynamic, 2)
-        for (size_t b = 0; b < nb; b++) interact_block(w, c, b, n, dt, integ, PASS_PRIME, step);
+        for (size_t b = 0; b < nb; b++) interact_block_isa(w, c, b, n, dt, integ, PASS_PRIME, step);
         break;
     default:
 #pragma omp parallel for num_threads(c->threads) schedule(dynamic, 2)
-        for (size_t b = 0; b < nb; b++) interact_block(w, c, b, n, dt, AD_INTEGRATOR_SYMPLECTIC_EULER, PASS_STEP, step);
+        for (size_t b = 0; b < nb; b++) interact_block_isa(w, c, b, n, dt, AD_INTEGRATOR_SYMPLECTIC_EULER, PASS_STEP, step);
         break;
     }
     c->cur = !c->cur;
