@@ -49,9 +49,13 @@ static size_t grid_pairs(const ad_params *p, const ad_state *s, size_t n, int th
     ad_state *sorted = malloc(n * sizeof *sorted);
     ad_grid_diag diag;
     ad_cpu_bin(p, s, n, cell_of, count, threads, &diag);
-    ad_cpu_scan(count, start, ncell, 4, threads, &diag);
+    ad_cpu_scan(count, start, ncell, threads);
     memset(count, 0, ncell * sizeof *count);
-    ad_cpu_scatter(cell_of, n, start, count, perm);
+    /* the reorder moves ids along with states: with ids 0..n-1 they come out as the permutation */
+    uint32_t *ids = malloc(n * sizeof *ids);
+    for (size_t i = 0; i < n; i++) ids[i] = (uint32_t)i;
+    ad_cpu_reorder(cell_of, n, start, count, ncell, 4, threads, s, sorted, ids, perm, NULL, NULL, &diag);
+    free(ids);
 
     if (start[ncell] != n) {
         printf("  total in start[ncell] = %u, expected %zu\n", start[ncell], n);
@@ -67,7 +71,11 @@ static size_t grid_pairs(const ad_params *p, const ad_state *s, size_t n, int th
             break;
         }
         seen[i] = 1;
-        sorted[k] = s[i];
+        if (memcmp(&sorted[k], &s[i], sizeof *s) != 0) {
+            printf("  slot %zu holds another disc's state than perm says\n", k);
+            (*errors)++;
+            break;
+        }
         if (k > 0) {
             uint32_t c0 = cell_of[perm[k - 1]], c1 = cell_of[i];
             if (c1 < c0 || (c1 == c0 && perm[k - 1] > i)) {
@@ -83,6 +91,19 @@ static size_t grid_pairs(const ad_params *p, const ad_state *s, size_t n, int th
         }
     }
     free(seen);
+    /* occupancy diagnostics from the ranks equal those of the cell ranges */
+    uint32_t mx = 0;
+    uint64_t ov = 0;
+    for (size_t c = 0; c < ncell; c++) {
+        uint32_t k = start[c + 1] - start[c];
+        mx = k > mx ? k : mx;
+        ov += k > 4 ? k - 4 : 0;
+    }
+    if (diag.max_occupancy != mx || diag.overflow != ov) {
+        printf("  diagnostics: max occupancy %u, overflow %llu; expected %u, %llu\n", diag.max_occupancy,
+               (unsigned long long)diag.overflow, mx, (unsigned long long)ov);
+        (*errors)++;
+    }
 
     size_t np = 0;
     for (size_t k = 0; k < n; k++) {

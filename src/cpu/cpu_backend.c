@@ -30,7 +30,9 @@ typedef struct cpu_world {
     ad_state *state[2]; /* hot state, double-buffered: [cur] is current */
     uint32_t *id, *id_tmp; /* ids of the current order; scratch for the reorder */
     int cur;
-    uint32_t *cell_of, *perm, *count, *start;
+    uint32_t *cell_of, *count, *start;
+    uint32_t *blk_outside; /* per block: discs binned outside the domain by the gather pass */
+    int binned;            /* cell_of and count hold the bin of the current state (step 1 done) */
     float *pressure, *virial;
     ad_accel *acc[2];           /* Verlet: acceleration of the last force evaluation */
     ad_accel *accel;            /* other integrators: the same, for observers only */
@@ -44,7 +46,7 @@ static size_t cells_of(const ad_params *p) { return (size_t)p->nx * (size_t)p->n
 
 static size_t per_particle_bytes(const ad_world_def *d)
 {
-    size_t b = 2 * sizeof(ad_state) + 2 * sizeof(uint32_t) + 2 * sizeof(uint32_t) + 2 * sizeof(float);
+    size_t b = 2 * sizeof(ad_state) + 2 * sizeof(uint32_t) + sizeof(uint32_t) + 2 * sizeof(float);
     b += (d->integrator == AD_INTEGRATOR_VERLET ? 2 : 1) * sizeof(ad_accel);
     if (d->integrator == AD_INTEGRATOR_RK4) b += 3 * sizeof(ad_state);
     return b;
@@ -54,7 +56,8 @@ static size_t cpu_bytes_needed(const ad_world_def *d, const ad_params *p)
 {
     size_t blocks = (d->capacity + AD_BLOCK - 1) / AD_BLOCK;
     return d->capacity * per_particle_bytes(d) + (2 * cells_of(p) + 1) * sizeof(uint32_t) +
-           blocks * sizeof(ad_block_sums) + sizeof(cpu_world);
+           blocks * (sizeof(ad_block_sums) + sizeof(uint32_t)) + sizeof(cpu_world) +
+           2 * AD_CPU_PAD * sizeof(ad_state);
 }
 
 static void cpu_destroy(ad_world *w)
@@ -70,7 +73,7 @@ static void cpu_destroy(ad_world *w)
     free(c->id_tmp);
     free(c->accel);
     free(c->cell_of);
-    free(c->perm);
+    free(c->blk_outside);
     free(c->count);
     free(c->start);
     free(c->pressure);
@@ -139,12 +142,12 @@ static ad_status cpu_create(ad_world *w)
     c->id = alloc_touch(c->cap * sizeof(uint32_t), t, &fail);
     c->id_tmp = alloc_touch(c->cap * sizeof(uint32_t), t, &fail);
     c->cell_of = alloc_touch(c->cap * sizeof(uint32_t), t, &fail);
-    c->perm = alloc_touch(c->cap * sizeof(uint32_t), t, &fail);
     c->pressure = alloc_touch(c->cap * sizeof(float), t, &fail);
     c->virial = alloc_touch(c->cap * sizeof(float), t, &fail);
     c->count = alloc_touch(c->ncell * sizeof(uint32_t), t, &fail);
     c->start = alloc_touch((c->ncell + 1) * sizeof(uint32_t), t, &fail);
     c->blocks = alloc_touch(c->nblocks * sizeof(ad_block_sums), t, &fail);
+    c->blk_outside = alloc_touch(c->nblocks * sizeof(uint32_t), t, &fail);
     if (fail) {
         cpu_destroy(w);
         return ad_fail(AD_ERR_NO_MEMORY, "capacity", "capacity: allocating %s for the world failed", nb);
@@ -168,6 +171,7 @@ static ad_status cpu_add_particles(ad_world *w, const ad_particle *p, size_t n)
     if (c->accel) memset(c->accel + w->count, 0, n * sizeof(ad_accel));
     c->primed = 0;
     c->dt_stale = 1;
+    c->binned = 0;
     return ad_ok();
 }
 
@@ -177,32 +181,28 @@ static ad_status cpu_set_segments(ad_world *w)
     return ad_ok();
 }
 
-/* Steps 1-3: bin, scan, scatter; the state (and Verlet accelerations) end in cell order. */
+/* Steps 1-3: bin, scan, scatter; the state (and Verlet accelerations) end in cell order.
+ * After a step of Euler or symplectic Euler the bin is already done: the gather pass
+ * binned each disc where it wrote its new position (c->binned). */
 static void build_grid(ad_world *w, cpu_world *c, size_t n)
 {
     double t0 = now();
     ad_grid_diag diag;
-    memset(c->count, 0, c->ncell * sizeof(uint32_t));
-    ad_cpu_bin(&w->params, c->state[c->cur], n, c->cell_of, c->count, c->threads, &diag);
+    if (c->binned) {
+        diag.outside = 0;
+        for (size_t b = 0; b < c->nblocks; b++) diag.outside += c->blk_outside[b];
+    } else {
+        memset(c->count, 0, c->ncell * sizeof(uint32_t));
+        ad_cpu_bin(&w->params, c->state[c->cur], n, c->cell_of, c->count, c->threads, &diag);
+    }
+    c->binned = 0;
     double t1 = now();
-    ad_cpu_scan(c->count, c->start, c->ncell, w->stats.cell_capacity, c->threads, &diag);
+    ad_cpu_scan(c->count, c->start, c->ncell, c->threads);
     double t2 = now();
     memset(c->count, 0, c->ncell * sizeof(uint32_t)); /* the counters become the cursor */
-    ad_cpu_scatter(c->cell_of, n, c->start, c->count, c->perm);
-    const ad_state *src = c->state[c->cur];
-    ad_state *dst = c->state[!c->cur];
-    const uint32_t *isrc = c->id;
+    ad_cpu_reorder(c->cell_of, n, c->start, c->count, c->ncell, w->stats.cell_capacity, c->threads,
+                   c->state[c->cur], c->state[!c->cur], c->id, c->id_tmp, c->acc[c->cur], c->acc[!c->cur], &diag);
     uint32_t *idst = c->id_tmp;
-    const ad_accel *asrc = c->acc[c->cur];
-    ad_accel *adst = c->acc[!c->cur];
-    const uint32_t *perm = c->perm;
-#pragma omp parallel for num_threads(c->threads) schedule(static)
-    for (size_t s = 0; s < n; s++) {
-        uint32_t i = perm[s];
-        dst[s] = src[i];
-        idst[s] = isrc[i];
-        if (adst) adst[s] = asrc[i];
-    }
     c->cur = !c->cur;
     c->id_tmp = c->id;
     c->id = idst;
@@ -238,7 +238,9 @@ static inline void add_motion_sums(ad_block_sums *b, const ad_params *p, ad_stat
     b->px += (double)p->mass * (double)s.vx;
     b->py += (double)p->mass * (double)s.vy;
     b->vmax2 = b->vmax2 > v2 ? b->vmax2 : v2;
-    b->nonfinite += !(isfinite(s.x) && isfinite(s.y) && isfinite(s.vx) && isfinite(s.vy));
+    /* x - x is NaN exactly when x is infinite or NaN, and a NaN survives the sum */
+    float z = (s.x - s.x) + (s.y - s.y) + (s.vx - s.vx) + (s.vy - s.vy);
+    b->nonfinite += z != z;
 }
 
 /* Step 4 for the one-evaluation integrators: gather, integrate, write the other buffer.
@@ -256,6 +258,8 @@ AD_CPU_INLINE void interact_block(const ad_world *w, cpu_world *c, size_t b, siz
     ad_block_sums sums;
     memset(&sums, 0, sizeof sums);
     const int fast = ad_cpu_fast_grid(&P);
+    const int shared_count = c->threads > 1; /* blocks of other threads bin into the same counters */
+    uint32_t outside = 0;
     size_t s0 = b * AD_BLOCK, s1 = s0 + AD_BLOCK < n ? s0 + AD_BLOCK : n;
     for (size_t s = s0; s < s1; s++) {
         ad_state me = in[s];
@@ -277,11 +281,18 @@ AD_CPU_INLINE void interact_block(const ad_world *w, cpu_world *c, size_t b, siz
             nw = integ == AD_INTEGRATOR_EULER ? ad_step_euler(me, ax, ay, dt) : ad_step_symplectic(me, ax, ay, dt);
             nw = ad_apply_boundaries(&P, nw, ids, s, step);
             c->accel[s] = (ad_accel){ax, ay};
+            /* step 1 of the next step, fused: bin the disc where its new position is written */
+            uint32_t cell = ad_cell_index(&P, nw.x, nw.y);
+            c->cell_of[s] = cell;
+            if (shared_count) __atomic_fetch_add(&c->count[cell], 1u, __ATOMIC_RELAXED);
+            else c->count[cell]++;
+            outside += (uint32_t)ad_outside_domain(&P, nw.x, nw.y);
         }
         out[s] = nw;
         add_motion_sums(&sums, &P, nw);
     }
     c->blocks[b] = sums;
+    c->blk_outside[b] = outside;
 }
 
 static void interact_block_generic(const ad_world *w, cpu_world *c, size_t b, size_t n, float dt,
@@ -318,6 +329,8 @@ static void interact(ad_world *w, cpu_world *c, size_t n, float dt, pass_kind ki
     uint64_t step = w->stats.step;
     size_t nb = (n + AD_BLOCK - 1) / AD_BLOCK;
     ad_integrator integ = w->def.integrator;
+    int bins = kind == PASS_STEP && integ != AD_INTEGRATOR_VERLET; /* the pass bins its output */
+    if (bins) memset(c->count, 0, c->ncell * sizeof(uint32_t));
     /* one call site per integrator so each loop is compiled for its own */
     switch (kind == PASS_PRIME ? -1 : (int)integ) {
     case AD_INTEGRATOR_EULER:
@@ -338,6 +351,7 @@ static void interact(ad_world *w, cpu_world *c, size_t n, float dt, pass_kind ki
         break;
     }
     c->cur = !c->cur;
+    c->binned = bins;
 }
 
 /* RK4: four evaluations on the grid of the step's start (cells from the base state). */
@@ -519,6 +533,7 @@ static ad_status cpu_import(ad_world *w, const ad_snapshot *s)
     memcpy(c->accel ? c->accel : c->acc[c->cur], s->accel, s->n * sizeof(ad_accel));
     c->primed = s->primed;
     c->dt_stale = 0;
+    c->binned = 0;
     return ad_ok();
 }
 
