@@ -1,13 +1,17 @@
-/* The counting-sort grid finds exactly the contact pairs that brute force finds, and sorts stably. */
+/* The counting-sort grid finds exactly the contact pairs that brute force finds, and sorts stably; the CPU gather sums what ad_gather_all sums. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/world_internal.h"
+#include "cpu/gather_cpu.h"
+#include "cpu/grid.h"
+#include "physics/grid.h"
 #include "physics/rng.h"
 #include "test_pairs.h"
 #include "test_util.h"
+
 
 static int compare(const char *name, const ad_params *p, const ad_state *s, size_t n, int threads)
 {

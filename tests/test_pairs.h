@@ -1,4 +1,5 @@
-/* Contact pairs found three ways for the broad-phase tests: brute force, the grid as the gather walks it. */
+/* Contact pairs found three ways for the broad-phase tests: brute force, the grid as the gather walks it
+ * (with the CPU gather's sums checked against ad_gather_all on every grid built). */
 #ifndef AERODEM_TEST_PAIRS_H
 #define AERODEM_TEST_PAIRS_H
 
@@ -7,8 +8,10 @@
 #include <string.h>
 
 #include "core/world_internal.h"
+#include "cpu/gather_cpu.h"
 #include "cpu/grid.h"
 #include "physics/grid.h"
+#include "test_util.h"
 
 typedef struct pair {
     uint32_t a, b;
@@ -39,6 +42,55 @@ static size_t brute_pairs(const ad_params *p, const ad_state *s, size_t n, pair 
     return k;
 }
 
+/* Equal sums: the same value in every field (+0 and -0 count as equal, NaN as NaN). */
+static int same_sums(const ad_accum *a, const ad_accum *b)
+{
+    const float *u = &a->fx, *v = &b->fx;
+    for (size_t k = 0; k < sizeof *a / sizeof(float); k++)
+        if (!(u[k] == v[k] || (u[k] != u[k] && v[k] != v[k]))) return 0;
+    return 1;
+}
+
+#ifdef AD_CPU_X86
+__attribute__((target("avx2,fma"))) static void gather_avx2(const ad_params *p, const ad_seg_grid *g,
+                                                             const uint32_t *start, const ad_state *s, uint32_t i,
+                                                             ad_accum *a)
+{
+    ad_cpu_gather_all(p, g, start, s, i, s[i], ad_cpu_fast_grid(p), 1, a);
+}
+#endif
+
+/* The CPU gather of every disc (portable build, and the AVX2 build where the CPU has
+ * it) against ad_gather_all on the sorted discs. */
+static void check_gather(const ad_params *p, const uint32_t *start, const ad_state *sorted, size_t n, int *errors)
+{
+    ad_seg_grid g;
+    memset(&g, 0, sizeof g);
+    ad_params q = *p;
+    q.disc_contacts = 1;
+    size_t bad = 0, fast = 0;
+    for (size_t k = 0; k < n; k++) {
+        ad_state me = sorted[k];
+        int cx = ad_cell_coord(me.x, q.origin_x, q.inv_cell_x, q.nx);
+        int cy = ad_cell_coord(me.y, q.origin_y, q.inv_cell_y, q.ny);
+        ad_accum ref, a;
+        ad_gather_all(&q, &g, start, sorted, (uint32_t)k, me, cx, cy, &ref);
+        ad_cpu_gather_all(&q, &g, start, sorted, (uint32_t)k, me, ad_cpu_fast_grid(&q), 0, &a);
+        bad += !same_sums(&ref, &a);
+        fast += ref.max_overlap > 0.0f;
+#ifdef AD_CPU_X86
+        if (__builtin_cpu_supports("avx2")) {
+            gather_avx2(&q, &g, start, sorted, (uint32_t)k, &a);
+            bad += !same_sums(&ref, &a);
+        }
+#endif
+    }
+    if (bad) {
+        printf("  the CPU gather differs from ad_gather_all for %zu discs (%zu in contact)\n", bad, fast);
+        (*errors)++;
+    }
+}
+
 /* Builds the grid with the backend's own functions, then walks neighbour cells the
  * way the gather does (ad_neighbour_runs / ad_neighbour_row). */
 static size_t grid_pairs(const ad_params *p, const ad_state *s, size_t n, int threads, pair *out, int *errors)
@@ -46,12 +98,17 @@ static size_t grid_pairs(const ad_params *p, const ad_state *s, size_t n, int th
     size_t ncell = (size_t)p->nx * (size_t)p->ny;
     uint32_t *cell_of = malloc(n * sizeof *cell_of), *count = calloc(ncell, sizeof *count);
     uint32_t *start = malloc((ncell + 1) * sizeof *start), *perm = malloc(n * sizeof *perm);
-    ad_state *sorted = malloc(n * sizeof *sorted);
+    /* the fast gather may read AD_CPU_PAD states past the last one, as in the backend */
+    ad_state *sorted = calloc(n + AD_CPU_PAD, sizeof *sorted);
     ad_grid_diag diag;
     ad_cpu_bin(p, s, n, cell_of, count, threads, &diag);
-    ad_cpu_scan(count, start, ncell, 4, threads, &diag);
+    ad_cpu_scan(count, start, ncell, threads);
     memset(count, 0, ncell * sizeof *count);
-    ad_cpu_scatter(cell_of, n, start, count, perm);
+    /* the reorder moves ids along with states: with ids 0..n-1 they come out as the permutation */
+    uint32_t *ids = malloc(n * sizeof *ids);
+    for (size_t i = 0; i < n; i++) ids[i] = (uint32_t)i;
+    ad_cpu_reorder(cell_of, n, start, count, ncell, 4, threads, s, sorted, ids, perm, NULL, NULL, &diag);
+    free(ids);
 
     if (start[ncell] != n) {
         printf("  total in start[ncell] = %u, expected %zu\n", start[ncell], n);
@@ -67,7 +124,11 @@ static size_t grid_pairs(const ad_params *p, const ad_state *s, size_t n, int th
             break;
         }
         seen[i] = 1;
-        sorted[k] = s[i];
+        if (memcmp(&sorted[k], &s[i], sizeof *s) != 0) {
+            printf("  slot %zu holds another disc's state than perm says\n", k);
+            (*errors)++;
+            break;
+        }
         if (k > 0) {
             uint32_t c0 = cell_of[perm[k - 1]], c1 = cell_of[i];
             if (c1 < c0 || (c1 == c0 && perm[k - 1] > i)) {
@@ -83,6 +144,21 @@ static size_t grid_pairs(const ad_params *p, const ad_state *s, size_t n, int th
         }
     }
     free(seen);
+    /* occupancy diagnostics from the ranks equal those of the cell ranges */
+    uint32_t mx = 0;
+    uint64_t ov = 0;
+    for (size_t c = 0; c < ncell; c++) {
+        uint32_t k = start[c + 1] - start[c];
+        mx = k > mx ? k : mx;
+        ov += k > 4 ? k - 4 : 0;
+    }
+    if (diag.max_occupancy != mx || diag.overflow != ov) {
+        printf("  diagnostics: max occupancy %u, overflow %llu; expected %u, %llu\n", diag.max_occupancy,
+               (unsigned long long)diag.overflow, mx, (unsigned long long)ov);
+        (*errors)++;
+    }
+
+    check_gather(p, start, sorted, n, errors);
 
     size_t np = 0;
     for (size_t k = 0; k < n; k++) {

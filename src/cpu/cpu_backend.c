@@ -9,6 +9,7 @@
 #include "../physics/integrate.h"
 #include "../physics/reentry.h"
 #include "bvh.h"
+#include "gather_cpu.h"
 #include "grid.h"
 
 #ifdef _OPENMP
@@ -26,11 +27,16 @@ static double now(void)
 
 typedef struct cpu_world {
     int threads;
+    int avx2; /* the CPU runs AVX2: the gather takes its AVX2 build */
     size_t cap, ncell, nblocks;
     ad_state *state[2]; /* hot state, double-buffered: [cur] is current */
     uint32_t *id, *id_tmp; /* ids of the current order; scratch for the reorder */
     int cur;
-    uint32_t *cell_of, *perm, *count, *start;
+    uint32_t *cell_of, *count, *start;
+    uint32_t *blk_outside; /* per block: discs binned outside the domain by the gather pass */
+    int binned;            /* cell_of and count hold the bin of the current state (step 1 done) */
+    uint32_t re_list[AD_REENTRY_MAX]; /* the step's re-entrants (slots) */
+    float re_y[AD_REENTRY_MAX];       /* and their new heights */
     float *pressure, *virial;
     ad_accel *acc[2];           /* Verlet: acceleration of the last force evaluation */
     ad_accel *accel;            /* other integrators: the same, for observers only */
@@ -47,7 +53,7 @@ static size_t cells_of(const ad_params *p) { return (size_t)p->nx * (size_t)p->n
 
 static size_t per_particle_bytes(const ad_world_def *d)
 {
-    size_t b = 2 * sizeof(ad_state) + 2 * sizeof(uint32_t) + 2 * sizeof(uint32_t) + 2 * sizeof(float);
+    size_t b = 2 * sizeof(ad_state) + 2 * sizeof(uint32_t) + sizeof(uint32_t) + 2 * sizeof(float);
     b += (d->integrator == AD_INTEGRATOR_VERLET ? 2 : 1) * sizeof(ad_accel);
     if (d->integrator == AD_INTEGRATOR_RK4) b += 3 * sizeof(ad_state);
     return b;
@@ -59,7 +65,8 @@ static size_t cpu_bytes_needed(const ad_world_def *d, const ad_params *p)
     /* the BVH replaces the grid's per-cell arrays by its per-disc tree */
     size_t broad = d->broad_phase == AD_BROAD_PHASE_BVH ? ad_cpu_bvh_bytes(d->capacity)
                                                         : (2 * cells_of(p) + 1) * sizeof(uint32_t);
-    return d->capacity * per_particle_bytes(d) + broad + blocks * sizeof(ad_block_sums) + sizeof(cpu_world);
+    return d->capacity * per_particle_bytes(d) + broad + blocks * (sizeof(ad_block_sums) + sizeof(uint32_t)) +
+           sizeof(cpu_world) + 2 * AD_CPU_PAD * sizeof(ad_state);
 }
 
 static void cpu_destroy(ad_world *w)
@@ -75,7 +82,7 @@ static void cpu_destroy(ad_world *w)
     free(c->id_tmp);
     free(c->accel);
     free(c->cell_of);
-    free(c->perm);
+    free(c->blk_outside);
     free(c->count);
     free(c->start);
     free(c->pressure);
@@ -131,13 +138,18 @@ static ad_status cpu_create(ad_world *w)
     c->threads = 1;
 #endif
     w->stats.threads = c->threads;
+#ifdef AD_CPU_X86
+    __builtin_cpu_init();
+    c->avx2 = __builtin_cpu_supports("avx2") && !getenv("AD_CPU_NO_AVX2");
+#endif
     c->cap = d->capacity;
     c->use_bvh = d->broad_phase == AD_BROAD_PHASE_BVH;
     c->ncell = c->use_bvh ? 0 : cells_of(&w->params);
     c->nblocks = (c->cap + AD_BLOCK - 1) / AD_BLOCK;
     int fail = 0, t = c->threads;
     for (int k = 0; k < 2; k++) {
-        c->state[k] = alloc_touch(c->cap * sizeof(ad_state), t, &fail);
+        /* AD_CPU_PAD more: the fast gather copies 4 states of a row whatever its length */
+        c->state[k] = alloc_touch((c->cap + AD_CPU_PAD) * sizeof(ad_state), t, &fail);
         if (d->integrator == AD_INTEGRATOR_VERLET) c->acc[k] = alloc_touch(c->cap * sizeof(ad_accel), t, &fail);
     }
     if (d->integrator == AD_INTEGRATOR_RK4)
@@ -146,12 +158,12 @@ static ad_status cpu_create(ad_world *w)
     c->id = alloc_touch(c->cap * sizeof(uint32_t), t, &fail);
     c->id_tmp = alloc_touch(c->cap * sizeof(uint32_t), t, &fail);
     c->cell_of = alloc_touch(c->cap * sizeof(uint32_t), t, &fail);
-    c->perm = alloc_touch(c->cap * sizeof(uint32_t), t, &fail);
     c->pressure = alloc_touch(c->cap * sizeof(float), t, &fail);
     c->virial = alloc_touch(c->cap * sizeof(float), t, &fail);
     c->count = alloc_touch(c->ncell * sizeof(uint32_t), t, &fail);
     c->start = alloc_touch((c->ncell + 1) * sizeof(uint32_t), t, &fail);
     c->blocks = alloc_touch(c->nblocks * sizeof(ad_block_sums), t, &fail);
+    c->blk_outside = alloc_touch(c->nblocks * sizeof(uint32_t), t, &fail);
     if (c->use_bvh && !fail) fail = ad_cpu_bvh_alloc(&c->bvh, c->cap);
     if (fail) {
         cpu_destroy(w);
@@ -176,6 +188,7 @@ static ad_status cpu_add_particles(ad_world *w, const ad_particle *p, size_t n)
     if (c->accel) memset(c->accel + w->count, 0, n * sizeof(ad_accel));
     c->primed = 0;
     c->dt_stale = 1;
+    c->binned = 0;
     return ad_ok();
 }
 
@@ -185,32 +198,28 @@ static ad_status cpu_set_segments(ad_world *w)
     return ad_ok();
 }
 
-/* Steps 1-3: bin, scan, scatter; the state (and Verlet accelerations) end in cell order. */
+/* Steps 1-3: bin, scan, scatter; the state (and Verlet accelerations) end in cell order.
+ * After a step of Euler or symplectic Euler the bin is already done: the gather pass
+ * binned each disc where it wrote its new position (c->binned). */
 static void build_grid(ad_world *w, cpu_world *c, size_t n)
 {
     double t0 = now();
     ad_grid_diag diag;
-    memset(c->count, 0, c->ncell * sizeof(uint32_t));
-    ad_cpu_bin(&w->params, c->state[c->cur], n, c->cell_of, c->count, c->threads, &diag);
+    if (c->binned) {
+        diag.outside = 0;
+        for (size_t b = 0; b < c->nblocks; b++) diag.outside += c->blk_outside[b];
+    } else {
+        memset(c->count, 0, c->ncell * sizeof(uint32_t));
+        ad_cpu_bin(&w->params, c->state[c->cur], n, c->cell_of, c->count, c->threads, &diag);
+    }
+    c->binned = 0;
     double t1 = now();
-    ad_cpu_scan(c->count, c->start, c->ncell, w->stats.cell_capacity, c->threads, &diag);
+    ad_cpu_scan(c->count, c->start, c->ncell, c->threads);
     double t2 = now();
     memset(c->count, 0, c->ncell * sizeof(uint32_t)); /* the counters become the cursor */
-    ad_cpu_scatter(c->cell_of, n, c->start, c->count, c->perm);
-    const ad_state *src = c->state[c->cur];
-    ad_state *dst = c->state[!c->cur];
-    const uint32_t *isrc = c->id;
+    ad_cpu_reorder(c->cell_of, n, c->start, c->count, c->ncell, w->stats.cell_capacity, c->threads,
+                   c->state[c->cur], c->state[!c->cur], c->id, c->id_tmp, c->acc[c->cur], c->acc[!c->cur], &diag);
     uint32_t *idst = c->id_tmp;
-    const ad_accel *asrc = c->acc[c->cur];
-    ad_accel *adst = c->acc[!c->cur];
-    const uint32_t *perm = c->perm;
-#pragma omp parallel for num_threads(c->threads) schedule(static)
-    for (size_t s = 0; s < n; s++) {
-        uint32_t i = perm[s];
-        dst[s] = src[i];
-        idst[s] = isrc[i];
-        if (adst) adst[s] = asrc[i];
-    }
     c->cur = !c->cur;
     c->id_tmp = c->id;
     c->id = idst;
@@ -304,12 +313,15 @@ static inline void add_motion_sums(ad_block_sums *b, const ad_params *p, ad_stat
     b->px += (double)p->mass * (double)s.vx;
     b->py += (double)p->mass * (double)s.vy;
     b->vmax2 = b->vmax2 > v2 ? b->vmax2 : v2;
-    b->nonfinite += !(isfinite(s.x) && isfinite(s.y) && isfinite(s.vx) && isfinite(s.vy));
+    /* x - x is NaN exactly when x is infinite or NaN, and a NaN survives the sum */
+    float z = (s.x - s.x) + (s.y - s.y) + (s.vx - s.vx) + (s.vy - s.vy);
+    b->nonfinite += z != z;
 }
 
-/* Step 4 for the one-evaluation integrators: gather, integrate, write the other buffer. */
-static inline void interact_block(const ad_world *w, cpu_world *c, size_t b, size_t n, float dt, ad_integrator integ,
-                                  pass_kind kind, uint64_t step)
+/* Step 4 for the one-evaluation integrators: gather, integrate, write the other buffer.
+ * Inlined into one function per instruction set (interact_block_isa). */
+AD_CPU_INLINE void interact_block(const ad_world *w, cpu_world *c, size_t b, size_t n, float dt, ad_integrator integ,
+                                  pass_kind kind, uint64_t step, int avx2)
 {
     const ad_params P = w->params;
     const ad_seg_grid G = w->seg.grid;
@@ -320,11 +332,15 @@ static inline void interact_block(const ad_world *w, cpu_world *c, size_t b, siz
     const uint32_t *ids = c->id;
     ad_block_sums sums;
     memset(&sums, 0, sizeof sums);
+    const int fast = ad_cpu_fast_grid(&P);
+    const int shared_count = c->threads > 1; /* blocks of other threads bin into the same counters */
+    uint32_t outside = 0;
     size_t s0 = b * AD_BLOCK, s1 = s0 + AD_BLOCK < n ? s0 + AD_BLOCK : n;
     for (size_t s = s0; s < s1; s++) {
         ad_state me = in[s];
         ad_accum a;
-        gather_one(c, &P, &G, &w->seg.tree, in, s, me, me, &a);
+        if (c->use_bvh) gather_one(c, &P, &G, &w->seg.tree, in, s, me, me, &a);
+        else ad_cpu_gather_all(&P, &G, c->start, in, (uint32_t)s, me, fast, avx2, &a);
         float ax = a.fx * P.inv_mass + P.gx, ay = a.fy * P.inv_mass + P.gy;
         c->pressure[s] = a.pressure;
         c->virial[s] = a.virial;
@@ -341,13 +357,51 @@ static inline void interact_block(const ad_world *w, cpu_world *c, size_t b, siz
             nw = integ == AD_INTEGRATOR_EULER ? ad_step_euler(me, ax, ay, dt) : ad_step_symplectic(me, ax, ay, dt);
             int re = 0;
             nw = ad_apply_boundaries(&P, nw, ids, s, step, &re);
-            if (re) c->perm[s0 + sums.reentries++] = (uint32_t)s; /* perm is free until the next scatter */
+            if (re) c->id_tmp[s0 + sums.reentries++] = (uint32_t)s; /* id_tmp is free until the next reorder */
             c->accel[s] = (ad_accel){ax, ay};
+            if (!c->use_bvh) {
+                /* step 1 of the next step, fused: bin the disc where its new position is written */
+                uint32_t cell = ad_cell_index(&P, nw.x, nw.y);
+                c->cell_of[s] = cell;
+                if (shared_count) __atomic_fetch_add(&c->count[cell], 1u, __ATOMIC_RELAXED);
+                else c->count[cell]++;
+                outside += (uint32_t)ad_outside_domain(&P, nw.x, nw.y);
+            }
         }
         out[s] = nw;
         add_motion_sums(&sums, &P, nw);
     }
     c->blocks[b] = sums;
+    c->blk_outside[b] = outside;
+}
+
+static void interact_block_generic(const ad_world *w, cpu_world *c, size_t b, size_t n, float dt,
+                                   ad_integrator integ, pass_kind kind, uint64_t step)
+{
+    interact_block(w, c, b, n, dt, integ, kind, step, 0);
+}
+
+#ifdef AD_CPU_X86
+__attribute__((target("avx2,fma"), flatten)) static void interact_block_avx2(const ad_world *w, cpu_world *c,
+                                                                             size_t b, size_t n, float dt,
+                                                                             ad_integrator integ, pass_kind kind,
+                                                                             uint64_t step)
+{
+    interact_block(w, c, b, n, dt, integ, kind, step, 1);
+}
+#endif
+
+/* The AVX2 build of a block where the CPU has it (checked at run time: builds do not assume -march). */
+AD_CPU_INLINE void interact_block_isa(const ad_world *w, cpu_world *c, size_t b, size_t n, float dt,
+                                      ad_integrator integ, pass_kind kind, uint64_t step)
+{
+#ifdef AD_CPU_X86
+    if (c->avx2) {
+        interact_block_avx2(w, c, b, n, dt, integ, kind, step);
+        return;
+    }
+#endif
+    interact_block_generic(w, c, b, n, dt, integ, kind, step);
 }
 
 static void interact(ad_world *w, cpu_world *c, size_t n, float dt, pass_kind kind)
@@ -355,26 +409,30 @@ static void interact(ad_world *w, cpu_world *c, size_t n, float dt, pass_kind ki
     uint64_t step = w->stats.step;
     size_t nb = (n + AD_BLOCK - 1) / AD_BLOCK;
     ad_integrator integ = w->def.integrator;
+    /* the grid's pass bins its output (the BVH keys its discs in its own build) */
+    int bins = kind == PASS_STEP && integ != AD_INTEGRATOR_VERLET && !c->use_bvh;
+    if (bins) memset(c->count, 0, c->ncell * sizeof(uint32_t));
     /* one call site per integrator so each loop is compiled for its own */
     switch (kind == PASS_PRIME ? -1 : (int)integ) {
     case AD_INTEGRATOR_EULER:
 #pragma omp parallel for num_threads(c->threads) schedule(dynamic, 2)
-        for (size_t b = 0; b < nb; b++) interact_block(w, c, b, n, dt, AD_INTEGRATOR_EULER, PASS_STEP, step);
+        for (size_t b = 0; b < nb; b++) interact_block_isa(w, c, b, n, dt, AD_INTEGRATOR_EULER, PASS_STEP, step);
         break;
     case AD_INTEGRATOR_VERLET:
 #pragma omp parallel for num_threads(c->threads) schedule(dynamic, 2)
-        for (size_t b = 0; b < nb; b++) interact_block(w, c, b, n, dt, AD_INTEGRATOR_VERLET, PASS_STEP, step);
+        for (size_t b = 0; b < nb; b++) interact_block_isa(w, c, b, n, dt, AD_INTEGRATOR_VERLET, PASS_STEP, step);
         break;
     case -1:
 #pragma omp parallel for num_threads(c->threads) schedule(dynamic, 2)
-        for (size_t b = 0; b < nb; b++) interact_block(w, c, b, n, dt, integ, PASS_PRIME, step);
+        for (size_t b = 0; b < nb; b++) interact_block_isa(w, c, b, n, dt, integ, PASS_PRIME, step);
         break;
     default:
 #pragma omp parallel for num_threads(c->threads) schedule(dynamic, 2)
-        for (size_t b = 0; b < nb; b++) interact_block(w, c, b, n, dt, AD_INTEGRATOR_SYMPLECTIC_EULER, PASS_STEP, step);
+        for (size_t b = 0; b < nb; b++) interact_block_isa(w, c, b, n, dt, AD_INTEGRATOR_SYMPLECTIC_EULER, PASS_STEP, step);
         break;
     }
     c->cur = !c->cur;
+    c->binned = bins;
 }
 
 /* RK4: four evaluations on the grid of the step's start (cells from the base state). */
@@ -405,7 +463,7 @@ static void rk4_stage_block(const ad_world *w, cpu_world *c, size_t b, size_t n,
         if (k == 3) {
             int re = 0;
             nx = ad_apply_boundaries(&P, nx, c->id, s, w->stats.step, &re);
-            if (re) c->perm[s0 + sums->reentries++] = (uint32_t)s;
+            if (re) c->id_tmp[s0 + sums->reentries++] = (uint32_t)s;
         }
         out[s] = nx;
         if (k == 3) {
@@ -433,25 +491,35 @@ static void interact_rk4(ad_world *w, cpu_world *c, size_t n, float dt)
 }
 
 /* Step 5, second half: the discs that re-entered in the pass just run get their heights
- * (reentry.h). Their slots were listed per block in `perm`; gathered in block order into
- * `cell_of` (free until the next binning). Heights are chosen from the positions before any
- * of them moves, then written. */
+ * (reentry.h). Their slots were listed per block in `id_tmp` (free until the next reorder);
+ * gathered in block order. Heights are chosen from the positions before any of them moves,
+ * then written, and where the pass binned its output for the next step, re-binned. */
 static void place_reentries(ad_world *w, cpu_world *c, size_t n)
 {
     size_t nb = (n + AD_BLOCK - 1) / AD_BLOCK;
     uint32_t count = 0;
+    for (size_t b = 0; b < nb; b++) count += c->blocks[b].reentries;
+    if (count == 0 || count > AD_REENTRY_MAX) return; /* too many: all keep their heights (reentry.h) */
+    uint32_t *list = c->re_list;
+    float *y = c->re_y;
+    count = 0;
     for (size_t b = 0; b < nb; b++)
-        for (uint32_t k = 0; k < c->blocks[b].reentries; k++) c->cell_of[count++] = c->perm[b * AD_BLOCK + k];
-    if (count == 0) return;
+        for (uint32_t k = 0; k < c->blocks[b].reentries; k++) list[count++] = c->id_tmp[b * AD_BLOCK + k];
     const ad_params P = w->params;
     ad_state *s = c->state[c->cur];
-    float *y = (float *)c->perm; /* the per-block lists were copied out: perm holds the heights */
-    const uint32_t *list = c->cell_of;
     const ad_bvh *tree = c->use_bvh ? &c->tree : NULL;
 #pragma omp parallel for num_threads(c->threads) schedule(dynamic, 4) if (count > 64)
     for (uint32_t k = 0; k < count; k++)
         y[k] = ad_reentry_height(&P, c->start, tree, s, c->id, list, count, k, w->stats.step);
-    for (uint32_t k = 0; k < count; k++) s[list[k]].y = y[k];
+    for (uint32_t k = 0; k < count; k++) {
+        uint32_t slot = list[k];
+        s[slot].y = y[k];
+        if (!c->binned) continue;
+        uint32_t cell = ad_cell_index(&P, s[slot].x, s[slot].y);
+        c->count[c->cell_of[slot]]--;
+        c->count[cell]++;
+        c->cell_of[slot] = cell;
+    }
 }
 
 /* Verlet's drift runs before binning, in place: each disc moves itself only. */
@@ -581,6 +649,7 @@ static ad_status cpu_import(ad_world *w, const ad_snapshot *s)
     memcpy(c->accel ? c->accel : c->acc[c->cur], s->accel, s->n * sizeof(ad_accel));
     c->primed = s->primed;
     c->dt_stale = 0;
+    c->binned = 0;
     return ad_ok();
 }
 

@@ -1,10 +1,11 @@
-/* The CPU uniform grid as a counting sort: bin, scan, scatter (DESIGN.md, steps 1-3). */
+/* The CPU uniform grid as a counting sort: bin, scan, scatter with reorder (DESIGN.md, steps 1-3). */
 #ifndef AD_CPU_GRID_H
 #define AD_CPU_GRID_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../core/world_internal.h"
 #include "../physics/params.h"
 #include "../physics/state.h"
 
@@ -18,12 +19,16 @@ typedef struct ad_grid_diag {
 void ad_cpu_bin(const ad_params *p, const ad_state *s, size_t n, uint32_t *cell_of, uint32_t *count, int threads,
                 ad_grid_diag *diag);
 
-/* Step 2. start[c] = sum of count[0..c-1], start[ncell] = total; occupancy diagnostics. */
-void ad_cpu_scan(const uint32_t *count, uint32_t *start, size_t ncell, uint32_t capacity, int threads,
-                 ad_grid_diag *diag);
+/* Step 2. start[c] = sum of count[0..c-1], start[ncell] = total. */
+void ad_cpu_scan(const uint32_t *count, uint32_t *start, size_t ncell, int threads);
 
-/* Step 3. perm[start[c] + k] = the k-th disc (in index order) of cell c: a stable
- * counting sort. `cursor` (the count array, reused) must be zeroed. */
-void ad_cpu_scatter(const uint32_t *cell_of, size_t n, const uint32_t *start, uint32_t *cursor, uint32_t *perm);
+/* Step 3, scatter and reorder in one pass: the k-th disc (in index order) of cell c
+ * goes to slot start[c] + k of dst, idst and adst (adst may be NULL): a stable
+ * counting sort, the same for any number of threads. `cursor` (the count array,
+ * reused) must be zeroed. Occupancy diagnostics against `capacity` come from the
+ * ranks: the largest rank + 1 is the largest occupancy, ranks >= capacity overflow. */
+void ad_cpu_reorder(const uint32_t *cell_of, size_t n, const uint32_t *start, uint32_t *cursor, size_t ncell,
+                    uint32_t capacity, int threads, const ad_state *src, ad_state *dst, const uint32_t *isrc,
+                    uint32_t *idst, const ad_accel *asrc, ad_accel *adst, ad_grid_diag *diag);
 
 #endif
