@@ -207,7 +207,8 @@ ad_status ad_params_from_def(const ad_world_def *d, ad_params *p)
     double cx, cy;
     TRY(axis_grid("x_max", d->x_min, d->x_max, p->periodic_x, req, cutoff, &cx, &p->nx, &p->reach_x));
     TRY(axis_grid("y_max", d->y_min, d->y_max, p->periodic_y, req, cutoff, &cy, &p->ny, &p->reach_y));
-    if ((double)p->nx * (double)p->ny > (double)UINT32_MAX - 2.0)
+    /* a BVH world allocates no grid: only the grid's own worlds are limited in cells */
+    if (d->broad_phase != AD_BROAD_PHASE_BVH && (double)p->nx * (double)p->ny > (double)UINT32_MAX - 2.0)
         return ad_fail(AD_ERR_INVALID, "cell_size",
                        "cell_size: the grid would have %.3g cells; at most 2^32-2 are supported (use larger cells)",
                        (double)p->nx * (double)p->ny);
