@@ -363,9 +363,10 @@ static void print_start(run *r)
     say(r, "  tunnel %g x %g m, %zu discs of radius %g m, area fraction %g, backend %s (%d threads)\n", r->sc.width,
         r->sc.height, s.count, r->sc.radius, r->sc.area_fraction, ad_backend_name(s.backend), s.threads);
     if (r->sc.kind == AD_TUNNEL_FLOW)
-        say(r, "  free stream U = %g m/s: speed ratio S = %.3g, Mach M = %.3g (gamma = 2), Knudsen Kn = %.3g "
-               "(mean free path %.3g m over chord %g m)\n",
-            r->sc.velocity, f->speed_ratio, f->mach, f->knudsen, f->mean_free_path, r->sc.chord);
+        say(r, "  free stream U = %g m/s: speed ratio S = %.3g, Mach M = %.3g (dilute, gamma = 2) or %.3g (with the "
+               "discs' excluded area, Z = %.3g), Knudsen Kn = %.3g (mean free path %.3g m over chord %g m)\n",
+            r->sc.velocity, f->speed_ratio, f->mach, f->mach_dense, f->compressibility, f->knudsen, f->mean_free_path,
+            r->sc.chord);
     say(r, "  contact time %.4g s, step %.4g s, grid %u x %u cells; output in %s/\n", s.contact_time, s.dt, s.grid_nx,
         s.grid_ny, r->dir);
 }
@@ -383,8 +384,8 @@ static ad_status write_summary(run *r, int interrupted)
     if (!f) return fail(AD_ERR_IO, "cannot write %s: %s", path, strerror(errno));
     fprintf(f, "scene %s\nstatus %s\nsteps %llu\ntime %.9g\nparticles %zu\n", r->sc.source,
             interrupted ? "interrupted" : "finished", (unsigned long long)s.step, s.time, s.count);
-    fprintf(f, "speed_ratio %.6g\nmach %.6g\nknudsen %.6g\nmean_free_path %.6g\n", r->flow.speed_ratio, r->flow.mach,
-            r->flow.knudsen, r->flow.mean_free_path);
+    fprintf(f, "speed_ratio %.6g\nmach %.6g\nmach_dense %.6g\nknudsen %.6g\nmean_free_path %.6g\n", r->flow.speed_ratio,
+            r->flow.mach, r->flow.mach_dense, r->flow.knudsen, r->flow.mean_free_path);
     fprintf(f, "cd %.6g\ncd_se %.6g\ncl %.6g\ncl_se %.6g\naveraged_intervals %llu\n", cd, cdse, cl, clse, r->m.n);
     fprintf(f, "max_overlap %.6g\nmax_cell_occupancy %u\n", s.max_overlap, s.max_cell_occupancy);
     /* pressures since the start: on the walls (impulse over time and length) and from

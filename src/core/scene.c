@@ -62,7 +62,9 @@ static const key KEYS[] = {
     {"gas", "speed_ratio", K_DOUBLE, OFF(speed_ratio), 0, 0, BIG, 0, 0, "", NULL,
      "free stream as speed ratio S = U / sqrt(2 kT/m); 0 = not given"},
     {"gas", "mach", K_DOUBLE, OFF(mach), 0, 0, BIG, 0, 0, "", NULL,
-     "free stream as Mach number M = U / sqrt(2 kT/m) (dilute 2D gas, gamma = 2); 0 = not given"},
+     "free stream as Mach number M = U / sqrt(2 kT/m) (dilute 2D gas, gamma = 2); 0 = not given. At a "
+     "finite area fraction the discs' excluded area raises the sound speed: `aerodem run` also prints the Mach "
+     "number of the dense gas (at area fraction 0.3, M = 2 here is 0.99 there)"},
 
     {"body", "shape", K_ENUM, OFF(shape), 0, 0, 0, 0, 0, "", "none|naca|file|plate|wedge|circle",
      "the body in the stream"},
@@ -547,6 +549,14 @@ ad_flow_numbers ad_scene_flow_numbers(const ad_scene *s)
     f.sound_speed = sqrt(2.0 * s->temperature);
     f.speed_ratio = f.thermal_speed > 0 ? s->velocity / f.thermal_speed : INFINITY;
     f.mach = f.sound_speed > 0 ? s->velocity / f.sound_speed : INFINITY;
+    /* discs take up room: at area fraction phi the pressure is n kT Z(phi) (Henderson's hard-disc
+     * equation of state, docs/VALIDATION.md) and the isentropic sound speed of a gas whose internal
+     * energy is kT/m per mass is c^2 = kT/m (d(phi Z)/dphi + Z^2); Z = 1 gives the dilute 2 kT/m */
+    double phi = s->area_fraction, z = (1.0 + phi * phi / 8.0) / ((1.0 - phi) * (1.0 - phi));
+    double dz = (phi / 4.0) / ((1.0 - phi) * (1.0 - phi)) + 2.0 * (1.0 + phi * phi / 8.0) / pow(1.0 - phi, 3);
+    f.compressibility = z;
+    f.sound_speed_dense = sqrt(s->temperature * (z + phi * dz + z * z));
+    f.mach_dense = f.sound_speed_dense > 0 ? s->velocity / f.sound_speed_dense : INFINITY;
     f.mean_free_path = 1.0 / (sqrt(2.0) * f.number_density * d);
     f.knudsen = f.mean_free_path / s->chord;
     f.dynamic_pressure = 0.5 * f.mass_density * s->velocity * s->velocity;

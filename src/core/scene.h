@@ -91,6 +91,9 @@ typedef struct ad_flow_numbers {
     double sound_speed;     /* sqrt(gamma kT/m), gamma = 2 (2D monatomic), m/s */
     double speed_ratio;     /* S = U / sqrt(2 kT/m) */
     double mach;            /* M = U / c */
+    double compressibility; /* Z = P / (n kT) of hard discs at the area fraction (Henderson) */
+    double sound_speed_dense; /* of that dense gas: c^2 = kT/m ((phi Z)' + Z^2), m/s */
+    double mach_dense;      /* U over it: the Mach number the flow actually has */
     double mean_free_path;  /* 1/(sqrt(2) n d), dilute hard discs, m */
     double knudsen;         /* mean free path / chord */
     double dynamic_pressure;/* rho U^2 / 2, N/m */
