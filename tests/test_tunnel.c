@@ -223,7 +223,9 @@ static void inlet(void)
     double n_inf = s.area_fraction / (TU_PI * s.radius * s.radius);
     printf("  U = %.4f m/s, kT = 1: first column u = %.4f kT = %.4f n/n_inf = %.4f; last u = %.4f\n", s.velocity, ux[0],
            T[0], n[0] / n_inf, ux[7]);
-    ENSURE_REL(ux[0], s.velocity, 0.015); /* plain Maxwellian re-entry would be ~4% slow */
+    /* plain Maxwellian re-entry would be ~4% slow; discs pushed in past the seam (reentry.h)
+     * make the first 8 m 2.4 % fast */
+    ENSURE_REL(ux[0], s.velocity, 0.03);
     ENSURE_REL(T[0], s.mass * s.temperature, 0.05);
     ENSURE_REL(n[0], n_inf, 0.05);
     ad_particle *p = malloc(st.count * sizeof *p);
@@ -232,6 +234,59 @@ static void inlet(void)
     for (size_t i = 0; i < st.count; i++) inside &= p[i].x >= 0 && p[i].x < 64 && isfinite(p[i].y);
     ENSURE_MSG(inside, "a disc left the tunnel");
     free(p);
+    ad_world_destroy(w);
+}
+
+/* The inflow is uniform although the body leaves a wake: discs past the outlet re-enter at a fresh
+ * height (src/physics/reentry.h), not at the height where they left, and never on top of another
+ * disc. A circle blocks a third of a periodic channel; the density just inside the inlet, time
+ * averaged, must be as high behind the body's height as beside it, and no step may show a deep
+ * overlap (a disc dropped onto another). */
+static void inlet_profile(void)
+{
+    printf("inlet profile behind a body:\n");
+    char text[1024];
+    snprintf(text, sizeof text,
+             "[tunnel]\nwidth = 64\nheight = 72\nwalls = periodic\n"
+             "[gas]\narea_fraction = 0.05\nmach = 4\ntemperature = 1\n"
+             "[body]\nshape = circle\nchord = 24\nx = 38\ny = 36\n"
+             "[run]\nthreads = 2\nseed = 11\n");
+    ad_scene s;
+    ad_scene_defaults(&s);
+    REQUIRE_OK(ad_scene_load(&s, write_file("wake.ini", text)));
+    REQUIRE_OK(ad_scene_finish(&s));
+    ad_world *w;
+    REQUIRE_OK(ad_scene_build(&s, &w));
+    ad_field_def fd = {1, 9, 0.5, 0, 8.5, 72, 5};
+    REQUIRE_OK(ad_world_set_fields(w, &fd));
+    double transit = s.width / s.velocity, worst = 0;
+    int phase = 0;
+    while (tu_stats(w).time < 5.0 * transit) {
+        REQUIRE_OK(ad_world_step(w, 5));
+        ad_stats st = tu_stats(w);
+        if (st.max_overlap > worst) worst = st.max_overlap;
+        if (!phase && st.time > transit) { /* one transit to carry the wake to the outlet */
+            REQUIRE_OK(ad_world_reset_fields(w));
+            phase = 1;
+        }
+    }
+    float n[9];
+    REQUIRE_OK(ad_world_read_field(w, AD_FIELD_DENSITY, n, NULL));
+    double behind = 0, beside = 0;
+    int nb = 0, ns = 0;
+    for (int j = 0; j < 9; j++) {
+        double y = 4.0 + 8.0 * j; /* cell centres */
+        if (fabs(y - 36.0) < 12.0) behind += n[j], nb++;
+        else if (fabs(y - 36.0) > 16.0) beside += n[j], ns++;
+    }
+    behind /= nb;
+    beside /= ns;
+    printf("  density at the inlet behind the body %.4f, beside it %.4f (ratio %.4f); deepest overlap %.3f r\n",
+           behind, beside, behind / beside, worst);
+    /* measured: the plain wrap (the wake re-enters) 0.60; the rule of reentry.h 1.04. The gas's own
+     * contacts overlap by about 0.25 r here; dropping discs without looking for room, by 2 r. */
+    ENSURE_REL(behind / beside, 1.0, 0.08);
+    ENSURE_LE(worst, 0.5);
     ad_world_destroy(w);
 }
 
@@ -335,6 +390,7 @@ int main(void)
     free_molecular_switch();
     checkpoints();
     inlet();
+    inlet_profile();
     lift_signs();
     snprintf(cmd, sizeof cmd, "rm -rf %s", g_dir);
     if (system(cmd) != 0) return 1;

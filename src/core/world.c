@@ -190,6 +190,10 @@ ad_status ad_params_from_def(const ad_world_def *d, ad_params *p)
     p->x_max = (float)d->x_max;
     p->y_min = (float)d->y_min;
     p->y_max = (float)d->y_max;
+    /* contacts act across an inlet/outlet axis as if periodic: the gas just inside the outlet
+     * stands in for the free stream upstream of the inlet, whose collisional pressure (Z - 1 of
+     * it, a third at area fraction 0.2) would otherwise be missing there and the inlet gas would
+     * expand upstream (measured: 6 % slow and 40 % hot) */
     p->periodic_x = d->boundary_x == AD_BOUNDARY_PERIODIC || d->boundary_x == AD_BOUNDARY_FLOW;
     p->flow_x = d->boundary_x == AD_BOUNDARY_FLOW;
     p->inflow_vx = (float)d->inflow_vx;

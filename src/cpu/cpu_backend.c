@@ -36,7 +36,7 @@ typedef struct cpu_world {
     uint32_t *blk_outside; /* per block: discs binned outside the domain by the gather pass */
     int binned;            /* cell_of and count hold the bin of the current state (step 1 done) */
     uint32_t re_list[AD_REENTRY_MAX]; /* the step's re-entrants (slots) */
-    float re_y[AD_REENTRY_MAX];       /* and their new heights */
+    ad_reentry_spot re_at[AD_REENTRY_MAX]; /* and where they go */
     float *pressure, *virial;
     ad_accel *acc[2];           /* Verlet: acceleration of the last force evaluation */
     ad_accel *accel;            /* other integrators: the same, for observers only */
@@ -352,6 +352,9 @@ AD_CPU_INLINE void interact_block(const ad_world *w, cpu_world *c, size_t b, siz
         } else if (integ == AD_INTEGRATOR_VERLET) {
             nw = ad_verlet_kick(me, acc_in[s].ax, acc_in[s].ay, ax, ay, dt);
             acc_out[s] = (ad_accel){ax, ay};
+            int re = 0; /* the drift left the inlet/outlet crossings to here */
+            nw = ad_apply_boundaries(&P, nw, ids, s, step, &re);
+            if (re) c->id_tmp[s0 + sums.reentries++] = (uint32_t)s;
         } else {
             /* the Verlet drift moved discs before binning; these move them here */
             nw = integ == AD_INTEGRATOR_EULER ? ad_step_euler(me, ax, ay, dt) : ad_step_symplectic(me, ax, ay, dt);
@@ -501,7 +504,7 @@ static void place_reentries(ad_world *w, cpu_world *c, size_t n)
     for (size_t b = 0; b < nb; b++) count += c->blocks[b].reentries;
     if (count == 0 || count > AD_REENTRY_MAX) return; /* too many: all keep their heights (reentry.h) */
     uint32_t *list = c->re_list;
-    float *y = c->re_y;
+    ad_reentry_spot *at = c->re_at;
     count = 0;
     for (size_t b = 0; b < nb; b++)
         for (uint32_t k = 0; k < c->blocks[b].reentries; k++) list[count++] = c->id_tmp[b * AD_BLOCK + k];
@@ -510,10 +513,11 @@ static void place_reentries(ad_world *w, cpu_world *c, size_t n)
     const ad_bvh *tree = c->use_bvh ? &c->tree : NULL;
 #pragma omp parallel for num_threads(c->threads) schedule(dynamic, 4) if (count > 64)
     for (uint32_t k = 0; k < count; k++)
-        y[k] = ad_reentry_height(&P, c->start, tree, s, c->id, list, count, k, w->stats.step);
+        at[k] = ad_reentry_place(&P, c->start, tree, s, c->id, list, count, k, w->stats.step);
     for (uint32_t k = 0; k < count; k++) {
         uint32_t slot = list[k];
-        s[slot].y = y[k];
+        s[slot].x = at[k].x;
+        s[slot].y = at[k].y;
         if (!c->binned) continue;
         uint32_t cell = ad_cell_index(&P, s[slot].x, s[slot].y);
         c->count[c->cell_of[slot]]--;
@@ -522,17 +526,16 @@ static void place_reentries(ad_world *w, cpu_world *c, size_t n)
     }
 }
 
-/* Verlet's drift runs before binning, in place: each disc moves itself only. */
+/* Verlet's drift runs before binning, in place: each disc moves itself only. The
+ * inlet/outlet crossings wait for the end of the step (the kick in interact_block). */
 static void verlet_drift(ad_world *w, cpu_world *c, size_t n, float dt)
 {
     const ad_params P = w->params;
     ad_state *s = c->state[c->cur];
     const ad_accel *acc = c->acc[c->cur];
-    const uint32_t *ids = c->id;
-    uint64_t step = w->stats.step;
 #pragma omp parallel for num_threads(c->threads) schedule(static)
     for (size_t i = 0; i < n; i++)
-        s[i] = ad_apply_boundaries(&P, ad_verlet_drift(s[i], acc[i].ax, acc[i].ay, dt), ids, i, step, NULL);
+        s[i] = ad_wrap_periodic(&P, ad_verlet_drift(s[i], acc[i].ax, acc[i].ay, dt));
 }
 
 static const ad_accel *observed_accel(const cpu_world *c)

@@ -31,7 +31,7 @@ struct cuda_world {
     unsigned *cell_of, *rank, *count, *start;
     unsigned *perm, *iota, *keys_out; /* deterministic mode */
     unsigned *reentry;                /* count, then the slots of discs past the outlet */
-    float *reentry_y;                 /* their new heights (AD_REENTRY_MAX) */
+    ad_reentry_spot *reentry_at;      /* where they go (AD_REENTRY_MAX) */
     void *temp;
     size_t temp_bytes;
     float *pressure, *virial;
@@ -142,7 +142,7 @@ static size_t cuda_bytes_needed(const ad_world_def *d, const ad_params *p)
         temp = temp > t2 ? temp : t2;
     }
     return d->capacity * per_particle(d) + 2 * (ncell + 1) * 4 + blocks * sizeof(ad_dev_sums) + temp + sizeof(ad_ctrl) +
-           AD_REENTRY_MAX * sizeof(float);
+           AD_REENTRY_MAX * sizeof(ad_reentry_spot);
 }
 
 static void cuda_destroy(ad_world *w)
@@ -155,7 +155,7 @@ static void cuda_destroy(ad_world *w)
                     c->start,    c->perm,     c->iota,    c->keys_out, c->temp,   c->pressure,  c->virial,
                     c->acc[0],   c->acc[1],   c->rk[0],   c->rk[1],   c->rk[2],   c->blocks,    c->blocks2,  c->ctrl,
                     c->vmax_bits, c->segs,    c->seg_start, c->seg_index, c->field_sums, c->reentry,
-                    c->reentry_y,
+                    c->reentry_at,
                     c->code,     c->code_sorted, c->bindex, c->bperm, c->child, c->rightmost, c->parent,
                     c->visits,   c->box,      c->forces,  c->st_child, c->st_rightmost, c->st_item, c->st_box,
                     c->st_leaf_box};
@@ -251,7 +251,7 @@ static ad_status cuda_create(ad_world *w)
         ALLOC(c->rank, n * 4);
     }
     ALLOC(c->reentry, (n + 1) * 4);
-    ALLOC(c->reentry_y, AD_REENTRY_MAX * sizeof(float));
+    ALLOC(c->reentry_at, AD_REENTRY_MAX * sizeof(ad_reentry_spot));
     ALLOC(c->pressure, n * 4);
     ALLOC(c->virial, n * 4);
     ALLOC(c->count, (c->ncell + 1) * 4);
@@ -514,9 +514,9 @@ static cudaError_t enqueue_grid(ad_world *w, cuda_world *c, unsigned n, int time
 static void place_reentries(ad_world *w, cuda_world *c, int nx, int draw_velocity)
 {
     k_reentry_place<<<8, 128, 0, c->stream>>>(w->params, c->reentry, c->start, c->tree, c->bvh, c->state[nx],
-                                              c->id[c->idp], c->ctrl, c->reentry_y);
+                                              c->id[c->idp], c->ctrl, c->reentry_at);
     k_reenter<<<64, AD_CUDA_BLOCK, 0, c->stream>>>(w->params, c->reentry, c->state[nx], c->id[c->idp], c->ctrl,
-                                                   c->reentry_y, draw_velocity);
+                                                   c->reentry_at, draw_velocity);
 }
 
 static ad_bvh_forces bvh_forces(const cuda_world *c)
@@ -545,7 +545,7 @@ static void launch_interact_with(ad_world *w, cuda_world *c, unsigned n, const G
     k_interact<INTEG, PASS, OBS, G><<<grid_of(n), AD_CUDA_BLOCK, smem, c->stream>>>(
         w->params, gather, n, c->state[c->cur], c->state[nx], c->id[c->idp], c->acc[c->cur], c->acc[nx], c->pressure,
         c->virial, c->ctrl, c->blocks, c->reentry);
-    if (w->params.flow_x && PASS == AD_PASS_STEP && INTEG != AD_INTEGRATOR_VERLET) place_reentries(w, c, nx, 1);
+    if (w->params.flow_x && PASS == AD_PASS_STEP) place_reentries(w, c, nx, 1);
     c->cur = nx;
 }
 

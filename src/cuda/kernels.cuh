@@ -298,6 +298,9 @@ __global__ void __launch_bounds__(AD_CUDA_BLOCK, AD_INTERACT_MIN_BLOCKS)
             nw = me;
         } else if (INTEG == AD_INTEGRATOR_VERLET) {
             nw = ad_verlet_kick(me, acc_in[s].ax, acc_in[s].ay, ax, ay, dt);
+            /* the drift left the inlet/outlet crossings to here; listed for k_reenter as below */
+            if (ad_flow_crossing(&p, &nw)) reentry[1 + atomicAdd(&reentry[0], 1u)] = s;
+            nw = ad_wrap_state(&p, nw);
         } else {
             nw = INTEG == AD_INTEGRATOR_EULER ? ad_step_euler(me, ax, ay, dt) : ad_step_symplectic(me, ax, ay, dt);
             /* a disc past the outlet is listed for k_reenter: drawing its velocity here
@@ -320,17 +323,17 @@ __global__ void __launch_bounds__(AD_CUDA_BLOCK, AD_INTERACT_MIN_BLOCKS)
 __global__ void k_reentry_place(ad_params p, const unsigned *__restrict__ reentry, const unsigned *__restrict__ start,
                                 ad_bvh tree, int use_tree, const ad_state *__restrict__ s,
                                 const unsigned *__restrict__ ids, const ad_ctrl *__restrict__ ctrl,
-                                float *__restrict__ height)
+                                ad_reentry_spot *__restrict__ at)
 {
     unsigned count = reentry[0];
     if (count > AD_REENTRY_MAX) return; /* all keep their heights */
     for (unsigned k = blockIdx.x * blockDim.x + threadIdx.x; k < count; k += gridDim.x * blockDim.x)
-        height[k] = ad_reentry_height(&p, start, use_tree ? &tree : NULL, s, ids, reentry + 1, count, k, ctrl->step);
+        at[k] = ad_reentry_place(&p, start, use_tree ? &tree : NULL, s, ids, reentry + 1, count, k, ctrl->step);
 }
 
 __global__ void k_reenter(ad_params p, const unsigned *__restrict__ reentry, ad_state *__restrict__ s,
                           const unsigned *__restrict__ ids, const ad_ctrl *__restrict__ ctrl,
-                          const float *__restrict__ height, int draw_velocity)
+                          const ad_reentry_spot *__restrict__ at, int draw_velocity)
 {
     unsigned count = reentry[0];
     for (unsigned k = blockIdx.x * blockDim.x + threadIdx.x; k < count; k += gridDim.x * blockDim.x) {
@@ -340,7 +343,10 @@ __global__ void k_reenter(ad_params p, const unsigned *__restrict__ reentry, ad_
             s[slot].vx = q.vx;
             s[slot].vy = q.vy;
         }
-        if (count <= AD_REENTRY_MAX) s[slot].y = height[k];
+        if (count <= AD_REENTRY_MAX) {
+            s[slot].x = at[k].x;
+            s[slot].y = at[k].y;
+        }
     }
 }
 
@@ -402,7 +408,7 @@ __global__ void k_verlet_drift(ad_params p, unsigned n, ad_state *__restrict__ s
     unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     float dt = (float)ctrl->dt;
-    s[i] = ad_apply_boundaries(&p, ad_verlet_drift(s[i], acc[i].ax, acc[i].ay, dt), ids, i, ctrl->step, NULL);
+    s[i] = ad_wrap_periodic(&p, ad_verlet_drift(s[i], acc[i].ax, acc[i].ay, dt)); /* crossings: end of step */
 }
 
 /* ------------------------------------------------ step 6: fold the partials -- */
