@@ -369,6 +369,14 @@ static void print_start(run *r)
             r->sc.chord);
     say(r, "  contact time %.4g s, step %.4g s, grid %u x %u cells; output in %s/\n", s.contact_time, s.dt, s.grid_nx,
         s.grid_ny, r->dir);
+    /* the dashpot switches on and off inside a step: the restitution's error is first order in
+     * the step, up to about 3 (-ln e) / contact_steps (docs/VALIDATION.md, contact mechanics) */
+    double e = fmin(r->sc.restitution, r->sc.wall_restitution), err = 3.0 * -log(e) / r->sc.contact_steps;
+    if (e < 1.0 && err > 0.01)
+        say(r, "  note: restitution %g is resolved to about %.0f %% at run.contact_steps = %g; "
+               "run.contact_steps = %.0f brings it to about 1 %%\n",
+            e, 100.0 * err, r->sc.contact_steps, ceil(3.0 * -log(e) / 0.01));
+
 }
 
 static ad_status write_summary(run *r, int interrupted)
