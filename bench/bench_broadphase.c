@@ -9,13 +9,7 @@
 #include "aerodem/aerodem.h"
 #include "core/scene.h"
 #include "core/world_internal.h"
-
-static double wall(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
+#include "bench_util.h"
 
 static void usage(void)
 {
@@ -54,17 +48,8 @@ static ad_status make(const char *kind, double n, const char *scene_path, const 
     *out = NULL;
     if (!strcmp(kind, "tunnel")) {
         ad_scene sc;
-        ad_scene_defaults(&sc);
-        ad_status st = ad_scene_load(&sc, scene_path);
-        if (!st.code) st = ad_scene_finish(&sc);
+        ad_status st = scaled_scene(scene_path, n, &sc);
         if (st.code) return st;
-        double n0 = sc.area_fraction * sc.width * sc.height / (M_PI * sc.radius * sc.radius);
-        double f = sqrt(n / n0);
-        sc.width *= f;
-        sc.height *= f;
-        sc.chord *= f;
-        sc.x *= f;
-        sc.y *= f;
         sc.backend = backend;
         sc.threads = threads;
         sc.broad_phase = v->phase;
@@ -105,8 +90,7 @@ int main(int argc, char **argv)
     ad_backend backend = AD_BACKEND_CPU;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--sizes") && i + 1 < argc) {
-            nsizes = 0;
-            for (char *t = strtok(argv[++i], ","); t && nsizes < 16; t = strtok(NULL, ",")) sizes[nsizes++] = atof(t);
+            nsizes = parse_sizes(argv[++i], sizes, 16);
         } else if (!strcmp(argv[i], "--cases") && i + 1 < argc) {
             snprintf(cases_buf, sizeof cases_buf, "%s", argv[++i]);
         } else if (!strcmp(argv[i], "--steps") && i + 1 < argc) {

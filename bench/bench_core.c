@@ -8,13 +8,7 @@
 #include "aerodem/aerodem.h"
 #include "core/scene.h"
 #include "core/world_internal.h"
-
-static double wall(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
+#include "bench_util.h"
 
 static void usage(void)
 {
@@ -48,8 +42,7 @@ int main(int argc, char **argv)
     ad_backend backend = AD_BACKEND_CPU;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--sizes") && i + 1 < argc) {
-            nsizes = 0;
-            for (char *t = strtok(argv[++i], ","); t && nsizes < 16; t = strtok(NULL, ",")) sizes[nsizes++] = atof(t);
+            nsizes = parse_sizes(argv[++i], sizes, 16);
         } else if (!strcmp(argv[i], "--steps") && i + 1 < argc) {
             steps_arg = atol(argv[++i]);
         } else if (!strcmp(argv[i], "--warmup") && i + 1 < argc) {
@@ -100,20 +93,11 @@ int main(int argc, char **argv)
         ad_world_def d;
         if (scene_path) {
             ad_scene sc;
-            ad_scene_defaults(&sc);
-            st = ad_scene_load(&sc, scene_path);
-            if (!st.code) st = ad_scene_finish(&sc);
+            st = scaled_scene(scene_path, n, &sc);
             if (st.code) {
                 fprintf(stderr, "bench_core: %s\n", st.message);
                 return 1;
             }
-            double n0 = sc.area_fraction * sc.width * sc.height / (M_PI * sc.radius * sc.radius);
-            double f = sqrt(n / n0);
-            sc.width *= f;
-            sc.height *= f;
-            sc.chord *= f;
-            sc.x *= f;
-            sc.y *= f;
             sc.backend = backend;
             sc.threads = threads;
             sc.deterministic = !fast;

@@ -10,6 +10,7 @@
 #include "cpu/bvh.h"
 #include "physics/bvh.h"
 #include "physics/rng.h"
+#include "test_gpu_tunnel.h"
 #include "test_pairs.h"
 #include "test_util.h"
 
@@ -471,32 +472,13 @@ static void refusals(void)
 
 static ad_world *tunnel(ad_backend b, ad_integrator integ, ad_bvh_traversal trav, int shared_stack)
 {
-    ad_world_def d = ad_default_world_def();
-    d.backend = b;
-    d.integrator = integ;
-    d.capacity = 20000;
-    d.x_max = 80;
-    d.y_max = 50;
-    d.boundary_x = AD_BOUNDARY_FLOW;
-    d.inflow_vx = 3.0;
-    d.gravity_y = -0.5;
-    d.restitution = 0.8;
-    d.wall_restitution = 0.9;
-    d.threads = 2;
+    ad_world_def d = gt_def(b, integ);
+    d.deterministic = 0;
     d.broad_phase = AD_BROAD_PHASE_BVH;
     d.bvh_traversal = trav;
-    ad_world *w;
-    ad_status st = ad_world_create(&d, &w);
-    if (st.code == AD_ERR_BACKEND) {
-        printf("SKIP: %s\n", st.message);
-        exit(77);
-    }
-    REQUIRE_OK(st);
+    ad_world *w = gt_create(&d);
     w->bvh_shared_stack = shared_stack;
-    ad_segment sq[] = {{30, 20, 36, 20}, {36, 20, 36, 26}, {36, 26, 30, 26}, {30, 26, 30, 20}, {50, 35, 60, 32}};
-    REQUIRE_OK(ad_world_add_segments(w, sq, 5));
-    ad_fill_def f = {0, 0, 80, 50, 0.35, 3.0, 0.0, 1.0, 11};
-    REQUIRE_OK(ad_world_fill(w, &f, NULL));
+    gt_fill(w);
     return w;
 }
 

@@ -6,43 +6,15 @@
 #include <string.h>
 
 #include "core/scene.h"
+#include "test_gpu_tunnel.h"
 #include "test_util.h"
-
-static ad_world_def base_def(ad_backend b, ad_integrator integ)
-{
-    ad_world_def d = ad_default_world_def();
-    d.backend = b;
-    d.integrator = integ;
-    d.capacity = 20000;
-    d.x_max = 80;
-    d.y_max = 50;
-    d.boundary_x = AD_BOUNDARY_FLOW;
-    d.inflow_vx = 3.0;
-    d.gravity_y = -0.5;
-    d.restitution = 0.8;
-    d.wall_restitution = 0.9;
-    d.deterministic = 1;
-    d.threads = 2;
-    return d;
-}
 
 /* A gas around a small closed square and a plate, in a flow tunnel. */
 static ad_world *make(ad_backend b, ad_integrator integ)
 {
-    ad_world_def d = base_def(b, integ);
-    ad_world *w;
-    ad_status st = ad_world_create(&d, &w);
-    if (st.code) {
-        if (b == AD_BACKEND_CUDA && st.code == AD_ERR_BACKEND) {
-            printf("SKIP: %s\n", st.message);
-            exit(77);
-        }
-        REQUIRE_OK(st);
-    }
-    ad_segment sq[] = {{30, 20, 36, 20}, {36, 20, 36, 26}, {36, 26, 30, 26}, {30, 26, 30, 20}, {50, 35, 60, 32}};
-    REQUIRE_OK(ad_world_add_segments(w, sq, 5));
-    ad_fill_def f = {0, 0, 80, 50, 0.35, 3.0, 0.0, 1.0, 11};
-    REQUIRE_OK(ad_world_fill(w, &f, NULL));
+    ad_world_def d = gt_def(b, integ);
+    ad_world *w = gt_create(&d);
+    gt_fill(w);
     return w;
 }
 
@@ -135,7 +107,7 @@ static void determinism(void)
 static void invariants(void)
 {
     /* the tunnel: no disc lost or duplicated over 10^4 steps (fast, non-deterministic path) */
-    ad_world_def d = base_def(AD_BACKEND_CUDA, AD_INTEGRATOR_SYMPLECTIC_EULER);
+    ad_world_def d = gt_def(AD_BACKEND_CUDA, AD_INTEGRATOR_SYMPLECTIC_EULER);
     d.deterministic = 0;
     ad_world *w;
     REQUIRE_OK(ad_world_create(&d, &w));

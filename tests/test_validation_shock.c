@@ -39,31 +39,30 @@
 
 static double henderson_z(double phi) { return (1.0 + phi * phi / 8.0) / ((1.0 - phi) * (1.0 - phi)); }
 
-/* Compression x = n2/n1 of a normal shock with upstream normal speed u1 in a gas of discs of
- * radius r (mass 1), upstream number density n1 and temperature T1 (kT/m). 1 when u1 is not
- * supersonic. The energy residual is positive just above x = 1 for a supersonic u1 and negative
- * near close packing; bisection on it finds the one physical root. */
+/* The energy balance across a normal shock with compression x = n2/n1, for a gas of discs of
+ * radius r (mass 1) with upstream number density n1, temperature T1 (kT/m) and normal speed u1:
+ * mass and momentum conservation give u2 and p2, the equation of state T2; the residual is the
+ * enthalpy flux after minus before. */
+static double rh_residual(double x, double n1, double T1, double u1, double r)
+{
+    double phi1 = n1 * TU_PI * r * r, z1 = henderson_z(phi1), p1 = n1 * T1 * z1, j = n1 * u1;
+    double n2 = n1 * x, u2 = u1 / x, z2 = henderson_z(phi1 * x);
+    double p2 = p1 + j * u1 - j * u2, T2 = p2 / (n2 * z2);
+    return T2 * (1.0 + z2) + 0.5 * u2 * u2 - T1 * (1.0 + z1) - 0.5 * u1 * u1;
+}
+
+/* Compression x = n2/n1 of a normal shock (1 when u1 is not supersonic). The residual is
+ * positive just above x = 1 for a supersonic u1 and negative near close packing; bisection
+ * finds the one physical root. */
 static double rh_compression(double n1, double T1, double u1, double r)
 {
-    double a = TU_PI * r * r, phi1 = n1 * a, z1 = henderson_z(phi1);
-    double p1 = n1 * T1 * z1, h1 = T1 * (1.0 + z1), j = n1 * u1;
-#define RH_RESIDUAL(x, out)                                                                     \
-    do {                                                                                        \
-        double n2_ = n1 * (x), u2_ = u1 / (x), z2_ = henderson_z(phi1 * (x));                   \
-        double p2_ = p1 + j * u1 - j * u2_, T2_ = p2_ / (n2_ * z2_);                            \
-        (out) = T2_ * (1.0 + z2_) + 0.5 * u2_ * u2_ - h1 - 0.5 * u1 * u1;                       \
-    } while (0)
-    double lo = 1.0 + 1e-9, hi = 0.9 / phi1, flo, fhi;
-    RH_RESIDUAL(lo, flo);
-    RH_RESIDUAL(hi, fhi);
-    if (!(flo > 0.0) || !(fhi < 0.0)) return 1.0;
+    double lo = 1.0 + 1e-9, hi = 0.9 / (n1 * TU_PI * r * r);
+    if (!(rh_residual(lo, n1, T1, u1, r) > 0.0) || !(rh_residual(hi, n1, T1, u1, r) < 0.0)) return 1.0;
     for (int it = 0; it < 200; it++) {
-        double mid = 0.5 * (lo + hi), f;
-        RH_RESIDUAL(mid, f);
-        if (f > 0.0) lo = mid;
+        double mid = 0.5 * (lo + hi);
+        if (rh_residual(mid, n1, T1, u1, r) > 0.0) lo = mid;
         else hi = mid;
     }
-#undef RH_RESIDUAL
     return 0.5 * (lo + hi);
 }
 

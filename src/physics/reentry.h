@@ -76,12 +76,15 @@ AD_HD static inline int ad_reentry_wrap_cell(int c, int n, int periodic)
  * centre other than the listed re-entrants, capped at a diameter squared (= room enough), and
  * `push` the smallest x at which no disc upstream of it (its image across the inlet/outlet
  * seam, or a disc beside the inlet) is within a diameter. */
-AD_HD static inline void ad_reentry_near(const ad_params *p, ad_state o, float x, float y, float *room, float *push)
+AD_HD static inline void ad_reentry_near(const ad_params *p, const ad_state *s, uint32_t j, const uint32_t *list,
+                                         uint32_t count, float x, float y, float *room, float *push)
 {
+    ad_state o = s[j];
     float ex = ad_min_image(o.x - x, p->periodic_x, p->len_x, p->half_x);
     float ey = ad_min_image(o.y - y, p->periodic_y, p->len_y, p->half_y);
     float d2 = ex * ex + ey * ey;
-    if (d2 >= p->diameter_sq) return;
+    /* distance first: the list is searched only for the few discs that are near */
+    if (d2 >= p->diameter_sq || ad_reentry_listed(list, count, j)) return;
     if (d2 < *room) *room = d2;
     if (ex <= 0.0f) {
         float need = x + ex + sqrtf(p->diameter_sq - ey * ey) * 1.0001f;
@@ -109,8 +112,7 @@ AD_HD static inline void ad_reentry_gas(const ad_params *p, const uint32_t *star
             int col = ad_reentry_wrap_cell(cx + dx, p->nx, p->periodic_x);
             if (col < 0) continue;
             uint32_t c = (uint32_t)row * (uint32_t)p->nx + (uint32_t)col;
-            for (uint32_t j = start[c]; j < start[c + 1]; j++)
-                if (!ad_reentry_listed(list, count, j)) ad_reentry_near(p, s[j], x, y, room, push);
+            for (uint32_t j = start[c]; j < start[c + 1]; j++) ad_reentry_near(p, s, j, list, count, x, y, room, push);
         }
     }
 }
@@ -133,16 +135,16 @@ AD_HD static inline void ad_reentry_tree(const ad_params *p, const ad_bvh *t, co
             ad_bvh_walk w;
             ad_bvh_walk_begin(t, &w, q, 0, stack, 1);
             for (uint32_t j = ad_bvh_walk_next(t, &w); j != AD_BVH_NONE; j = ad_bvh_walk_next(t, &w))
-                if (!ad_reentry_listed(list, count, j)) ad_reentry_near(p, s[j], x, y, room, push);
+                ad_reentry_near(p, s, j, list, count, x, y, room, push);
         }
 }
 
-/* Where re-entrant k of the list goes (see the rule above). The gas is searched through the
- * disc tree when `tree` is given, else through the grid's `start`. */
 typedef struct ad_reentry_spot {
     float x, y;
 } ad_reentry_spot;
 
+/* 1 when no other re-entrant of the step could be at (x, y): not where it is now, and not at
+ * any candidate of one with a smaller id. */
 AD_HD static inline int ad_reentry_clear_of_others(const ad_params *p, const ad_state *s, const uint32_t *ids,
                                                    const uint32_t *list, uint32_t count, uint32_t k, uint64_t step,
                                                    float x, float y)
@@ -157,8 +159,7 @@ AD_HD static inline int ad_reentry_clear_of_others(const ad_params *p, const ad_
         uint32_t oid = ids[list[j]];
         if (oid >= id) continue;
         /* or take any of its candidates, pushed in by up to a diameter */
-        float fx = ad_min_image(o.x - x, p->periodic_x, p->len_x, p->half_x);
-        if (fx > p->diameter || fx < -2.0f * p->diameter) continue;
+        if (ex > p->diameter || ex < -2.0f * p->diameter) continue;
         for (int u = 0; u < AD_REENTRY_TRIES; u++) {
             ey = ad_min_image(ad_reentry_candidate(p, oid, step, u) - y, p->periodic_y, p->len_y, p->half_y);
             if (ey * ey < p->diameter_sq) return 0;
@@ -167,6 +168,8 @@ AD_HD static inline int ad_reentry_clear_of_others(const ad_params *p, const ad_
     return 1;
 }
 
+/* Where re-entrant k of the list goes (see the rule above). The gas is searched through the
+ * disc tree when `tree` is given, else through the grid's `start`. */
 AD_HD static inline ad_reentry_spot ad_reentry_place(const ad_params *p, const uint32_t *start, const ad_bvh *tree,
                                                      const ad_state *s, const uint32_t *ids, const uint32_t *list,
                                                      uint32_t count, uint32_t k, uint64_t step)
