@@ -360,17 +360,10 @@ static void world_vs_grid(ad_integrator integ, uint64_t steps)
 {
     ad_world *w[2];
     for (int k = 0; k < 2; k++) {
-        ad_world_def d = ad_default_world_def();
-        d.backend = AD_BACKEND_CPU;
-        d.integrator = integ;
+        ad_world_def d = gt_def(AD_BACKEND_CPU, integ); /* the GPU tests' tunnel, smaller and denser */
         d.capacity = 6000;
-        d.x_max = 80;
-        d.y_max = 50;
-        d.boundary_x = AD_BOUNDARY_FLOW;
-        d.inflow_vx = 3.0;
-        d.gravity_y = -0.5;
-        d.restitution = 0.8;
-        d.threads = 2;
+        d.wall_restitution = ad_default_world_def().wall_restitution;
+        d.deterministic = 0;
         d.broad_phase = k ? AD_BROAD_PHASE_BVH : AD_BROAD_PHASE_GRID;
         REQUIRE_OK(ad_world_create(&d, &w[k]));
         ad_segment sq[] = {{30, 20, 36, 20}, {36, 20, 36, 26}, {36, 26, 30, 26}, {30, 26, 30, 20}, {50, 35, 60, 32}};
