@@ -1,5 +1,6 @@
 /* The Morton-code BVH finds exactly the grid's and brute force's contact pairs, keeps its invariants, and steps
- * worlds like the grid does. */
+ * worlds like the grid does. `test_bvh gpu` runs the GPU checks (exit 77 without a GPU); `test_bvh gpu quick`
+ * shortens the long periodic run, for compute-sanitizer. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -532,7 +533,7 @@ static void agree(const char *what, ad_world *a, ad_world *b, double abs_tol, do
 /* The GPU's tree equals the CPU's bit for bit (same keys, stable sorts, same node
  * and box code), keeps the invariants, and gives brute force's pairs; worlds
  * stepped on the GPU agree with the CPU per disc. */
-static int gpu_tests(void)
+static int gpu_tests(int quick)
 {
     if (ad_cuda_device_count() == 0) {
         printf("SKIP: no CUDA GPU\n");
@@ -635,11 +636,12 @@ static int gpu_tests(void)
         REQUIRE_OK(ad_world_fill(w, &f, NULL));
         REQUIRE_OK(ad_world_step(w, 1));
         ad_stats s0 = tu_stats(w);
-        REQUIRE_OK(ad_world_step(w, 5000));
+        int steps = quick ? 200 : 5000;
+        REQUIRE_OK(ad_world_step(w, steps));
         ad_stats s1 = tu_stats(w);
         double p0 = hypot(s0.momentum_x, s0.momentum_y);
-        printf("  periodic box on the GPU BVH, %zu discs, 5000 steps: momentum (%.9g, %.9g) -> (%.9g, %.9g)\n",
-               s1.count, s0.momentum_x, s0.momentum_y, s1.momentum_x, s1.momentum_y);
+        printf("  periodic box on the GPU BVH, %zu discs, %d steps: momentum (%.9g, %.9g) -> (%.9g, %.9g)\n",
+               s1.count, steps, s0.momentum_x, s0.momentum_y, s1.momentum_x, s1.momentum_y);
         ENSURE_NEAR(s1.momentum_x, s0.momentum_x, 1e-4 * p0 + 1e-2);
         ENSURE_NEAR(s1.momentum_y, s0.momentum_y, 1e-4 * p0 + 1e-2);
         ENSURE(s1.kinetic_energy < s0.kinetic_energy);
@@ -653,7 +655,7 @@ int main(int argc, char **argv)
 {
     if (argc > 1 && !strcmp(argv[1], "gpu")) {
 #if defined(AD_HAVE_CUDA)
-        return gpu_tests();
+        return gpu_tests(argc > 2 && !strcmp(argv[2], "quick"));
 #else
         printf("SKIP: this build has no CUDA backend\n");
         return 77;
