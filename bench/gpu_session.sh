@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds aerodem on the lent GPU machine and runs the GPU tests and benchmarks; logs go to $OUT.
-# Usage: bench/gpu_session.sh STAGE...   stages: build tests shock bvh broadphase sanitize bench bench-big profile bin-dense
+# Usage: bench/gpu_session.sh STAGE...   stages: build tests shock bvh bvh-race broadphase sanitize bench
+#        variants-build variants bench-big profile
 # Libraries the machine lacks (libinih, libpng headers) come as Debian packages in .debs/ (an ignored
 # folder carried to the machine), unpacked under /tmp/dep. Fetch them once on the development machine:
 #   mkdir -p .debs && cd .debs && apt-get download libinih-dev libinih1 libinireader0 libpng-dev \
@@ -10,7 +11,8 @@ set -uo pipefail
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
 cd "$(dirname "$0")/.."
-log() { echo "== $*" | tee -a "$OUT/session.log"; }
+T0=$(date +%s)
+log() { echo "== [$(( $(date +%s) - T0 )) s] $*" | tee -a "$OUT/session.log"; }
 
 setup_deps() {
   if [ ! -f /usr/include/ini.h ] || [ ! -f /usr/include/png.h ]; then
@@ -62,6 +64,31 @@ for stage in "$@"; do
     compute-sanitizer --tool memcheck --error-exitcode 9 ./build-gpu/tests/test_bvh gpu > "$OUT/bvh_memcheck.log" 2>&1; echo "bvh memcheck rc=$?"; tail -3 "$OUT/bvh_memcheck.log"
     compute-sanitizer --tool racecheck --error-exitcode 9 stdbuf -oL ./build-gpu/tests/test_bvh gpu quick > "$OUT/bvh_racecheck.log" 2>&1; echo "bvh racecheck rc=$?"; tail -12 "$OUT/bvh_racecheck.log"
     ;;
+  bvh-race)
+    setup_deps
+    log "BVH on the GPU under racecheck (short periodic run)"
+    compute-sanitizer --tool racecheck --error-exitcode 9 stdbuf -oL ./build-gpu/tests/test_bvh gpu quick > "$OUT/bvh_racecheck.log" 2>&1; echo "bvh racecheck rc=$?"; tail -3 "$OUT/bvh_racecheck.log"
+    ;;
+  variants-build)
+    # the gather kernel's measurement switches (src/cuda/kernels.cuh, src/physics/contact.h), each in its
+    # own build of bench_core, built in the background; VARIANTS="name:flags ..." (flags without spaces)
+    setup_deps
+    log "variants: build in the background: ${VARIANTS:=rows-ieee:-DAD_CUDA_ROW_GATHER,-DAD_CUDA_IEEE_CONTACT list-ieee:-DAD_CUDA_IEEE_CONTACT}"
+    for v in $VARIANTS; do
+      name=${v%%:*}; flags=${v#*:}; flags=${flags//,/ }
+      (cmake -S . -B build-$name -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_FLAGS="$flags" > "$OUT/configure-$name.log" 2>&1 &&
+       cmake --build build-$name -j4 --target bench_core > "$OUT/build-$name.log" 2>&1 || echo "build of $name failed") &
+    done
+    ;;
+  variants)
+    log "variants: waiting for their builds"
+    wait
+    for v in ${VARIANTS:-}; do
+      name=${v%%:*}
+      log "variant $name (${v#*:}): default tunnel, fast path"
+      ./build-$name/bench_core --backend cuda --fast --scene scenes/default.ini --sizes 1e6,1.6e7 --csv "$OUT/bench_$name.csv" 2>&1 | tee "$OUT/bench_$name.log" | tail -4
+    done
+    ;;
   broadphase)
     setup_deps
     log "benchmark: grid vs BVH, 1e5..1e7"
@@ -72,7 +99,7 @@ for stage in "$@"; do
     log "compute-sanitizer memcheck"
     compute-sanitizer --tool memcheck --error-exitcode 9 ./build-gpu/tests/test_gpu quick > "$OUT/memcheck.log" 2>&1; echo "memcheck rc=$?"; tail -4 "$OUT/memcheck.log"
     log "compute-sanitizer racecheck"
-    compute-sanitizer --tool racecheck --error-exitcode 9 ./build-gpu/tests/test_gpu quick > "$OUT/racecheck.log" 2>&1; echo "racecheck rc=$?"; tail -4 "$OUT/racecheck.log"
+    compute-sanitizer --tool racecheck --error-exitcode 9 stdbuf -oL ./build-gpu/tests/test_gpu race > "$OUT/racecheck.log" 2>&1; echo "racecheck rc=$?"; tail -4 "$OUT/racecheck.log"
     ;;
   bench)
     setup_deps
@@ -92,6 +119,10 @@ for stage in "$@"; do
     ncu --clock-control none --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread \
         ./build-gpu/bench_core --backend cuda --fast --scene scenes/default.ini --sizes 1.6e7 --steps 3 > "$OUT/ncu.log" 2>&1
     echo "ncu rc=$?"
+    ncu --clock-control none -k regex:k_interact -s 6 -c 1 --section SpeedOfLight --section Occupancy --section WarpStateStats \
+        --section SchedulerStats --section MemoryWorkloadAnalysis --section LaunchStats \
+        ./build-gpu/bench_core --backend cuda --fast --scene scenes/default.ini --sizes 1.6e7 --steps 3 > "$OUT/ncu_interact.log" 2>&1
+    echo "ncu (k_interact sections) rc=$?"; grep -E "Duration|Throughput|Achieved Occupancy|Issued Ipc|No Eligible|Stall|Warp Cycles|Registers" "$OUT/ncu_interact.log" | head -30
     python3 - "$OUT/ncu.log" <<'PY'
 import re,sys,collections
 txt=open(sys.argv[1]).read()

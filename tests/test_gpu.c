@@ -1,5 +1,7 @@
 /* The CUDA backend against the CPU reference: per-disc agreement, invariants over 10^4 steps, mean forces.
- * Skips (exit 77) where no GPU is found. `test_gpu quick` runs a short subset (for compute-sanitizer). */
+ * Skips (exit 77) where no GPU is found. For compute-sanitizer, `test_gpu quick` runs a short subset (no mean
+ * forces, invariants over 100 steps) and `test_gpu race` a shorter one (agreement, invariants over 20 steps):
+ * racecheck runs far slower than memcheck. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,9 +106,10 @@ static void determinism(void)
     ad_world_destroy(r);
 }
 
-static void invariants(void)
+/* `steps`: 10^4, or fewer for compute-sanitizer (test_gpu quick) */
+static void invariants(int steps)
 {
-    /* the tunnel: no disc lost or duplicated over 10^4 steps (fast, non-deterministic path) */
+    /* the tunnel: no disc lost or duplicated (fast, non-deterministic path) */
     ad_world_def d = gt_def(AD_BACKEND_CUDA, AD_INTEGRATOR_SYMPLECTIC_EULER);
     d.deterministic = 0;
     ad_world *w;
@@ -116,7 +119,7 @@ static void invariants(void)
     ad_fill_def f = {0, 0, 80, 50, 0.3, 3.0, 0.0, 1.0, 5};
     REQUIRE_OK(ad_world_fill(w, &f, NULL));
     size_t n = tu_stats(w).count;
-    REQUIRE_OK(ad_world_step(w, 10000));
+    REQUIRE_OK(ad_world_step(w, (uint64_t)steps));
     ad_stats s = tu_stats(w);
     ad_particle *p = malloc(n * sizeof *p);
     uint32_t *id = malloc(n * sizeof *id);
@@ -128,15 +131,15 @@ static void invariants(void)
         if (id[i] >= n || seen[id[i]]++) dup++;
         if (!(p[i].x >= 0 && p[i].x < 80 && p[i].y > -0.5 && p[i].y < 50.5)) outside++;
     }
-    printf("tunnel, 10^4 steps on the GPU: %zu discs (started with %zu), %zu repeated ids, %zu outside\n", s.count, n,
-           dup, outside);
+    printf("tunnel, %d steps on the GPU: %zu discs (started with %zu), %zu repeated ids, %zu outside\n", steps, s.count,
+           n, dup, outside);
     ENSURE(s.count == n && got == n && dup == 0 && outside == 0);
     free(seen);
     free(p);
     free(id);
     ad_world_destroy(w);
 
-    /* a periodic box: total momentum over 10^4 steps */
+    /* a periodic box: total momentum */
     d = ad_default_world_def();
     d.backend = AD_BACKEND_CUDA;
     d.boundary_x = d.boundary_y = AD_BOUNDARY_PERIODIC;
@@ -147,11 +150,11 @@ static void invariants(void)
     REQUIRE_OK(ad_world_fill(w, &g, NULL));
     REQUIRE_OK(ad_world_step(w, 1)); /* statistics exist from the first step on */
     ad_stats a = tu_stats(w);
-    REQUIRE_OK(ad_world_step(w, 10000));
+    REQUIRE_OK(ad_world_step(w, (uint64_t)steps));
     ad_stats b = tu_stats(w);
     double scale = a.count * d.mass * 1.5; /* sum of |m v| is about this */
-    printf("periodic box, 10^4 steps on the GPU: momentum (%.6g, %.6g) -> (%.6g, %.6g), drift %.2g of sum|mv|\n",
-           a.momentum_x, a.momentum_y, b.momentum_x, b.momentum_y,
+    printf("periodic box, %d steps on the GPU: momentum (%.6g, %.6g) -> (%.6g, %.6g), drift %.2g of sum|mv|\n",
+           steps, a.momentum_x, a.momentum_y, b.momentum_x, b.momentum_y,
            hypot(b.momentum_x - a.momentum_x, b.momentum_y - a.momentum_y) / scale);
     ENSURE_LE(hypot(b.momentum_x - a.momentum_x, b.momentum_y - a.momentum_y), 1e-4 * scale);
     ad_world_destroy(w);
@@ -199,12 +202,10 @@ static void default_scene(const char *src)
 
 int main(int argc, char **argv)
 {
-    int quick = argc > 1 && !strcmp(argv[1], "quick");
+    int quick = argc > 1 && !strcmp(argv[1], "quick"), race = argc > 1 && !strcmp(argv[1], "race");
     agreement();
-    determinism();
-    if (!quick) {
-        invariants();
-        default_scene(AD_SOURCE_DIR);
-    }
+    if (!race) determinism();
+    invariants(race ? 20 : quick ? 100 : 10000);
+    if (!quick && !race) default_scene(AD_SOURCE_DIR);
     return tu_finish("test_gpu");
 }

@@ -58,6 +58,7 @@ struct cuda_world {
     cudaGraphExec_t graph[2][2]; /* [id parity][observing] */
     int graph_ok[2][2];
     int aggregate; /* bin with warp-aggregated atomics (piled-up discs) */
+    int binned;    /* the last step's pass binned its results (cell_of, rank, count are the current state's) */
     size_t graph_n;
     /* BVH broad phase (broad_phase = bvh): replaces bin, scan and scatter */
     int bvh;
@@ -345,6 +346,7 @@ static ad_status cuda_add_particles(ad_world *w, const ad_particle *p, size_t n)
     if (e != cudaSuccess) return ad_fail(AD_ERR_BACKEND, "cuda", "copying particles to the GPU: %s", cudaGetErrorString(e));
     c->primed = 0;
     c->dt_stale = 1;
+    c->binned = 0;
     invalidate_graphs(c);
     return ad_ok();
 }
@@ -457,20 +459,40 @@ static cudaError_t enqueue_bvh(ad_world *w, cuda_world *c, unsigned n, int timed
     return e || !timed ? e : cudaEventRecord(c->phase[3], st);
 }
 
-/* Steps 1-3 on the stream: the state (and accelerations) end in cell order. */
+/* How this step's pass bins its results for the next step (ad_bin_next): the grid's
+ * symplectic and explicit Euler steps, unless discs pile up (the aggregated bin kernel
+ * then pays more than the pass would save). Verlet's drift and RK4's stages move the
+ * discs after or outside the pass, and the BVH has no cells. */
+static int bin_mode(const ad_world *w, const cuda_world *c)
+{
+    int integ = w->def.integrator;
+    if (c->bvh || c->aggregate || (integ != AD_INTEGRATOR_SYMPLECTIC_EULER && integ != AD_INTEGRATOR_EULER))
+        return AD_BIN_NONE;
+    return w->def.diagnostics ? AD_BIN_DIAG : AD_BIN_FAST;
+}
+
+static ad_bin_next bin_next(const ad_world *w, const cuda_world *c)
+{
+    return ad_bin_next{c->cell_of, w->def.deterministic ? NULL : c->rank, c->count, w->stats.cell_capacity};
+}
+
+/* Steps 1-3 on the stream: the state (and accelerations) end in cell order. Step 1
+ * (bin) is skipped where the last step's pass did it (c->binned). */
 static cudaError_t enqueue_grid(ad_world *w, cuda_world *c, unsigned n, int timed)
 {
     if (c->bvh) return enqueue_bvh(w, c, n, timed);
     cudaStream_t st = c->stream;
     unsigned gb = grid_of(n);
     cudaError_t e = timed ? cudaEventRecord(c->phase[0], st) : cudaSuccess;
-    if (!e) e = cudaMemsetAsync(c->count, 0, (c->ncell + 1) * 4, st);
+    if (!e && !c->binned) e = cudaMemsetAsync(c->count, 0, (c->ncell + 1) * 4, st);
     if (!e && w->params.flow_x) e = cudaMemsetAsync(c->reentry, 0, 4, st);
     if (e) return e;
     /* warp-aggregated atomics pay where discs pile up (dev/cuda/bin.cu): chosen from
      * the last known largest occupancy */
     int diag = w->def.diagnostics, agg = c->aggregate;
-    if (diag && agg)
+    if (c->binned)
+        ;
+    else if (diag && agg)
         k_bin_aggregated<true><<<gb, AD_CUDA_BLOCK, 0, st>>>(w->params, c->state[c->cur], n, c->cell_of, c->rank,
                                                              c->count, w->stats.cell_capacity, c->blocks);
     else if (diag)
@@ -484,6 +506,8 @@ static cudaError_t enqueue_grid(ad_world *w, cuda_world *c, unsigned n, int time
                                                    c->blocks);
     e = timed ? cudaEventRecord(c->phase[1], st) : cudaSuccess;
     if (!e) e = cub::DeviceScan::ExclusiveSum(c->temp, c->temp_bytes, c->count, c->start, (int)(c->ncell + 1), st);
+    /* the counters are free once scanned: cleared for this step's pass to bin into */
+    if (!e && bin_mode(w, c) != AD_BIN_NONE) e = cudaMemsetAsync(c->count, 0, (c->ncell + 1) * 4, st);
     if (!e && timed) e = cudaEventRecord(c->phase[2], st);
     if (e) return e;
     int nx = !c->cur;
@@ -511,12 +535,12 @@ static cudaError_t enqueue_grid(ad_world *w, cuda_world *c, unsigned n, int time
 }
 
 /* The second half of step 5 for the discs the pass listed (kernels.cuh). */
-static void place_reentries(ad_world *w, cuda_world *c, int nx, int draw_velocity)
+static void place_reentries(ad_world *w, cuda_world *c, int nx, int draw_velocity, int bin)
 {
     k_reentry_place<<<8, 128, 0, c->stream>>>(w->params, c->reentry, c->start, c->tree, c->bvh, c->state[nx],
                                               c->id[c->idp], c->ctrl, c->reentry_at);
     k_reenter<<<64, AD_CUDA_BLOCK, 0, c->stream>>>(w->params, c->reentry, c->state[nx], c->id[c->idp], c->ctrl,
-                                                   c->reentry_at, draw_velocity);
+                                                   c->reentry_at, draw_velocity, bin, bin_next(w, c), c->blocks);
 }
 
 static ad_bvh_forces bvh_forces(const cuda_world *c)
@@ -538,15 +562,16 @@ static void enqueue_pairs(ad_world *w, cuda_world *c, unsigned n, const ad_state
         k_bvh_pairs<false><<<grid_of(n), AD_CUDA_BLOCK, 0, c->stream>>>(w->params, c->tree, n, in, bvh_forces(c));
 }
 
-template <int INTEG, int PASS, bool OBS, class G>
+template <int INTEG, int PASS, bool OBS, int BIN = AD_BIN_NONE, class G>
 static void launch_interact_with(ad_world *w, cuda_world *c, unsigned n, const G &gather, size_t smem)
 {
     int nx = !c->cur;
-    k_interact<INTEG, PASS, OBS, G><<<grid_of(n), AD_CUDA_BLOCK, smem, c->stream>>>(
+    k_interact<INTEG, PASS, OBS, G, BIN><<<grid_of(n), AD_CUDA_BLOCK, smem, c->stream>>>(
         w->params, gather, n, c->state[c->cur], c->state[nx], c->id[c->idp], c->acc[c->cur], c->acc[nx], c->pressure,
-        c->virial, c->ctrl, c->blocks, c->reentry);
-    if (w->params.flow_x && PASS == AD_PASS_STEP) place_reentries(w, c, nx, 1);
+        c->virial, c->ctrl, c->blocks, c->reentry, bin_next(w, c));
+    if (w->params.flow_x && PASS == AD_PASS_STEP) place_reentries(w, c, nx, 1, BIN);
     c->cur = nx;
+    c->binned = BIN != AD_BIN_NONE;
 }
 
 /* Step 4 through the world's broad phase. */
@@ -554,7 +579,16 @@ template <int INTEG, int PASS, bool OBS>
 static void launch_interact(ad_world *w, cuda_world *c, unsigned n)
 {
     if (!c->bvh) {
-        launch_interact_with<INTEG, PASS, OBS>(w, c, n, ad_grid_gather{c->gdev, c->start}, 0);
+        ad_grid_gather g{c->gdev, c->start};
+        /* only the steps that move discs in the pass itself bin there (bin_mode) */
+        constexpr bool can_bin = PASS == AD_PASS_STEP && INTEG != AD_INTEGRATOR_VERLET;
+        int mode = can_bin ? bin_mode(w, c) : AD_BIN_NONE;
+        if (can_bin && mode == AD_BIN_DIAG)
+            launch_interact_with<INTEG, PASS, OBS, can_bin ? AD_BIN_DIAG : AD_BIN_NONE>(w, c, n, g, 0);
+        else if (can_bin && mode == AD_BIN_FAST)
+            launch_interact_with<INTEG, PASS, OBS, can_bin ? AD_BIN_FAST : AD_BIN_NONE>(w, c, n, g, 0);
+        else
+            launch_interact_with<INTEG, PASS, OBS>(w, c, n, g, 0);
     } else if (w->def.bvh_traversal == AD_BVH_REFLEXIVE) {
         enqueue_pairs(w, c, n, c->state[c->cur]);
         launch_interact_with<INTEG, PASS, OBS>(w, c, n, ad_bvh_reflexive_gather{c->stree, bvh_forces(c)}, 0);
@@ -647,7 +681,7 @@ static cudaError_t enqueue_step(ad_world *w, cuda_world *c, unsigned n, int time
         launch_rk4<1>(w, c, n, base, out, in, skin);
         launch_rk4<2>(w, c, n, base, in, out, skin);
         launch_rk4<3>(w, c, n, base, out, c->state[nx], skin);
-        if (w->params.flow_x) place_reentries(w, c, nx, 0);
+        if (w->params.flow_x) place_reentries(w, c, nx, 0, AD_BIN_NONE);
         c->cur = nx;
     } else {
         if (obs) {
@@ -895,6 +929,7 @@ static ad_status cuda_import(ad_world *w, const ad_snapshot *s)
     CU(cudaMemcpy(c->acc[c->cur], s->accel, n * sizeof(ad_accel), cudaMemcpyHostToDevice));
     c->primed = s->primed;
     c->dt_stale = 0;
+    c->binned = 0;
     invalidate_graphs(c);
     return push_ctrl(w);
 }

@@ -250,6 +250,52 @@ __global__ void k_iota(unsigned n, unsigned *__restrict__ v)
 
 enum { AD_PASS_STEP = 0, AD_PASS_PRIME = 1 };
 
+/* The disc contacts of ad_gather_discs (gather.h) for the usual grid, a cell of at
+ * least the contact distance (reach 1) and a column away from a periodic seam: the
+ * three rows' slot ranges are one list, walked by one loop. Row by row, a warp waits
+ * for its longest row three times (about 13 candidates for 3.4 useful ones at area
+ * fraction 0.3); one list waits once for the longest list (about 9). The order of
+ * the terms is gather.h's, so the sums are the same. The disc itself is not skipped:
+ * at zero distance ad_contact_disc adds exact zeros, cheaper than a divergent branch.
+ * Each candidate's state is loaded one iteration ahead. Returns 0, having done
+ * nothing, where this shape does not apply (the caller takes gather.h's loops). */
+__device__ __forceinline__ int ad_gather_discs_list(const ad_params &p, const unsigned *__restrict__ start,
+                                                    const ad_state *__restrict__ s, ad_state me, int cx, int cy,
+                                                    ad_accum *a)
+{
+#ifdef AD_CUDA_ROW_GATHER /* measurement switch: gather.h's row-by-row loops everywhere */
+    const bool rows_only = true;
+#else
+    const bool rows_only = false;
+#endif
+    if (rows_only || p.reach_x != 1 || p.reach_y != 1) return 0;
+    if (p.periodic_x && (cx == 0 || cx == p.nx - 1)) return 0;
+    int lo = cx > 0 ? cx - 1 : 0, hi = cx < p.nx - 1 ? cx + 1 : cx;
+    unsigned b[3], n[3];
+#pragma unroll
+    for (int d = 0; d < 3; d++) {
+        int row = ad_neighbour_row(cy, d - 1, p.ny, p.periodic_y);
+        unsigned base = (unsigned)(row < 0 ? 0 : row) * (unsigned)p.nx;
+        unsigned j0 = start[base + (unsigned)lo], j1 = start[base + (unsigned)hi + 1];
+        b[d] = j0;
+        n[d] = row < 0 ? 0u : j1 - j0;
+    }
+    unsigned n01 = n[0] + n[1], total = n01 + n[2];
+    if (total == 0) return 1;
+    /* slot of list entry k */
+#define AD_LIST_SLOT(k) ((k) < n[0] ? b[0] + (k) : (k) < n01 ? b[1] + ((k) - n[0]) : b[2] + ((k) - n01))
+    float4 o = reinterpret_cast<const float4 *>(s)[AD_LIST_SLOT(0u)];
+    for (unsigned k = 0; k < total; k++) {
+        float4 q = o;
+        if (k + 1 < total) o = reinterpret_cast<const float4 *>(s)[AD_LIST_SLOT(k + 1)];
+        float dx = ad_min_image(q.x - me.x, p.periodic_x, p.len_x, p.half_x);
+        float dy = ad_min_image(q.y - me.y, p.periodic_y, p.len_y, p.half_y);
+        ad_contact_disc(&p, dx, dy, q.z - me.vx, q.w - me.vy, a);
+    }
+#undef AD_LIST_SLOT
+    return 1;
+}
+
 /* The grid's broad phase as the interact kernels call it: contacts of slot s found
  * around `at`, the state the grid was built from (RK4 stages search around the
  * step's start). The BVH's gathers (bvh.cuh) have the same shape. */
@@ -261,7 +307,11 @@ struct ad_grid_gather {
     {
         int cx = ad_cell_coord(at.x, p.origin_x, p.inv_cell_x, p.nx);
         int cy = ad_cell_coord(at.y, p.origin_y, p.inv_cell_y, p.ny);
-        ad_gather_all(&p, &g, start, in, s, me, cx, cy, a);
+        ad_accum_zero(a);
+        if (p.disc_contacts && !ad_gather_discs_list(p, start, in, me, cx, cy, a))
+            ad_gather_discs(&p, start, in, s, me, cx, cy, a);
+        ad_contact_segments(&p, &g, me.x, me.y, me.vx, me.vy, a);
+        ad_contact_walls(&p, me.x, me.y, me.vx, me.vy, a);
     }
 };
 
@@ -273,15 +323,43 @@ struct ad_grid_gather {
 
 /* One thread per slot: gather contacts, integrate, apply boundaries, write the
  * other buffer and the observables, and the block's partial sums. */
-template <int INTEG, int PASS, bool OBS, class G>
+/* The next step's bin (step 1), done where a pass has just written a disc's new
+ * position: the cell, the rank in it (the counter's old value) and, for DIAG, the
+ * occupancy diagnostics. Discs listed for re-entry are binned by k_reenter, once
+ * their place is chosen. rank is NULL where nobody reads it (deterministic mode). */
+struct ad_bin_next {
+    unsigned *cell_of, *rank, *count;
+    unsigned capacity;
+};
+
+enum { AD_BIN_NONE = 0, AD_BIN_FAST = 1, AD_BIN_DIAG = 2 };
+
+struct ad_bin_diag {
+    unsigned occ, over, out;
+};
+
+__device__ __forceinline__ void ad_bin_one(const ad_params &p, const ad_bin_next &b, unsigned s, float x, float y,
+                                           ad_bin_diag *d)
+{
+    unsigned c = ad_cell_index(&p, x, y);
+    b.cell_of[s] = c;
+    unsigned old = atomicAdd(&b.count[c], 1u);
+    if (b.rank) b.rank[s] = old;
+    d->occ = old + 1;
+    d->over = old + 1 > b.capacity;
+    d->out = ad_outside_domain(&p, x, y);
+}
+
+template <int INTEG, int PASS, bool OBS, class G, int BIN = AD_BIN_NONE>
 __global__ void __launch_bounds__(AD_CUDA_BLOCK, AD_INTERACT_MIN_BLOCKS)
     k_interact(ad_params p, G gather, unsigned n, const ad_state *__restrict__ in, ad_state *__restrict__ out, const unsigned *__restrict__ ids,
                const ad_accel *__restrict__ acc_in, ad_accel *__restrict__ acc_out, float *__restrict__ pressure,
                float *__restrict__ virial, const ad_ctrl *__restrict__ ctrl, ad_dev_sums *__restrict__ blocks,
-               unsigned *__restrict__ reentry)
+               unsigned *__restrict__ reentry, ad_bin_next bin)
 {
     unsigned s = blockIdx.x * blockDim.x + threadIdx.x;
     ad_thread_sums sums = {};
+    ad_bin_diag diag = {0, 0, 0};
     if (s < n) {
         float dt = (float)ctrl->dt;
         ad_state me = in[s];
@@ -305,14 +383,17 @@ __global__ void __launch_bounds__(AD_CUDA_BLOCK, AD_INTERACT_MIN_BLOCKS)
             nw = INTEG == AD_INTEGRATOR_EULER ? ad_step_euler(me, ax, ay, dt) : ad_step_symplectic(me, ax, ay, dt);
             /* a disc past the outlet is listed for k_reenter: drawing its velocity here
              * would size every thread's registers for the rare random-number path */
-            if (ad_flow_crossing(&p, &nw)) reentry[1 + atomicAdd(&reentry[0], 1u)] = s;
+            int crossed = ad_flow_crossing(&p, &nw);
+            if (crossed) reentry[1 + atomicAdd(&reentry[0], 1u)] = s;
             nw = ad_wrap_state(&p, nw);
+            if (BIN != AD_BIN_NONE && !crossed) ad_bin_one(p, bin, s, nw.x, nw.y, &diag);
         }
         if (OBS || INTEG == AD_INTEGRATOR_VERLET) acc_out[s] = ad_accel{ax, ay};
         out[s] = nw;
         ad_sums_motion(sums, p, nw);
     }
     ad_block_reduce(sums, &blocks[blockIdx.x]);
+    if (BIN == AD_BIN_DIAG) ad_block_diag(diag.occ, diag.over, diag.out, &blocks[blockIdx.x]);
 }
 
 /* Step 5 for the discs listed in `reentry` (past the outlet, or back out through the inlet),
@@ -333,7 +414,8 @@ __global__ void k_reentry_place(ad_params p, const unsigned *__restrict__ reentr
 
 __global__ void k_reenter(ad_params p, const unsigned *__restrict__ reentry, ad_state *__restrict__ s,
                           const unsigned *__restrict__ ids, const ad_ctrl *__restrict__ ctrl,
-                          const ad_reentry_spot *__restrict__ at, int draw_velocity)
+                          const ad_reentry_spot *__restrict__ at, int draw_velocity, int bin_mode, ad_bin_next bin,
+                          ad_dev_sums *__restrict__ diag_to)
 {
     unsigned count = reentry[0];
     for (unsigned k = blockIdx.x * blockDim.x + threadIdx.x; k < count; k += gridDim.x * blockDim.x) {
@@ -346,6 +428,15 @@ __global__ void k_reenter(ad_params p, const unsigned *__restrict__ reentry, ad_
         if (count <= AD_REENTRY_MAX) {
             s[slot].x = at[k].x;
             s[slot].y = at[k].y;
+        }
+        if (bin_mode != AD_BIN_NONE) { /* the pass left these discs for here (ad_bin_next) */
+            ad_bin_diag d;
+            ad_bin_one(p, bin, slot, s[slot].x, s[slot].y, &d);
+            if (bin_mode == AD_BIN_DIAG) { /* into the first block's record, before the partials are folded */
+                atomicMax(&diag_to->occupancy, d.occ);
+                if (d.over) atomicAdd(&diag_to->overflow, d.over);
+                if (d.out) atomicAdd(&diag_to->outside, d.out);
+            }
         }
     }
 }
