@@ -11,6 +11,7 @@
 #include "bvh.h"
 #include "gather_cpu.h"
 #include "grid.h"
+#include "tail_cpu.h"
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -318,61 +319,108 @@ static inline void add_motion_sums(ad_block_sums *b, const ad_params *p, ad_stat
     b->nonfinite += z != z;
 }
 
+/* The pass's work on one disc, in two halves: its contacts (gather, accelerations, the
+ * per-disc observables and the contact sums), then its motion (integrate, boundaries,
+ * the next step's bin, the write and the motion sums). */
+typedef struct pass_ctx {
+    ad_params P;
+    ad_seg_grid G;
+    const ad_state *in;
+    ad_state *out;
+    const ad_accel *acc_in;
+    ad_accel *acc_out; /* travels with the output buffer */
+    int fast, shared_count;
+} pass_ctx;
+
+AD_CPU_INLINE void pass_contacts(const ad_world *w, cpu_world *c, const pass_ctx *x, size_t s, int avx2,
+                                 ad_block_sums *sums, float *ax, float *ay)
+{
+    ad_state me = x->in[s];
+    ad_accum a;
+    if (c->use_bvh) gather_one(c, &x->P, &x->G, &w->seg.tree, x->in, s, me, me, &a);
+    else ad_cpu_gather_all(&x->P, &x->G, c->start, x->in, (uint32_t)s, me, x->fast, avx2, &a);
+    *ax = a.fx * x->P.inv_mass + x->P.gx;
+    *ay = a.fy * x->P.inv_mass + x->P.gy;
+    c->pressure[s] = a.pressure;
+    c->virial[s] = a.virial;
+    add_contact_sums(sums, &a);
+}
+
+AD_CPU_INLINE void pass_motion(cpu_world *c, const pass_ctx *x, size_t s, size_t s0, float ax, float ay, float dt,
+                               ad_integrator integ, pass_kind kind, uint64_t step, ad_block_sums *sums,
+                               uint32_t *outside)
+{
+    const ad_params *P = &x->P;
+    ad_state me = x->in[s], nw;
+    if (kind == PASS_PRIME) {
+        x->acc_out[s] = (ad_accel){ax, ay};
+        nw = me;
+    } else if (integ == AD_INTEGRATOR_VERLET) {
+        nw = ad_verlet_kick(me, x->acc_in[s].ax, x->acc_in[s].ay, ax, ay, dt);
+        x->acc_out[s] = (ad_accel){ax, ay};
+        int re = 0; /* the drift left the inlet/outlet crossings to here */
+        nw = ad_apply_boundaries(P, nw, c->id, s, step, &re);
+        if (re) c->id_tmp[s0 + sums->reentries++] = (uint32_t)s;
+    } else {
+        /* the Verlet drift moved discs before binning; these move them here */
+        nw = integ == AD_INTEGRATOR_EULER ? ad_step_euler(me, ax, ay, dt) : ad_step_symplectic(me, ax, ay, dt);
+        int re = 0;
+        nw = ad_apply_boundaries(P, nw, c->id, s, step, &re);
+        if (re) c->id_tmp[s0 + sums->reentries++] = (uint32_t)s; /* id_tmp is free until the next reorder */
+        if (!c->use_bvh) {
+            /* step 1 of the next step, fused: bin the disc where its new position is written */
+            uint32_t cell = ad_cell_index(P, nw.x, nw.y);
+            c->cell_of[s] = cell;
+            if (x->shared_count) __atomic_fetch_add(&c->count[cell], 1u, __ATOMIC_RELAXED);
+            else c->count[cell]++;
+            *outside += (uint32_t)ad_outside_domain(P, nw.x, nw.y);
+        }
+    }
+    x->out[s] = nw;
+    add_motion_sums(sums, P, nw);
+}
+
 /* Step 4 for the one-evaluation integrators: gather, integrate, write the other buffer.
- * Inlined into one function per instruction set (interact_block_isa). */
+ * Inlined into one function per instruction set (interact_block_isa). The AVX2 build of
+ * symplectic and explicit Euler on the grid does the motion half eight discs at a time
+ * (tail_cpu.h), with the same results. */
 AD_CPU_INLINE void interact_block(const ad_world *w, cpu_world *c, size_t b, size_t n, float dt, ad_integrator integ,
                                   pass_kind kind, uint64_t step, int avx2)
 {
-    const ad_params P = w->params;
-    const ad_seg_grid G = w->seg.grid;
-    const ad_state *in = c->state[c->cur];
-    ad_state *out = c->state[!c->cur];
-    const ad_accel *acc_in = c->acc[c->cur];
-    ad_accel *acc_out = c->acc[!c->cur]; /* travels with the output buffer */
-    const uint32_t *ids = c->id;
+    pass_ctx x;
+    x.P = w->params;
+    x.G = w->seg.grid;
+    x.in = c->state[c->cur];
+    x.out = c->state[!c->cur];
+    x.acc_in = c->acc[c->cur];
+    x.acc_out = c->acc[!c->cur];
+    x.fast = ad_cpu_fast_grid(&x.P);
+    x.shared_count = c->threads > 1; /* blocks of other threads bin into the same counters */
     ad_block_sums sums;
     memset(&sums, 0, sizeof sums);
-    const int fast = ad_cpu_fast_grid(&P);
-    const int shared_count = c->threads > 1; /* blocks of other threads bin into the same counters */
     uint32_t outside = 0;
-    size_t s0 = b * AD_BLOCK, s1 = s0 + AD_BLOCK < n ? s0 + AD_BLOCK : n;
-    for (size_t s = s0; s < s1; s++) {
-        ad_state me = in[s];
-        ad_accum a;
-        if (c->use_bvh) gather_one(c, &P, &G, &w->seg.tree, in, s, me, me, &a);
-        else ad_cpu_gather_all(&P, &G, c->start, in, (uint32_t)s, me, fast, avx2, &a);
-        float ax = a.fx * P.inv_mass + P.gx, ay = a.fy * P.inv_mass + P.gy;
-        c->pressure[s] = a.pressure;
-        c->virial[s] = a.virial;
-        add_contact_sums(&sums, &a);
-        ad_state nw;
-        if (kind == PASS_PRIME) {
-            acc_out[s] = (ad_accel){ax, ay};
-            nw = me;
-        } else if (integ == AD_INTEGRATOR_VERLET) {
-            nw = ad_verlet_kick(me, acc_in[s].ax, acc_in[s].ay, ax, ay, dt);
-            acc_out[s] = (ad_accel){ax, ay};
-            int re = 0; /* the drift left the inlet/outlet crossings to here */
-            nw = ad_apply_boundaries(&P, nw, ids, s, step, &re);
-            if (re) c->id_tmp[s0 + sums.reentries++] = (uint32_t)s;
-        } else {
-            /* the Verlet drift moved discs before binning; these move them here */
-            nw = integ == AD_INTEGRATOR_EULER ? ad_step_euler(me, ax, ay, dt) : ad_step_symplectic(me, ax, ay, dt);
-            int re = 0;
-            nw = ad_apply_boundaries(&P, nw, ids, s, step, &re);
-            if (re) c->id_tmp[s0 + sums.reentries++] = (uint32_t)s; /* id_tmp is free until the next reorder */
-            c->accel[s] = (ad_accel){ax, ay};
-            if (!c->use_bvh) {
-                /* step 1 of the next step, fused: bin the disc where its new position is written */
-                uint32_t cell = ad_cell_index(&P, nw.x, nw.y);
-                c->cell_of[s] = cell;
-                if (shared_count) __atomic_fetch_add(&c->count[cell], 1u, __ATOMIC_RELAXED);
-                else c->count[cell]++;
-                outside += (uint32_t)ad_outside_domain(&P, nw.x, nw.y);
+    size_t s0 = b * AD_BLOCK, s1 = s0 + AD_BLOCK < n ? s0 + AD_BLOCK : n, s = s0;
+#ifdef AD_CPU_X86
+    if (avx2 && kind == PASS_STEP && !c->use_bvh &&
+        (integ == AD_INTEGRATOR_EULER || integ == AD_INTEGRATOR_SYMPLECTIC_EULER)) {
+        for (; s + 8 <= s1; s += 8) {
+            _Alignas(32) float AX[8], AY[8];
+            for (int l = 0; l < 8; l++) {
+                pass_contacts(w, c, &x, s + (size_t)l, avx2, &sums, &AX[l], &AY[l]);
+                c->accel[s + (size_t)l] = (ad_accel){AX[l], AY[l]};
             }
+            if (!ad_cpu_tail8_avx2(&x.P, x.in + s, x.out + s, AX, AY, dt, integ == AD_INTEGRATOR_SYMPLECTIC_EULER,
+                                   c->cell_of + s, c->count, x.shared_count, &sums, &outside))
+                for (int l = 0; l < 8; l++)
+                    pass_motion(c, &x, s + (size_t)l, s0, AX[l], AY[l], dt, integ, kind, step, &sums, &outside);
         }
-        out[s] = nw;
-        add_motion_sums(&sums, &P, nw);
+    }
+#endif
+    for (; s < s1; s++) {
+        float ax, ay;
+        pass_contacts(w, c, &x, s, avx2, &sums, &ax, &ay);
+        if (kind == PASS_STEP && integ != AD_INTEGRATOR_VERLET) c->accel[s] = (ad_accel){ax, ay};
+        pass_motion(c, &x, s, s0, ax, ay, dt, integ, kind, step, &sums, &outside);
     }
     c->blocks[b] = sums;
     c->blk_outside[b] = outside;

@@ -1,0 +1,155 @@
+/* The end of the gather pass for eight discs at once (AVX2): integrate, wrap, bin for the next step, sums.
+ *
+ * After the gather of eight consecutive slots (their accelerations in AX, AY), this
+ * does for all eight in AVX2 lanes what interact_block does for one disc after its
+ * gather, for symplectic and explicit Euler on the grid: the step (ad_step_symplectic /
+ * ad_step_euler), the periodic wraps (ad_wrap's first correction), the next step's cell
+ * (ad_cell_index) and domain test (ad_outside_domain), the writes, and the motion sums
+ * (add_motion_sums). Every lane computes the same IEEE single operations in the same
+ * order as those functions (the build does not contract a*b+c), so the results are theirs
+ * bit for bit; the double sums are added lane by lane in slot order, as the scalar loop
+ * adds them. It gives up, having written nothing, when a lane needs what it does not do:
+ * a disc crossing the inlet or outlet (re-entry), or a coordinate still outside a periodic
+ * axis after one correction (ad_wrap's full reduction); the caller then takes the scalar
+ * path for those eight. */
+#ifndef AD_CPU_TAIL_CPU_H
+#define AD_CPU_TAIL_CPU_H
+
+#include "../core/world_internal.h"
+#include "gather_cpu.h"
+
+#ifdef AD_CPU_X86
+
+/* ad_wrap's first correction for eight coordinates; *ok clears where a lane is still
+ * outside [lo, lo + len) (far outside, or NaN): ad_wrap would reduce it fully. */
+__attribute__((target("avx2,fma"))) static inline __m256 ad_cpu_wrap8(__m256 x, float lo, float len, __m256 *ok)
+{
+    __m256 vlo = _mm256_set1_ps(lo), vlen = _mm256_set1_ps(len), vhi = _mm256_set1_ps(lo + len);
+    __m256 below = _mm256_cmp_ps(x, vlo, _CMP_LT_OQ);
+    __m256 above = _mm256_andnot_ps(below, _mm256_cmp_ps(x, vhi, _CMP_GE_OQ));
+    x = _mm256_blendv_ps(x, _mm256_add_ps(x, vlen), below);
+    x = _mm256_blendv_ps(x, _mm256_sub_ps(x, vlen), above);
+    __m256 in = _mm256_and_ps(_mm256_cmp_ps(x, vlo, _CMP_GE_OQ), _mm256_cmp_ps(x, vhi, _CMP_LT_OQ));
+    *ok = _mm256_and_ps(*ok, in);
+    return x;
+}
+
+/* ad_cell_coord for eight coordinates. */
+__attribute__((target("avx2,fma"))) static inline __m256i ad_cpu_cell_coord8(__m256 x, float origin, float inv_cell,
+                                                                             int n)
+{
+    __m256 f = _mm256_mul_ps(_mm256_sub_ps(x, _mm256_set1_ps(origin)), _mm256_set1_ps(inv_cell));
+    __m256i last = _mm256_set1_epi32(n - 1);
+    __m256i c = _mm256_min_epi32(_mm256_cvttps_epi32(f), last); /* in [0, n): the truncation */
+    c = _mm256_blendv_epi8(c, last, _mm256_castps_si256(_mm256_cmp_ps(f, _mm256_set1_ps((float)n), _CMP_GE_OQ)));
+    /* !(f >= 0), NaN included: cell 0 */
+    return _mm256_and_si256(c, _mm256_castps_si256(_mm256_cmp_ps(f, _mm256_setzero_ps(), _CMP_GE_OQ)));
+}
+
+/* Slots s..s+7: `in` their states before the step, AX/AY their accelerations. Returns 1
+ * when it wrote them (out, cell_of, counters, sums), 0 when the scalar path must. */
+__attribute__((target("avx2,fma"))) static inline int ad_cpu_tail8_avx2(const ad_params *P, const ad_state *in,
+                                                                        ad_state *out, const float *AX,
+                                                                        const float *AY, float dt, int symplectic,
+                                                                        uint32_t *cell_of, uint32_t *count,
+                                                                        int shared_count, ad_block_sums *sums,
+                                                                        uint32_t *outside)
+{
+    const float *q = &in[0].x;
+    /* rows {d0, d4}, {d1, d5}, {d2, d6}, {d3, d7}: a 4x4 transpose in each half gives lanes in order */
+    __m256 r0 = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(q + 0)), _mm_loadu_ps(q + 16), 1);
+    __m256 r1 = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(q + 4)), _mm_loadu_ps(q + 20), 1);
+    __m256 r2 = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(q + 8)), _mm_loadu_ps(q + 24), 1);
+    __m256 r3 = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(q + 12)), _mm_loadu_ps(q + 28), 1);
+    __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
+    __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
+    __m256 x = _mm256_castpd_ps(_mm256_unpacklo_pd(_mm256_castps_pd(t0), _mm256_castps_pd(t2)));
+    __m256 y = _mm256_castpd_ps(_mm256_unpackhi_pd(_mm256_castps_pd(t0), _mm256_castps_pd(t2)));
+    __m256 vx = _mm256_castpd_ps(_mm256_unpacklo_pd(_mm256_castps_pd(t1), _mm256_castps_pd(t3)));
+    __m256 vy = _mm256_castpd_ps(_mm256_unpackhi_pd(_mm256_castps_pd(t1), _mm256_castps_pd(t3)));
+    __m256 vdt = _mm256_set1_ps(dt);
+    __m256 ax = _mm256_loadu_ps(AX), ay = _mm256_loadu_ps(AY);
+    if (symplectic) { /* ad_step_symplectic */
+        vx = _mm256_add_ps(vx, _mm256_mul_ps(ax, vdt));
+        vy = _mm256_add_ps(vy, _mm256_mul_ps(ay, vdt));
+        x = _mm256_add_ps(x, _mm256_mul_ps(vx, vdt));
+        y = _mm256_add_ps(y, _mm256_mul_ps(vy, vdt));
+    } else { /* ad_step_euler */
+        x = _mm256_add_ps(x, _mm256_mul_ps(vx, vdt));
+        y = _mm256_add_ps(y, _mm256_mul_ps(vy, vdt));
+        vx = _mm256_add_ps(vx, _mm256_mul_ps(ax, vdt));
+        vy = _mm256_add_ps(vy, _mm256_mul_ps(ay, vdt));
+    }
+    /* ad_apply_boundaries: a flow crossing re-enters (scalar); then ad_wrap_state */
+    if (P->flow_x) {
+        __m256 cross = _mm256_or_ps(_mm256_cmp_ps(x, _mm256_set1_ps(P->x_max), _CMP_GE_OQ),
+                                    _mm256_cmp_ps(x, _mm256_set1_ps(P->x_min), _CMP_LT_OQ));
+        if (_mm256_movemask_ps(cross)) return 0;
+    }
+    __m256 ok = _mm256_castsi256_ps(_mm256_set1_epi32(-1));
+    if (P->periodic_x) x = ad_cpu_wrap8(x, P->x_min, P->len_x, &ok);
+    if (P->periodic_y) y = ad_cpu_wrap8(y, P->y_min, P->len_y, &ok);
+    if (_mm256_movemask_ps(ok) != 0xff) return 0;
+    /* the next step's bin (ad_cell_index, ad_outside_domain) */
+    __m256i cx = ad_cpu_cell_coord8(x, P->origin_x, P->inv_cell_x, P->nx);
+    __m256i cy = ad_cpu_cell_coord8(y, P->origin_y, P->inv_cell_y, P->ny);
+    __m256i cell = _mm256_add_epi32(_mm256_mullo_epi32(cy, _mm256_set1_epi32(P->nx)), cx);
+    __m256 yin = _mm256_and_ps(_mm256_cmp_ps(y, _mm256_set1_ps(P->y_min), _CMP_GE_OQ),
+                               _mm256_cmp_ps(y, _mm256_set1_ps(P->y_max), _CMP_LE_OQ));
+    __m256 inside = yin;
+    if (!P->flow_x)
+        inside = _mm256_and_ps(inside, _mm256_and_ps(_mm256_cmp_ps(x, _mm256_set1_ps(P->x_min), _CMP_GE_OQ),
+                                                     _mm256_cmp_ps(x, _mm256_set1_ps(P->x_max), _CMP_LE_OQ)));
+    *outside += (uint32_t)__builtin_popcount(~(unsigned)_mm256_movemask_ps(inside) & 0xffu);
+    _mm256_storeu_si256((__m256i *)cell_of, cell);
+    _Alignas(32) uint32_t C[8];
+    _mm256_store_si256((__m256i *)C, cell);
+    for (int l = 0; l < 8; l++) {
+        if (shared_count) __atomic_fetch_add(&count[C[l]], 1u, __ATOMIC_RELAXED);
+        else count[C[l]]++;
+    }
+    /* the states back to AoS: rows {d0, d4}, {d1, d5}, {d2, d6}, {d3, d7}, then halves paired */
+    __m256 a = _mm256_unpacklo_ps(x, y), b = _mm256_unpackhi_ps(x, y);
+    __m256 c = _mm256_unpacklo_ps(vx, vy), d = _mm256_unpackhi_ps(vx, vy);
+    __m256 o0 = _mm256_castpd_ps(_mm256_unpacklo_pd(_mm256_castps_pd(a), _mm256_castps_pd(c)));
+    __m256 o1 = _mm256_castpd_ps(_mm256_unpackhi_pd(_mm256_castps_pd(a), _mm256_castps_pd(c)));
+    __m256 o2 = _mm256_castpd_ps(_mm256_unpacklo_pd(_mm256_castps_pd(b), _mm256_castps_pd(d)));
+    __m256 o3 = _mm256_castpd_ps(_mm256_unpackhi_pd(_mm256_castps_pd(b), _mm256_castps_pd(d)));
+    float *o = &out[0].x;
+    _mm256_storeu_ps(o + 0, _mm256_permute2f128_ps(o0, o1, 0x20));
+    _mm256_storeu_ps(o + 8, _mm256_permute2f128_ps(o2, o3, 0x20));
+    _mm256_storeu_ps(o + 16, _mm256_permute2f128_ps(o0, o1, 0x31));
+    _mm256_storeu_ps(o + 24, _mm256_permute2f128_ps(o2, o3, 0x31));
+    /* add_motion_sums, lane by lane in slot order */
+    __m256 v2 = _mm256_add_ps(_mm256_mul_ps(vx, vx), _mm256_mul_ps(vy, vy));
+    __m256 z = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(_mm256_sub_ps(x, x), _mm256_sub_ps(y, y)),
+                                           _mm256_sub_ps(vx, vx)),
+                             _mm256_sub_ps(vy, vy));
+    sums->nonfinite += (uint32_t)__builtin_popcount((unsigned)_mm256_movemask_ps(_mm256_cmp_ps(z, z, _CMP_UNORD_Q)));
+    __m256d kc = _mm256_set1_pd(0.5 * (double)P->mass), mc = _mm256_set1_pd((double)P->mass);
+    _Alignas(32) double KE[8], PX[8], PY[8];
+    _Alignas(32) float V2[8];
+    _mm256_store_ps(V2, v2);
+    _mm256_store_pd(KE, _mm256_mul_pd(kc, _mm256_cvtps_pd(_mm256_castps256_ps128(v2))));
+    _mm256_store_pd(KE + 4, _mm256_mul_pd(kc, _mm256_cvtps_pd(_mm256_extractf128_ps(v2, 1))));
+    _mm256_store_pd(PX, _mm256_mul_pd(mc, _mm256_cvtps_pd(_mm256_castps256_ps128(vx))));
+    _mm256_store_pd(PX + 4, _mm256_mul_pd(mc, _mm256_cvtps_pd(_mm256_extractf128_ps(vx, 1))));
+    _mm256_store_pd(PY, _mm256_mul_pd(mc, _mm256_cvtps_pd(_mm256_castps256_ps128(vy))));
+    _mm256_store_pd(PY + 4, _mm256_mul_pd(mc, _mm256_cvtps_pd(_mm256_extractf128_ps(vy, 1))));
+    double ke = sums->ke, px = sums->px, py = sums->py;
+    float vmax2 = sums->vmax2;
+    for (int l = 0; l < 8; l++) {
+        ke += KE[l];
+        px += PX[l];
+        py += PY[l];
+        vmax2 = vmax2 > V2[l] ? vmax2 : V2[l];
+    }
+    sums->ke = ke;
+    sums->px = px;
+    sums->py = py;
+    sums->vmax2 = vmax2;
+    return 1;
+}
+
+#endif
+#endif
