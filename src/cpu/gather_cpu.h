@@ -154,6 +154,23 @@ AD_CPU_INLINE int ad_cpu_gather_interior(const ad_params *p, const uint32_t *sta
 #define AD_CPU_X86 1
 #include <immintrin.h>
 
+/* Eight consecutive states {x, y, vx, vy} (q: 32 floats) as four vectors of eight lanes:
+ * rows {d0, d4}, {d1, d5}, {d2, d6}, {d3, d7}, then a 4x4 transpose in each half. */
+__attribute__((target("avx2,fma"))) static inline void ad_cpu_soa8(const float *q, __m256 *x, __m256 *y, __m256 *vx,
+                                                                   __m256 *vy)
+{
+    __m256 r0 = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(q + 0)), _mm_loadu_ps(q + 16), 1);
+    __m256 r1 = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(q + 4)), _mm_loadu_ps(q + 20), 1);
+    __m256 r2 = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(q + 8)), _mm_loadu_ps(q + 24), 1);
+    __m256 r3 = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(q + 12)), _mm_loadu_ps(q + 28), 1);
+    __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
+    __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
+    *x = _mm256_castpd_ps(_mm256_unpacklo_pd(_mm256_castps_pd(t0), _mm256_castps_pd(t2)));
+    *y = _mm256_castpd_ps(_mm256_unpackhi_pd(_mm256_castps_pd(t0), _mm256_castps_pd(t2)));
+    *vx = _mm256_castpd_ps(_mm256_unpacklo_pd(_mm256_castps_pd(t1), _mm256_castps_pd(t3)));
+    *vy = _mm256_castpd_ps(_mm256_unpackhi_pd(_mm256_castps_pd(t1), _mm256_castps_pd(t3)));
+}
+
 /* ad_cpu_candidates with 32-byte moves (gcc copies 64 bytes in 16-byte pieces). */
 __attribute__((target("avx2,fma"))) static inline int ad_cpu_candidates_avx2(const ad_params *p,
                                                                               const uint32_t *start,
@@ -207,19 +224,9 @@ __attribute__((target("avx2,fma"))) static inline int ad_cpu_gather_interior_avx
     for (int k0 = 0; k0 < m; k0 += AD_CPU_LANES) {
         _Alignas(32) float X[AD_CPU_LANES], Y[AD_CPU_LANES], VX[AD_CPU_LANES], VY[AD_CPU_LANES];
         _Alignas(32) float t[6][AD_CPU_LANES], z[AD_CPU_LANES];
-        const float *b = buf + 4 * k0;
-        /* rows {c0, c4}, {c1, c5}, {c2, c6}, {c3, c7}: a 4x4 transpose in each half gives lanes in order */
-        __m256 r0 = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(b + 0)), _mm_loadu_ps(b + 16), 1);
-        __m256 r1 = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(b + 4)), _mm_loadu_ps(b + 20), 1);
-        __m256 r2 = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(b + 8)), _mm_loadu_ps(b + 24), 1);
-        __m256 r3 = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(b + 12)), _mm_loadu_ps(b + 28), 1);
-        __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
-        __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
+        __m256 vx, vy, vvx, vvy;
+        ad_cpu_soa8(buf + 4 * k0, &vx, &vy, &vvx, &vvy);
         __m256 live = _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32(m - k0), iota));
-        __m256 vx = _mm256_castpd_ps(_mm256_unpacklo_pd(_mm256_castps_pd(t0), _mm256_castps_pd(t2)));
-        __m256 vy = _mm256_castpd_ps(_mm256_unpackhi_pd(_mm256_castps_pd(t0), _mm256_castps_pd(t2)));
-        __m256 vvx = _mm256_castpd_ps(_mm256_unpacklo_pd(_mm256_castps_pd(t1), _mm256_castps_pd(t3)));
-        __m256 vvy = _mm256_castpd_ps(_mm256_unpackhi_pd(_mm256_castps_pd(t1), _mm256_castps_pd(t3)));
         /* lanes past m take the disc itself: zero separation, no force */
         __m256 X8 = _mm256_blendv_ps(_mm256_set1_ps(me.x), vx, live);
         __m256 Y8 = _mm256_blendv_ps(_mm256_set1_ps(me.y), vy, live);

@@ -55,18 +55,8 @@ __attribute__((target("avx2,fma"))) static inline int ad_cpu_tail8_avx2(const ad
                                                                         int shared_count, ad_block_sums *sums,
                                                                         uint32_t *outside)
 {
-    const float *q = &in[0].x;
-    /* rows {d0, d4}, {d1, d5}, {d2, d6}, {d3, d7}: a 4x4 transpose in each half gives lanes in order */
-    __m256 r0 = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(q + 0)), _mm_loadu_ps(q + 16), 1);
-    __m256 r1 = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(q + 4)), _mm_loadu_ps(q + 20), 1);
-    __m256 r2 = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(q + 8)), _mm_loadu_ps(q + 24), 1);
-    __m256 r3 = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(q + 12)), _mm_loadu_ps(q + 28), 1);
-    __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
-    __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
-    __m256 x = _mm256_castpd_ps(_mm256_unpacklo_pd(_mm256_castps_pd(t0), _mm256_castps_pd(t2)));
-    __m256 y = _mm256_castpd_ps(_mm256_unpackhi_pd(_mm256_castps_pd(t0), _mm256_castps_pd(t2)));
-    __m256 vx = _mm256_castpd_ps(_mm256_unpacklo_pd(_mm256_castps_pd(t1), _mm256_castps_pd(t3)));
-    __m256 vy = _mm256_castpd_ps(_mm256_unpackhi_pd(_mm256_castps_pd(t1), _mm256_castps_pd(t3)));
+    __m256 x, y, vx, vy;
+    ad_cpu_soa8(&in[0].x, &x, &y, &vx, &vy);
     __m256 vdt = _mm256_set1_ps(dt);
     __m256 ax = _mm256_loadu_ps(AX), ay = _mm256_loadu_ps(AY);
     if (symplectic) { /* ad_step_symplectic */
