@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "core/world_internal.h"
-#include "cpu/tail_cpu.h"
+#include "cpu/cpu_world.h"
 #include "physics/integrate.h"
 #include "physics/rng.h"
 #include "test_gpu_tunnel.h"
@@ -118,7 +118,7 @@ static void lanes(void)
             for (int l = 0; l < 8; l++)
                 scalar_ok &= scalar_motion(&P, in[l], AX[l], AY[l], dt, symplectic, &out_s[l], &cell_s[l], &outside_s,
                                            &sums_s);
-            int v = ad_cpu_tail8_avx2(&P, in, out_v, AX, AY, dt, symplectic, cell_v, count_v, 0, &sums_v, &outside_v);
+            int v = ad_cpu_tail8_avx2_entry(&P, in, out_v, AX, AY, dt, symplectic, cell_v, count_v, 0, &sums_v, &outside_v);
             if (v != scalar_ok) {
                 ENSURE_MSG(v == scalar_ok, "boundaries %d, trial %d: the tail %s, the scalar code %s", kind, trial,
                            v ? "wrote" : "gave up", scalar_ok ? "writes" : "needs its rare paths");
@@ -188,8 +188,8 @@ static void worlds(const char *what, ad_world_def d, const ad_fill_def *f, int s
 
 int main(void)
 {
-    if (!__builtin_cpu_supports("avx2")) {
-        printf("SKIP: this CPU has no AVX2 (only the portable build runs)\n");
+    if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) {
+        printf("SKIP: this CPU has no AVX2 and FMA (only the portable build runs)\n");
         return 77;
     }
     lanes();

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/world_internal.h"
+#include "cpu/cpu_world.h"
 #include "cpu/gather_cpu.h"
 #include "cpu/grid.h"
 #include "physics/grid.h"
@@ -51,14 +52,6 @@ static int same_sums(const ad_accum *a, const ad_accum *b)
     return 1;
 }
 
-#ifdef AD_CPU_X86
-__attribute__((target("avx2,fma"))) static void gather_avx2(const ad_params *p, const ad_seg_grid *g,
-                                                             const uint32_t *start, const ad_state *s, uint32_t i,
-                                                             ad_accum *a)
-{
-    ad_cpu_gather_all(p, g, start, s, i, s[i], ad_cpu_fast_grid(p), 1, a);
-}
-#endif
 
 /* The CPU gather of every disc (portable build, and the AVX2 build where the CPU has
  * it) against ad_gather_all on the sorted discs. */
@@ -75,12 +68,12 @@ static void check_gather(const ad_params *p, const uint32_t *start, const ad_sta
         int cy = ad_cell_coord(me.y, q.origin_y, q.inv_cell_y, q.ny);
         ad_accum ref, a;
         ad_gather_all(&q, &g, start, sorted, (uint32_t)k, me, cx, cy, &ref);
-        ad_cpu_gather_all(&q, &g, start, sorted, (uint32_t)k, me, ad_cpu_fast_grid(&q), 0, &a);
+        ad_cpu_gather_all(&q, &g, start, sorted, (uint32_t)k, me, ad_cpu_fast_grid(&q), &a);
         bad += !same_sums(&ref, &a);
         fast += ref.max_overlap > 0.0f;
 #ifdef AD_CPU_X86
-        if (__builtin_cpu_supports("avx2")) {
-            gather_avx2(&q, &g, start, sorted, (uint32_t)k, &a);
+        if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+            ad_cpu_gather_all_avx2_entry(&q, &g, start, sorted, (uint32_t)k, me, ad_cpu_fast_grid(&q), &a);
             bad += !same_sums(&ref, &a);
         }
 #endif

@@ -150,13 +150,15 @@ AD_CPU_INLINE int ad_cpu_gather_interior(const ad_params *p, const uint32_t *sta
     return 1;
 }
 
-#if defined(__GNUC__) && defined(__x86_64__)
-#define AD_CPU_X86 1
+/* The AVX2 code below exists in the translation units compiled for AVX2 and FMA
+ * (src/cpu/pass_avx2.c, chosen at run time); the others get the portable code only. */
+#if defined(__AVX2__) && defined(__FMA__)
+#define AD_CPU_AVX2 1
 #include <immintrin.h>
 
 /* Eight consecutive states {x, y, vx, vy} (q: 32 floats) as four vectors of eight lanes:
  * rows {d0, d4}, {d1, d5}, {d2, d6}, {d3, d7}, then a 4x4 transpose in each half. */
-__attribute__((target("avx2,fma"))) static inline void ad_cpu_soa8(const float *q, __m256 *x, __m256 *y, __m256 *vx,
+AD_CPU_INLINE void ad_cpu_soa8(const float *q, __m256 *x, __m256 *y, __m256 *vx,
                                                                    __m256 *vy)
 {
     __m256 r0 = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(q + 0)), _mm_loadu_ps(q + 16), 1);
@@ -172,7 +174,7 @@ __attribute__((target("avx2,fma"))) static inline void ad_cpu_soa8(const float *
 }
 
 /* ad_cpu_candidates with 32-byte moves (gcc copies 64 bytes in 16-byte pieces). */
-__attribute__((target("avx2,fma"))) static inline int ad_cpu_candidates_avx2(const ad_params *p,
+AD_CPU_INLINE int ad_cpu_candidates_avx2(const ad_params *p,
                                                                               const uint32_t *start,
                                                                               const ad_state *s, int cx, int cy,
                                                                               float *buf)
@@ -196,7 +198,7 @@ __attribute__((target("avx2,fma"))) static inline int ad_cpu_candidates_avx2(con
  * own test, on the same d2 = dx dx + dy dy), or with a non-finite difference (the law
  * would return NaN terms, and they must reach the sums as in ad_gather_discs). Every
  * other lane would add terms that are all zero. */
-__attribute__((target("avx2,fma"))) static inline unsigned ad_cpu_near_avx2(const ad_params *p, ad_state me,
+AD_CPU_INLINE unsigned ad_cpu_near_avx2(const ad_params *p, ad_state me,
                                                                              __m256 X, __m256 Y, __m256 VX,
                                                                              __m256 VY)
 {
@@ -212,7 +214,7 @@ __attribute__((target("avx2,fma"))) static inline unsigned ad_cpu_near_avx2(cons
 
 /* The same with AVX2 data movement: the candidates are transposed to SoA in
  * registers and the lane mask is one compare; the law is still ad_cpu_lane_law. */
-__attribute__((target("avx2,fma"))) static inline int ad_cpu_gather_interior_avx2(const ad_params *p,
+AD_CPU_INLINE int ad_cpu_gather_interior_avx2(const ad_params *p,
                                                                                    const uint32_t *start,
                                                                                    const ad_state *s, ad_state me,
                                                                                    int cx, int cy, ad_accum *a)
@@ -246,10 +248,10 @@ __attribute__((target("avx2,fma"))) static inline int ad_cpu_gather_interior_avx
 #endif
 
 /* All contacts of disc i (slot i, state me): the CPU's ad_gather_all. `fast` is
- * ad_cpu_fast_grid(p), hoisted out of the loop; `avx2` (a constant where this is
- * inlined) picks the AVX2 interior path, for callers compiled for AVX2. */
+ * ad_cpu_fast_grid(p), hoisted out of the loop. The interior path is the AVX2 one in
+ * translation units compiled for AVX2, the portable one elsewhere. */
 AD_CPU_INLINE void ad_cpu_gather_all(const ad_params *p, const ad_seg_grid *g, const uint32_t *start,
-                                     const ad_state *s, uint32_t i, ad_state me, int fast, int avx2, ad_accum *a)
+                                     const ad_state *s, uint32_t i, ad_state me, int fast, ad_accum *a)
 {
     /* the same expressions as ad_cell_coord: inside [1, n-1) the truncation is its cell */
     float fx = (me.x - p->origin_x) * p->inv_cell_x, fy = (me.y - p->origin_y) * p->inv_cell_y;
@@ -257,12 +259,10 @@ AD_CPU_INLINE void ad_cpu_gather_all(const ad_params *p, const ad_seg_grid *g, c
         int cx = (int)fx, cy = (int)fy;
         if (cx <= p->nx - 2 && cy <= p->ny - 2) {
             ad_accum_zero(a);
-#ifdef AD_CPU_X86
-            int done = avx2 ? ad_cpu_gather_interior_avx2(p, start, s, me, cx, cy, a)
-                            : ad_cpu_gather_interior(p, start, s, me, cx, cy, a);
+#ifdef AD_CPU_AVX2
+            int done = ad_cpu_gather_interior_avx2(p, start, s, me, cx, cy, a);
 #else
             int done = ad_cpu_gather_interior(p, start, s, me, cx, cy, a);
-            (void)avx2;
 #endif
             if (done) {
                 ad_contact_segments(p, g, me.x, me.y, me.vx, me.vy, a);

@@ -18,11 +18,11 @@
 #include "../core/world_internal.h"
 #include "gather_cpu.h"
 
-#ifdef AD_CPU_X86
+#ifdef AD_CPU_AVX2
 
 /* ad_wrap's first correction for eight coordinates; *ok clears where a lane is still
  * outside [lo, lo + len) (far outside, or NaN): ad_wrap would reduce it fully. */
-__attribute__((target("avx2,fma"))) static inline __m256 ad_cpu_wrap8(__m256 x, float lo, float len, __m256 *ok)
+AD_CPU_INLINE __m256 ad_cpu_wrap8(__m256 x, float lo, float len, __m256 *ok)
 {
     __m256 vlo = _mm256_set1_ps(lo), vlen = _mm256_set1_ps(len), vhi = _mm256_set1_ps(lo + len);
     __m256 below = _mm256_cmp_ps(x, vlo, _CMP_LT_OQ);
@@ -35,7 +35,7 @@ __attribute__((target("avx2,fma"))) static inline __m256 ad_cpu_wrap8(__m256 x, 
 }
 
 /* ad_cell_coord for eight coordinates. */
-__attribute__((target("avx2,fma"))) static inline __m256i ad_cpu_cell_coord8(__m256 x, float origin, float inv_cell,
+AD_CPU_INLINE __m256i ad_cpu_cell_coord8(__m256 x, float origin, float inv_cell,
                                                                              int n)
 {
     __m256 f = _mm256_mul_ps(_mm256_sub_ps(x, _mm256_set1_ps(origin)), _mm256_set1_ps(inv_cell));
@@ -48,7 +48,7 @@ __attribute__((target("avx2,fma"))) static inline __m256i ad_cpu_cell_coord8(__m
 
 /* Slots s..s+7: `in` their states before the step, AX/AY their accelerations. Returns 1
  * when it wrote them (out, cell_of, counters, sums), 0 when the scalar path must. */
-__attribute__((target("avx2,fma"))) static inline int ad_cpu_tail8_avx2(const ad_params *P, const ad_state *in,
+AD_CPU_INLINE int ad_cpu_tail8_avx2(const ad_params *P, const ad_state *in,
                                                                         ad_state *out, const float *AX,
                                                                         const float *AY, float dt, int symplectic,
                                                                         uint32_t *cell_of, uint32_t *count,

@@ -1,0 +1,54 @@
+/* The CPU backend's world (shared by cpu_backend.c and the AVX2 build of the pass, pass_avx2.c). */
+#ifndef AD_CPU_WORLD_H
+#define AD_CPU_WORLD_H
+
+#include "../core/world_internal.h"
+#include "../physics/reentry.h"
+#include "bvh.h"
+
+/* x86-64 builds with GCC or Clang also compile the pass for AVX2 (pass_avx2.c). */
+#if defined(__GNUC__) && defined(__x86_64__)
+#define AD_CPU_X86 1
+#endif
+
+typedef struct cpu_world {
+    int threads;
+    int avx2; /* the CPU has AVX2 and FMA: the pass takes its AVX2 build (pass_avx2.c) */
+    size_t cap, ncell, nblocks;
+    ad_state *state[2]; /* hot state, double-buffered: [cur] is current */
+    uint32_t *id, *id_tmp; /* ids of the current order; scratch for the reorder */
+    int cur;
+    uint32_t *cell_of, *count, *start;
+    uint32_t *blk_outside; /* per block: discs binned outside the domain by the gather pass */
+    int binned;            /* cell_of and count hold the bin of the current state (step 1 done) */
+    uint32_t re_list[AD_REENTRY_MAX]; /* the step's re-entrants (slots) */
+    ad_reentry_spot re_at[AD_REENTRY_MAX]; /* and where they go */
+    float *pressure, *virial;
+    ad_accel *acc[2];           /* Verlet: acceleration of the last force evaluation */
+    ad_accel *accel;            /* other integrators: the same, for observers only */
+    int primed;                 /* Verlet: acc holds the forces of the current state */
+    int dt_stale;               /* particles were added: size the next step from their speeds */
+    ad_state *rk[3];            /* RK4: stage in, stage out, weighted sum */
+    ad_block_sums *blocks;
+    int use_bvh;                /* broad_phase = bvh: the tree replaces the grid (count, start unused) */
+    ad_cpu_bvh bvh;
+    ad_bvh tree;                /* over state[cur] of the last build */
+} cpu_world;
+
+typedef enum { PASS_STEP, PASS_PRIME } pass_kind;
+
+/* Step 4 for one block of AD_BLOCK slots (pass_cpu.h), portable and AVX2 builds. */
+void ad_cpu_pass_block_portable(const ad_world *w, cpu_world *c, size_t b, size_t n, float dt, ad_integrator integ,
+                                pass_kind kind, uint64_t step);
+#ifdef AD_CPU_X86
+void ad_cpu_pass_block_avx2(const ad_world *w, cpu_world *c, size_t b, size_t n, float dt, ad_integrator integ,
+                            pass_kind kind, uint64_t step);
+/* The AVX2 build's pieces, out of line for tests/test_isa.c and tests/test_pairs.h. */
+int ad_cpu_tail8_avx2_entry(const ad_params *P, const ad_state *in, ad_state *out, const float *AX, const float *AY,
+                            float dt, int symplectic, uint32_t *cell_of, uint32_t *count, int shared_count,
+                            ad_block_sums *sums, uint32_t *outside);
+void ad_cpu_gather_all_avx2_entry(const ad_params *p, const ad_seg_grid *g, const uint32_t *start, const ad_state *s,
+                                  uint32_t i, ad_state me, int fast, ad_accum *a);
+#endif
+
+#endif

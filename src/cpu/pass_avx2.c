@@ -1,0 +1,29 @@
+/* The gather-and-integrate pass compiled for AVX2 and FMA (pass_cpu.h); the world uses it
+ * when the CPU has both (checked at run time in cpu_backend.c). CMake compiles this file with
+ * -mavx2 -mfma on x86-64 (and the build does not contract a*b+c: ISO C11). */
+#include "cpu_world.h"
+
+#ifdef AD_CPU_X86
+#if !defined(__AVX2__) || !defined(__FMA__)
+#error "src/cpu/pass_avx2.c must be compiled with -mavx2 -mfma (CMakeLists.txt sets it on x86-64)"
+#endif
+
+#include "pass_cpu.h"
+
+AD_CPU_DEFINE_PASS(ad_cpu_pass_block_avx2)
+
+int ad_cpu_tail8_avx2_entry(const ad_params *P, const ad_state *in, ad_state *out, const float *AX, const float *AY,
+                            float dt, int symplectic, uint32_t *cell_of, uint32_t *count, int shared_count,
+                            ad_block_sums *sums, uint32_t *outside)
+{
+    return ad_cpu_tail8_avx2(P, in, out, AX, AY, dt, symplectic, cell_of, count, shared_count, sums, outside);
+}
+
+void ad_cpu_gather_all_avx2_entry(const ad_params *p, const ad_seg_grid *g, const uint32_t *start, const ad_state *s,
+                                  uint32_t i, ad_state me, int fast, ad_accum *a)
+{
+    ad_cpu_gather_all(p, g, start, s, i, me, fast, a);
+}
+#else
+typedef int ad_cpu_pass_avx2_unused; /* not an x86-64 build: the portable pass only */
+#endif

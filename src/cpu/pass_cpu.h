@@ -1,0 +1,181 @@
+/* The CPU backend's world and its gather-and-integrate pass, compiled once per instruction set.
+ *
+ * cpu_backend.c compiles the pass for the baseline x86-64 (or any other) CPU; on x86-64 with
+ * GCC or Clang, pass_avx2.c compiles the same code for AVX2 and FMA, where the gather tests eight
+ * candidates at once (gather_cpu.h) and the motion of eight discs is done at once (tail_cpu.h).
+ * The world picks one at run time (cpu_world.avx2). Both give the same bits (tests/test_isa.c). */
+#ifndef AD_CPU_PASS_CPU_H
+#define AD_CPU_PASS_CPU_H
+
+#include <string.h>
+
+#include "../physics/bvh.h"
+#include "../physics/gather.h"
+#include "../physics/integrate.h"
+#include "cpu_world.h"
+#include "gather_cpu.h"
+#include "tail_cpu.h"
+
+/* The contacts of slot s, found by the world's broad phase around `at`, the state
+ * the grid or tree was built from (RK4's stages search around the step's start). */
+AD_HD static inline void gather_one(const cpu_world *c, const ad_params *P, const ad_seg_grid *G,
+                                    const ad_seg_tree *T, const ad_state *in, size_t s, ad_state at, ad_state me,
+                                    ad_accum *a)
+{
+    if (c->use_bvh) {
+        uint32_t stack[AD_BVH_STACK];
+        ad_bvh_gather_all(P, &c->tree, T, in, (uint32_t)s, at, me, stack, 1, a);
+        return;
+    }
+    int cx = ad_cell_coord(at.x, P->origin_x, P->inv_cell_x, P->nx);
+    int cy = ad_cell_coord(at.y, P->origin_y, P->inv_cell_y, P->ny);
+    ad_gather_all(P, G, c->start, in, (uint32_t)s, me, cx, cy, a);
+}
+
+static inline void add_contact_sums(ad_block_sums *b, const ad_accum *a)
+{
+    if (a->energy == 0.0f) return; /* no contact: most discs of a gas, most of the time */
+    b->pe += a->energy;
+    b->virial += a->virial;
+    if (a->body_fx != 0.0f || a->body_fy != 0.0f) {
+        b->body_fx += a->body_fx;
+        b->body_fy += a->body_fy;
+    }
+    if (a->wall[0] != 0.0f || a->wall[1] != 0.0f || a->wall[2] != 0.0f || a->wall[3] != 0.0f)
+        for (int k = 0; k < 4; k++) b->wall[k] += a->wall[k];
+    b->max_overlap = b->max_overlap > a->max_overlap ? b->max_overlap : a->max_overlap;
+}
+
+static inline void add_motion_sums(ad_block_sums *b, const ad_params *p, ad_state s)
+{
+    float v2 = s.vx * s.vx + s.vy * s.vy;
+    b->ke += 0.5 * (double)p->mass * (double)v2;
+    b->px += (double)p->mass * (double)s.vx;
+    b->py += (double)p->mass * (double)s.vy;
+    b->vmax2 = b->vmax2 > v2 ? b->vmax2 : v2;
+    /* x - x is NaN exactly when x is infinite or NaN, and a NaN survives the sum */
+    float z = (s.x - s.x) + (s.y - s.y) + (s.vx - s.vx) + (s.vy - s.vy);
+    b->nonfinite += z != z;
+}
+
+/* The pass's work on one disc, in two halves: its contacts (gather, accelerations, the
+ * per-disc observables and the contact sums), then its motion (integrate, boundaries,
+ * the next step's bin, the write and the motion sums). */
+typedef struct pass_ctx {
+    ad_params P;
+    ad_seg_grid G;
+    const ad_state *in;
+    ad_state *out;
+    const ad_accel *acc_in;
+    ad_accel *acc_out; /* travels with the output buffer */
+    int fast, shared_count;
+} pass_ctx;
+
+AD_CPU_INLINE void pass_contacts(const ad_world *w, cpu_world *c, const pass_ctx *x, size_t s, ad_block_sums *sums,
+                                 float *ax, float *ay)
+{
+    ad_state me = x->in[s];
+    ad_accum a;
+    if (c->use_bvh) gather_one(c, &x->P, &x->G, &w->seg.tree, x->in, s, me, me, &a);
+    else ad_cpu_gather_all(&x->P, &x->G, c->start, x->in, (uint32_t)s, me, x->fast, &a);
+    *ax = a.fx * x->P.inv_mass + x->P.gx;
+    *ay = a.fy * x->P.inv_mass + x->P.gy;
+    c->pressure[s] = a.pressure;
+    c->virial[s] = a.virial;
+    add_contact_sums(sums, &a);
+}
+
+AD_CPU_INLINE void pass_motion(cpu_world *c, const pass_ctx *x, size_t s, size_t s0, float ax, float ay, float dt,
+                               ad_integrator integ, pass_kind kind, uint64_t step, ad_block_sums *sums,
+                               uint32_t *outside)
+{
+    const ad_params *P = &x->P;
+    ad_state me = x->in[s], nw;
+    if (kind == PASS_PRIME) {
+        x->acc_out[s] = (ad_accel){ax, ay};
+        nw = me;
+    } else if (integ == AD_INTEGRATOR_VERLET) {
+        nw = ad_verlet_kick(me, x->acc_in[s].ax, x->acc_in[s].ay, ax, ay, dt);
+        x->acc_out[s] = (ad_accel){ax, ay};
+        int re = 0; /* the drift left the inlet/outlet crossings to here */
+        nw = ad_apply_boundaries(P, nw, c->id, s, step, &re);
+        if (re) c->id_tmp[s0 + sums->reentries++] = (uint32_t)s;
+    } else {
+        /* the Verlet drift moved discs before binning; these move them here */
+        nw = integ == AD_INTEGRATOR_EULER ? ad_step_euler(me, ax, ay, dt) : ad_step_symplectic(me, ax, ay, dt);
+        int re = 0;
+        nw = ad_apply_boundaries(P, nw, c->id, s, step, &re);
+        if (re) c->id_tmp[s0 + sums->reentries++] = (uint32_t)s; /* id_tmp is free until the next reorder */
+        if (!c->use_bvh) {
+            /* step 1 of the next step, fused: bin the disc where its new position is written */
+            uint32_t cell = ad_cell_index(P, nw.x, nw.y);
+            c->cell_of[s] = cell;
+            if (x->shared_count) __atomic_fetch_add(&c->count[cell], 1u, __ATOMIC_RELAXED);
+            else c->count[cell]++;
+            *outside += (uint32_t)ad_outside_domain(P, nw.x, nw.y);
+        }
+    }
+    x->out[s] = nw;
+    add_motion_sums(sums, P, nw);
+}
+
+/* Step 4 for the one-evaluation integrators: gather, integrate, write the other buffer.
+ * Compiled once per instruction set (AD_CPU_DEFINE_PASS). The AVX2 build of symplectic and
+ * explicit Euler on the grid does the motion half eight discs at a time (tail_cpu.h), with
+ * the same results. */
+AD_CPU_INLINE void interact_block(const ad_world *w, cpu_world *c, size_t b, size_t n, float dt, ad_integrator integ,
+                                  pass_kind kind, uint64_t step)
+{
+    pass_ctx x;
+    x.P = w->params;
+    x.G = w->seg.grid;
+    x.in = c->state[c->cur];
+    x.out = c->state[!c->cur];
+    x.acc_in = c->acc[c->cur];
+    x.acc_out = c->acc[!c->cur];
+    x.fast = ad_cpu_fast_grid(&x.P);
+    x.shared_count = c->threads > 1; /* blocks of other threads bin into the same counters */
+    ad_block_sums sums;
+    memset(&sums, 0, sizeof sums);
+    uint32_t outside = 0;
+    size_t s0 = b * AD_BLOCK, s1 = s0 + AD_BLOCK < n ? s0 + AD_BLOCK : n, s = s0;
+#ifdef AD_CPU_AVX2
+    if (kind == PASS_STEP && !c->use_bvh &&
+        (integ == AD_INTEGRATOR_EULER || integ == AD_INTEGRATOR_SYMPLECTIC_EULER)) {
+        for (; s + 8 <= s1; s += 8) {
+            _Alignas(32) float AX[8], AY[8];
+            for (int l = 0; l < 8; l++) {
+                pass_contacts(w, c, &x, s + (size_t)l, &sums, &AX[l], &AY[l]);
+                c->accel[s + (size_t)l] = (ad_accel){AX[l], AY[l]};
+            }
+            if (!ad_cpu_tail8_avx2(&x.P, x.in + s, x.out + s, AX, AY, dt, integ == AD_INTEGRATOR_SYMPLECTIC_EULER,
+                                   c->cell_of + s, c->count, x.shared_count, &sums, &outside))
+                for (int l = 0; l < 8; l++)
+                    pass_motion(c, &x, s + (size_t)l, s0, AX[l], AY[l], dt, integ, kind, step, &sums, &outside);
+        }
+    }
+#endif
+    for (; s < s1; s++) {
+        float ax, ay;
+        pass_contacts(w, c, &x, s, &sums, &ax, &ay);
+        if (kind == PASS_STEP && integ != AD_INTEGRATOR_VERLET) c->accel[s] = (ad_accel){ax, ay};
+        pass_motion(c, &x, s, s0, ax, ay, dt, integ, kind, step, &sums, &outside);
+    }
+    c->blocks[b] = sums;
+    c->blk_outside[b] = outside;
+}
+
+/* The pass of block b, for each integrator and pass kind its own inlined loop. */
+#define AD_CPU_DEFINE_PASS(name)                                                                              \
+    void name(const ad_world *w, cpu_world *c, size_t b, size_t n, float dt, ad_integrator integ, pass_kind kind, \
+              uint64_t step)                                                                                  \
+    {                                                                                                         \
+        if (kind == PASS_PRIME) interact_block(w, c, b, n, dt, integ, PASS_PRIME, step);                      \
+        else if (integ == AD_INTEGRATOR_EULER) interact_block(w, c, b, n, dt, AD_INTEGRATOR_EULER, PASS_STEP, step); \
+        else if (integ == AD_INTEGRATOR_VERLET)                                                               \
+            interact_block(w, c, b, n, dt, AD_INTEGRATOR_VERLET, PASS_STEP, step);                            \
+        else                                                                                                  \
+            interact_block(w, c, b, n, dt, AD_INTEGRATOR_SYMPLECTIC_EULER, PASS_STEP, step);                  \
+    }
+
+#endif
