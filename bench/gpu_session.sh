@@ -86,7 +86,8 @@ for stage in "$@"; do
     for v in ${VARIANTS:-}; do
       name=${v%%:*}
       log "variant $name (${v#*:}): default tunnel, fast path"
-      ./build-$name/bench_core --backend cuda --fast --scene scenes/default.ini --sizes 1e6,1.6e7 --csv "$OUT/bench_$name.csv" 2>&1 | tee "$OUT/bench_$name.log" | tail -4
+      # VARIANT_BENCH="" measures the deterministic path instead of the fast one
+      ./build-$name/bench_core --backend cuda ${VARIANT_BENCH---fast} --scene scenes/default.ini --sizes 1e6,1.6e7 --csv "$OUT/bench_$name.csv" 2>&1 | tee "$OUT/bench_$name.log" | tail -4
     done
     ;;
   broadphase)
