@@ -158,8 +158,7 @@ AD_CPU_INLINE int ad_cpu_gather_interior(const ad_params *p, const uint32_t *sta
 
 /* Eight consecutive states {x, y, vx, vy} (q: 32 floats) as four vectors of eight lanes:
  * rows {d0, d4}, {d1, d5}, {d2, d6}, {d3, d7}, then a 4x4 transpose in each half. */
-AD_CPU_INLINE void ad_cpu_soa8(const float *q, __m256 *x, __m256 *y, __m256 *vx,
-                                                                   __m256 *vy)
+AD_CPU_INLINE void ad_cpu_soa8(const float *q, __m256 *x, __m256 *y, __m256 *vx, __m256 *vy)
 {
     __m256 r0 = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(q + 0)), _mm_loadu_ps(q + 16), 1);
     __m256 r1 = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(q + 4)), _mm_loadu_ps(q + 20), 1);
@@ -174,10 +173,8 @@ AD_CPU_INLINE void ad_cpu_soa8(const float *q, __m256 *x, __m256 *y, __m256 *vx,
 }
 
 /* ad_cpu_candidates with 32-byte moves (gcc copies 64 bytes in 16-byte pieces). */
-AD_CPU_INLINE int ad_cpu_candidates_avx2(const ad_params *p,
-                                                                              const uint32_t *start,
-                                                                              const ad_state *s, int cx, int cy,
-                                                                              float *buf)
+AD_CPU_INLINE int ad_cpu_candidates_avx2(const ad_params *p, const uint32_t *start, const ad_state *s, int cx, int cy,
+                                         float *buf)
 {
     uint32_t lo[3], hi[3];
     ad_cpu_rows(p, start, cx, cy, lo, hi);
@@ -198,9 +195,7 @@ AD_CPU_INLINE int ad_cpu_candidates_avx2(const ad_params *p,
  * own test, on the same d2 = dx dx + dy dy), or with a non-finite difference (the law
  * would return NaN terms, and they must reach the sums as in ad_gather_discs). Every
  * other lane would add terms that are all zero. */
-AD_CPU_INLINE unsigned ad_cpu_near_avx2(const ad_params *p, ad_state me,
-                                                                             __m256 X, __m256 Y, __m256 VX,
-                                                                             __m256 VY)
+AD_CPU_INLINE unsigned ad_cpu_near_avx2(const ad_params *p, ad_state me, __m256 X, __m256 Y, __m256 VX, __m256 VY)
 {
     __m256 dx = _mm256_sub_ps(X, _mm256_set1_ps(me.x)), dy = _mm256_sub_ps(Y, _mm256_set1_ps(me.y));
     __m256 dvx = _mm256_sub_ps(VX, _mm256_set1_ps(me.vx)), dvy = _mm256_sub_ps(VY, _mm256_set1_ps(me.vy));
@@ -214,10 +209,8 @@ AD_CPU_INLINE unsigned ad_cpu_near_avx2(const ad_params *p, ad_state me,
 
 /* The same with AVX2 data movement: the candidates are transposed to SoA in
  * registers and the lane mask is one compare; the law is still ad_cpu_lane_law. */
-AD_CPU_INLINE int ad_cpu_gather_interior_avx2(const ad_params *p,
-                                                                                   const uint32_t *start,
-                                                                                   const ad_state *s, ad_state me,
-                                                                                   int cx, int cy, ad_accum *a)
+AD_CPU_INLINE int ad_cpu_gather_interior_avx2(const ad_params *p, const uint32_t *start, const ad_state *s, ad_state me,
+                                              int cx, int cy, ad_accum *a)
 {
     float buf[4 * (AD_CPU_CAND + AD_CPU_LANES)];
     int m = ad_cpu_candidates_avx2(p, start, s, cx, cy, buf);
@@ -250,8 +243,8 @@ AD_CPU_INLINE int ad_cpu_gather_interior_avx2(const ad_params *p,
 /* All contacts of disc i (slot i, state me): the CPU's ad_gather_all. `fast` is
  * ad_cpu_fast_grid(p), hoisted out of the loop. The interior path is the AVX2 one in
  * translation units compiled for AVX2, the portable one elsewhere. */
-AD_CPU_INLINE void ad_cpu_gather_all(const ad_params *p, const ad_seg_grid *g, const uint32_t *start,
-                                     const ad_state *s, uint32_t i, ad_state me, int fast, ad_accum *a)
+AD_CPU_INLINE void ad_cpu_gather_all(const ad_params *p, const ad_seg_grid *g, const uint32_t *start, const ad_state *s,
+                                     uint32_t i, ad_state me, int fast, ad_accum *a)
 {
     /* the same expressions as ad_cell_coord: inside [1, n-1) the truncation is its cell */
     float fx = (me.x - p->origin_x) * p->inv_cell_x, fy = (me.y - p->origin_y) * p->inv_cell_y;

@@ -35,8 +35,7 @@ AD_CPU_INLINE __m256 ad_cpu_wrap8(__m256 x, float lo, float len, __m256 *ok)
 }
 
 /* ad_cell_coord for eight coordinates. */
-AD_CPU_INLINE __m256i ad_cpu_cell_coord8(__m256 x, float origin, float inv_cell,
-                                                                             int n)
+AD_CPU_INLINE __m256i ad_cpu_cell_coord8(__m256 x, float origin, float inv_cell, int n)
 {
     __m256 f = _mm256_mul_ps(_mm256_sub_ps(x, _mm256_set1_ps(origin)), _mm256_set1_ps(inv_cell));
     __m256i last = _mm256_set1_epi32(n - 1);
@@ -48,12 +47,9 @@ AD_CPU_INLINE __m256i ad_cpu_cell_coord8(__m256 x, float origin, float inv_cell,
 
 /* Slots s..s+7: `in` their states before the step, AX/AY their accelerations. Returns 1
  * when it wrote them (out, cell_of, counters, sums), 0 when the scalar path must. */
-AD_CPU_INLINE int ad_cpu_tail8_avx2(const ad_params *P, const ad_state *in,
-                                                                        ad_state *out, const float *AX,
-                                                                        const float *AY, float dt, int symplectic,
-                                                                        uint32_t *cell_of, uint32_t *count,
-                                                                        int shared_count, ad_block_sums *sums,
-                                                                        uint32_t *outside)
+AD_CPU_INLINE int ad_cpu_tail8_avx2(const ad_params *P, const ad_state *in, ad_state *out, const float *AX,
+                                    const float *AY, float dt, int symplectic, uint32_t *cell_of, uint32_t *count,
+                                    int shared_count, ad_block_sums *sums, uint32_t *outside)
 {
     __m256 x, y, vx, vy;
     ad_cpu_soa8(&in[0].x, &x, &y, &vx, &vy);
