@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds aerodem on the lent GPU machine and runs the GPU tests and benchmarks; logs go to $OUT.
-# Usage: bench/gpu_session.sh STAGE...   stages: build tests shock bvh bvh-race broadphase sanitize bench
+# Usage: bench/gpu_session.sh STAGE...   stages: build tests shock bvh broadphase sanitize bench
 #        variants-build variants bench-big profile
 # Libraries the machine lacks (libinih, libpng headers) come as Debian packages in .debs/ (an ignored
 # folder carried to the machine), unpacked under /tmp/dep. Fetch them once on the development machine:
@@ -63,11 +63,6 @@ for stage in "$@"; do
     ./build-gpu/tests/test_bvh gpu 2>&1 | tee "$OUT/test_bvh_gpu.log" | tail -25
     compute-sanitizer --tool memcheck --error-exitcode 9 ./build-gpu/tests/test_bvh gpu > "$OUT/bvh_memcheck.log" 2>&1; echo "bvh memcheck rc=$?"; tail -3 "$OUT/bvh_memcheck.log"
     compute-sanitizer --tool racecheck --error-exitcode 9 stdbuf -oL ./build-gpu/tests/test_bvh gpu quick > "$OUT/bvh_racecheck.log" 2>&1; echo "bvh racecheck rc=$?"; tail -12 "$OUT/bvh_racecheck.log"
-    ;;
-  bvh-race)
-    setup_deps
-    log "BVH on the GPU under racecheck (short periodic run)"
-    compute-sanitizer --tool racecheck --error-exitcode 9 stdbuf -oL ./build-gpu/tests/test_bvh gpu quick > "$OUT/bvh_racecheck.log" 2>&1; echo "bvh racecheck rc=$?"; tail -3 "$OUT/bvh_racecheck.log"
     ;;
   variants-build)
     # the gather kernel's measurement switches (src/cuda/kernels.cuh, src/physics/contact.h), each in its

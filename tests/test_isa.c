@@ -9,6 +9,7 @@
 
 #include "core/world_internal.h"
 #include "cpu/cpu_world.h"
+#include "cpu/pass_cpu.h"
 #include "physics/integrate.h"
 #include "physics/rng.h"
 #include "test_gpu_tunnel.h"
@@ -41,13 +42,7 @@ static int scalar_motion(const ad_params *P, ad_state me, float ax, float ay, fl
     *nw = s;
     *cell = ad_cell_index(P, s.x, s.y);
     *outside += (uint32_t)ad_outside_domain(P, s.x, s.y);
-    float v2 = s.vx * s.vx + s.vy * s.vy;
-    sums->ke += 0.5 * (double)P->mass * (double)v2;
-    sums->px += (double)P->mass * (double)s.vx;
-    sums->py += (double)P->mass * (double)s.vy;
-    sums->vmax2 = sums->vmax2 > v2 ? sums->vmax2 : v2;
-    float z = (s.x - s.x) + (s.y - s.y) + (s.vx - s.vx) + (s.vy - s.vy);
-    sums->nonfinite += z != z;
+    add_motion_sums(sums, P, s);
     return 1;
 }
 

@@ -280,6 +280,13 @@ static free_stream measure_free_stream(const field_set *f, double xa, double xb)
     return fs;
 }
 
+static void print_free_stream(const free_stream *fs, double secs)
+{
+    printf("  free stream: n %.5f 1/m^2 (phi %.4f), U %.4f m/s, kT/m %.4f; Mach %.3f (gamma = 2 ideal), %.3f "
+           "(Henderson gas); %.1f s\n",
+           fs->n, fs->phi, fs->U, fs->T, fs->mach_ideal, fs->mach_dense, secs);
+}
+
 /* Where a column profile, walked from the far field (index `from`) toward the body (`to`),
  * first reaches `level`: interpolated coordinate, NaN when it never does. */
 static double crossing(const field_set *f, int i, int from, int to, double level)
@@ -421,15 +428,22 @@ static double layer_mean(const float *a, const field_set *f, const shock_case *c
     return m ? s / m : NAN;
 }
 
-static void write_fields(const char *dir, const char *name, const field_set *f)
+/* dir/file opened for writing, or NULL with a message on stderr. */
+static FILE *open_out(const char *dir, const char *file)
 {
     char path[1024];
-    snprintf(path, sizeof path, "%s/%s_field.csv", dir, name);
+    snprintf(path, sizeof path, "%s/%s", dir, file);
     FILE *o = fopen(path, "w");
-    if (!o) {
-        fprintf(stderr, "cannot write %s\n", path);
-        return;
-    }
+    if (!o) fprintf(stderr, "cannot write %s\n", path);
+    return o;
+}
+
+static void write_fields(const char *dir, const char *name, const field_set *f)
+{
+    char file[256];
+    snprintf(file, sizeof file, "%s_field.csv", name);
+    FILE *o = open_out(dir, file);
+    if (!o) return;
     fprintf(o, "x,y,n,vx,vy,kT\n");
     for (int j = 0; j < f->ny; j++)
         for (int i = 0; i < f->nx; i++)
@@ -450,9 +464,7 @@ static int wedge(const shock_case *c, const char *dir, wedge_result *R)
     double *xs = malloc((size_t)cap * sizeof(double)), *ys = malloc((size_t)cap * sizeof(double));
     FILE *pts = NULL;
     if (dir) {
-        char path[1024];
-        snprintf(path, sizeof path, "%s/wedge_shock_points.csv", dir);
-        pts = fopen(path, "w");
+        pts = open_out(dir, "wedge_shock_points.csv");
         if (pts) fprintf(pts, "side,x,y\n");
         write_fields(dir, "wedge", &f);
     }
@@ -486,9 +498,7 @@ static int wedge(const shock_case *c, const char *dir, wedge_result *R)
         double p2 = p1 + n1 * u1 * (u1 - u2);
         R->T2_dense = p2 / (n1 * x * henderson_z(R->fs.phi * x));
     }
-    printf("  free stream: n %.5f 1/m^2 (phi %.4f), U %.4f m/s, kT/m %.4f; Mach %.3f (gamma = 2 ideal), %.3f "
-           "(Henderson gas); %.1f s\n",
-           R->fs.n, R->fs.phi, R->fs.U, R->fs.T, R->fs.mach_ideal, R->fs.mach_dense, secs);
+    print_free_stream(&R->fs, secs);
     printf("  shock angle: above %.2f, below %.2f, mean %.2f +- %.2f deg (%d columns a side)\n", R->beta_up / DEG,
            R->beta_dn / DEG, R->beta / DEG, R->beta_se / DEG, up.n);
     printf("  theory: Henderson-gas Rankine-Hugoniot %.2f deg, ideal gamma = 2 %.2f deg\n", R->beta_dense / DEG,
@@ -498,9 +508,7 @@ static int wedge(const shock_case *c, const char *dir, wedge_result *R)
     printf("  flow turned by %.2f deg (wedge %.1f); kT/m behind %.4f, theory %.4f\n", R->turn / DEG, c->half_angle,
            R->T2, R->T2_dense);
     if (dir) {
-        char path[1024];
-        snprintf(path, sizeof path, "%s/wedge_summary.csv", dir);
-        FILE *o = fopen(path, "w");
+        FILE *o = open_out(dir, "wedge_summary.csv");
         if (o) {
             fprintf(o, "half_angle_deg,n1,U1,kT1,phi1,mach_ideal,mach_dense,beta_up_deg,beta_down_deg,beta_deg,"
                        "beta_se_deg,beta_dense_deg,beta_ideal_deg,ratio,ratio_dense,ratio_ideal,turn_deg,kT2,"
@@ -552,18 +560,14 @@ static int bow(const shock_case *c, const char *dir, bow_result *B)
     B->standoff = nose - xs;
     B->billig_dense = 0.386 * exp(4.67 / (B->fs.mach_dense * B->fs.mach_dense));
     B->billig_ideal = 0.386 * exp(4.67 / (B->fs.mach_ideal * B->fs.mach_ideal));
-    printf("  free stream: n %.5f 1/m^2 (phi %.4f), U %.4f m/s, kT/m %.4f; Mach %.3f (gamma = 2 ideal), %.3f "
-           "(Henderson gas); %.1f s\n",
-           B->fs.n, B->fs.phi, B->fs.U, B->fs.T, B->fs.mach_ideal, B->fs.mach_dense, secs);
+    print_free_stream(&B->fs, secs);
     printf("  normal-shock compression %.4f (Henderson gas); shock at x = %.1f m, nose + r at %.1f m\n",
            B->ratio_normal, xs, nose);
     printf("  stand-off %.2f m = %.4f R = %.3f R n1/n2; Billig (cylinder, air) %.4f R at the Henderson Mach, "
            "%.4f R at the ideal one\n",
            B->standoff, B->standoff / R, B->standoff / R * B->ratio_normal, B->billig_dense, B->billig_ideal);
     if (dir) {
-        char path[1024];
-        snprintf(path, sizeof path, "%s/bow_summary.csv", dir);
-        FILE *o = fopen(path, "w");
+        FILE *o = open_out(dir, "bow_summary.csv");
         if (o) {
             fprintf(o, "diameter,n1,U1,kT1,phi1,mach_ideal,mach_dense,ratio_normal,x_shock,x_nose_r,standoff,"
                        "standoff_over_R,billig_dense,billig_ideal,y_axis\n");

@@ -26,6 +26,11 @@
 #define AD_CPU_CAND 64  /* candidate buffer: a disc with more takes the shared path */
 #define AD_CPU_PAD 4    /* states readable past the last disc (the fixed 4-state row copy) */
 
+#if defined(__AVX2__) && defined(__FMA__)
+#define AD_CPU_AVX2 1
+#include <immintrin.h>
+#endif
+
 #if defined(__GNUC__)
 #define AD_CPU_INLINE static inline __attribute__((always_inline))
 #else
@@ -113,9 +118,20 @@ AD_CPU_INLINE int ad_cpu_candidates(const ad_params *p, const uint32_t *start, c
     ad_cpu_rows(p, start, cx, cy, lo, hi);
     uint32_t k0 = hi[0] - lo[0], k1 = hi[1] - lo[1], k2 = hi[2] - lo[2];
     if ((k0 > 4) | (k1 > 4) | (k2 > 4)) return ad_cpu_copy_rows(s, lo, hi, buf);
+#ifdef AD_CPU_AVX2 /* 32-byte moves (gcc copies the 64 bytes of memcpy in smaller pieces) */
+    const float *q0 = &s[lo[0]].x, *q1 = &s[lo[1]].x, *q2 = &s[lo[2]].x;
+    float *d1 = buf + 4 * k0, *d2 = buf + 4 * (k0 + k1);
+    _mm256_storeu_ps(buf, _mm256_loadu_ps(q0));
+    _mm256_storeu_ps(buf + 8, _mm256_loadu_ps(q0 + 8));
+    _mm256_storeu_ps(d1, _mm256_loadu_ps(q1));
+    _mm256_storeu_ps(d1 + 8, _mm256_loadu_ps(q1 + 8));
+    _mm256_storeu_ps(d2, _mm256_loadu_ps(q2));
+    _mm256_storeu_ps(d2 + 8, _mm256_loadu_ps(q2 + 8));
+#else
     memcpy(buf, s + lo[0], 4 * sizeof(ad_state));
     memcpy(buf + 4 * k0, s + lo[1], 4 * sizeof(ad_state));
     memcpy(buf + 4 * (k0 + k1), s + lo[2], 4 * sizeof(ad_state));
+#endif
     return (int)(k0 + k1 + k2);
 }
 
@@ -152,9 +168,7 @@ AD_CPU_INLINE int ad_cpu_gather_interior(const ad_params *p, const uint32_t *sta
 
 /* The AVX2 code below exists in the translation units compiled for AVX2 and FMA
  * (src/cpu/pass_avx2.c, chosen at run time); the others get the portable code only. */
-#if defined(__AVX2__) && defined(__FMA__)
-#define AD_CPU_AVX2 1
-#include <immintrin.h>
+#ifdef AD_CPU_AVX2
 
 /* Eight consecutive states {x, y, vx, vy} (q: 32 floats) as four vectors of eight lanes:
  * rows {d0, d4}, {d1, d5}, {d2, d6}, {d3, d7}, then a 4x4 transpose in each half. */
@@ -170,25 +184,6 @@ AD_CPU_INLINE void ad_cpu_soa8(const float *q, __m256 *x, __m256 *y, __m256 *vx,
     *y = _mm256_castpd_ps(_mm256_unpackhi_pd(_mm256_castps_pd(t0), _mm256_castps_pd(t2)));
     *vx = _mm256_castpd_ps(_mm256_unpacklo_pd(_mm256_castps_pd(t1), _mm256_castps_pd(t3)));
     *vy = _mm256_castpd_ps(_mm256_unpackhi_pd(_mm256_castps_pd(t1), _mm256_castps_pd(t3)));
-}
-
-/* ad_cpu_candidates with 32-byte moves (gcc copies 64 bytes in 16-byte pieces). */
-AD_CPU_INLINE int ad_cpu_candidates_avx2(const ad_params *p, const uint32_t *start, const ad_state *s, int cx, int cy,
-                                         float *buf)
-{
-    uint32_t lo[3], hi[3];
-    ad_cpu_rows(p, start, cx, cy, lo, hi);
-    uint32_t k0 = hi[0] - lo[0], k1 = hi[1] - lo[1], k2 = hi[2] - lo[2];
-    if ((k0 > 4) | (k1 > 4) | (k2 > 4)) return ad_cpu_copy_rows(s, lo, hi, buf);
-    const float *q0 = &s[lo[0]].x, *q1 = &s[lo[1]].x, *q2 = &s[lo[2]].x;
-    float *d1 = buf + 4 * k0, *d2 = buf + 4 * (k0 + k1);
-    _mm256_storeu_ps(buf, _mm256_loadu_ps(q0));
-    _mm256_storeu_ps(buf + 8, _mm256_loadu_ps(q0 + 8));
-    _mm256_storeu_ps(d1, _mm256_loadu_ps(q1));
-    _mm256_storeu_ps(d1 + 8, _mm256_loadu_ps(q1 + 8));
-    _mm256_storeu_ps(d2, _mm256_loadu_ps(q2));
-    _mm256_storeu_ps(d2 + 8, _mm256_loadu_ps(q2 + 8));
-    return (int)(k0 + k1 + k2);
 }
 
 /* The lanes the contact law must see: closer than a diameter and apart (the law's
@@ -213,7 +208,7 @@ AD_CPU_INLINE int ad_cpu_gather_interior_avx2(const ad_params *p, const uint32_t
                                               int cx, int cy, ad_accum *a)
 {
     float buf[4 * (AD_CPU_CAND + AD_CPU_LANES)];
-    int m = ad_cpu_candidates_avx2(p, start, s, cx, cy, buf);
+    int m = ad_cpu_candidates(p, start, s, cx, cy, buf);
     if (m < 0) return 0;
     const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     for (int k0 = 0; k0 < m; k0 += AD_CPU_LANES) {

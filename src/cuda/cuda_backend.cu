@@ -484,26 +484,26 @@ static cudaError_t enqueue_grid(ad_world *w, cuda_world *c, unsigned n, int time
     cudaStream_t st = c->stream;
     unsigned gb = grid_of(n);
     cudaError_t e = timed ? cudaEventRecord(c->phase[0], st) : cudaSuccess;
-    if (!e && !c->binned) e = cudaMemsetAsync(c->count, 0, (c->ncell + 1) * 4, st);
     if (!e && w->params.flow_x) e = cudaMemsetAsync(c->reentry, 0, 4, st);
+    if (!e && !c->binned) {
+        e = cudaMemsetAsync(c->count, 0, (c->ncell + 1) * 4, st);
+        /* warp-aggregated atomics pay where discs pile up (dev/cuda/bin.cu): chosen from
+         * the last known largest occupancy */
+        int diag = w->def.diagnostics, agg = c->aggregate;
+        if (diag && agg)
+            k_bin_aggregated<true><<<gb, AD_CUDA_BLOCK, 0, st>>>(w->params, c->state[c->cur], n, c->cell_of, c->rank,
+                                                                 c->count, w->stats.cell_capacity, c->blocks);
+        else if (diag)
+            k_bin<true><<<gb, AD_CUDA_BLOCK, 0, st>>>(w->params, c->state[c->cur], n, c->cell_of, c->rank, c->count,
+                                                      w->stats.cell_capacity, c->blocks);
+        else if (agg)
+            k_bin_aggregated<false><<<gb, AD_CUDA_BLOCK, 0, st>>>(w->params, c->state[c->cur], n, c->cell_of,
+                                                                  c->rank, c->count, 0, c->blocks);
+        else
+            k_bin<false><<<gb, AD_CUDA_BLOCK, 0, st>>>(w->params, c->state[c->cur], n, c->cell_of, c->rank,
+                                                       c->count, 0, c->blocks);
+    }
     if (e) return e;
-    /* warp-aggregated atomics pay where discs pile up (dev/cuda/bin.cu): chosen from
-     * the last known largest occupancy */
-    int diag = w->def.diagnostics, agg = c->aggregate;
-    if (c->binned)
-        ;
-    else if (diag && agg)
-        k_bin_aggregated<true><<<gb, AD_CUDA_BLOCK, 0, st>>>(w->params, c->state[c->cur], n, c->cell_of, c->rank,
-                                                             c->count, w->stats.cell_capacity, c->blocks);
-    else if (diag)
-        k_bin<true><<<gb, AD_CUDA_BLOCK, 0, st>>>(w->params, c->state[c->cur], n, c->cell_of, c->rank, c->count,
-                                                  w->stats.cell_capacity, c->blocks);
-    else if (agg)
-        k_bin_aggregated<false><<<gb, AD_CUDA_BLOCK, 0, st>>>(w->params, c->state[c->cur], n, c->cell_of, c->rank,
-                                                              c->count, 0, c->blocks);
-    else
-        k_bin<false><<<gb, AD_CUDA_BLOCK, 0, st>>>(w->params, c->state[c->cur], n, c->cell_of, c->rank, c->count, 0,
-                                                   c->blocks);
     e = timed ? cudaEventRecord(c->phase[1], st) : cudaSuccess;
     if (!e) e = cub::DeviceScan::ExclusiveSum(c->temp, c->temp_bytes, c->count, c->start, (int)(c->ncell + 1), st);
     /* the counters are free once scanned: cleared for this step's pass to bin into */
