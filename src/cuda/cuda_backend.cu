@@ -473,7 +473,7 @@ static int bin_mode(const ad_world *w, const cuda_world *c)
 
 static ad_bin_next bin_next(const ad_world *w, const cuda_world *c)
 {
-    return ad_bin_next{c->cell_of, w->def.deterministic ? NULL : c->rank, c->count, w->stats.cell_capacity};
+    return ad_bin_next{c->cell_of, c->rank, c->count, w->stats.cell_capacity};
 }
 
 /* Steps 1-3 on the stream: the state (and accelerations) end in cell order. Step 1
@@ -516,12 +516,19 @@ static cudaError_t enqueue_grid(ad_world *w, cuda_world *c, unsigned n, int time
     const ad_accel *acc_in = carry ? c->acc[c->cur] : NULL;
     ad_accel *acc_out = carry ? c->acc[nx] : NULL;
     if (w->def.deterministic) {
-        /* stable rank: radix sort (cell, previous slot) pairs; equal cells keep their order */
+#ifdef AD_CUDA_DET_SORT /* measurement switch: the stable radix sort of (cell, previous slot) pairs */
         k_iota<<<gb, AD_CUDA_BLOCK, 0, st>>>(n, c->iota);
         size_t tb = c->temp_bytes;
         e = cub::DeviceRadixSort::SortPairs(c->temp, tb, c->cell_of, c->keys_out, c->iota, c->perm, (int)n, 0,
                                             c->key_bits, st);
         if (e) return e;
+#else
+        /* the same stable order without a sort: the atomic ranks put each cell's discs in its
+         * slot range in any order (k_cell_members), then each disc's rank in its cell is the
+         * number of its cell's discs with a lower previous slot (k_stable_rank) */
+        k_cell_members<<<gb, AD_CUDA_BLOCK, 0, st>>>(n, c->cell_of, c->rank, c->start, c->iota);
+        k_stable_rank<<<gb, AD_CUDA_BLOCK, 0, st>>>(n, c->cell_of, c->start, c->iota, c->perm);
+#endif
         k_gather<<<gb, AD_CUDA_BLOCK, 0, st>>>(n, c->perm, c->state[c->cur], c->id[c->idp], acc_in, c->state[nx],
                                                 c->id[!c->idp], acc_out);
     } else {

@@ -240,6 +240,27 @@ __global__ void k_gather(unsigned n, const unsigned *__restrict__ perm, const ad
     if (a_out) a_out[s] = a_in[i];
 }
 
+/* Deterministic path without a sort, 1 of 2: the previous slots of each cell's discs, in
+ * the cell's slot range, in the order of the atomic ranks (any). */
+__global__ void k_cell_members(unsigned n, const unsigned *__restrict__ cell_of, const unsigned *__restrict__ rank,
+                               const unsigned *__restrict__ start, unsigned *__restrict__ members)
+{
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) members[start[cell_of[i]] + rank[i]] = i;
+}
+
+/* 2 of 2: disc i's stable rank in its cell is the number of the cell's discs with a lower
+ * previous slot, so slot perm[s] is what a stable sort by cell puts at s. */
+__global__ void k_stable_rank(unsigned n, const unsigned *__restrict__ cell_of, const unsigned *__restrict__ start,
+                              const unsigned *__restrict__ members, unsigned *__restrict__ perm)
+{
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    unsigned c = cell_of[i], a = start[c], b = start[c + 1], r = 0;
+    for (unsigned k = a; k < b; k++) r += members[k] < i;
+    perm[a + r] = i;
+}
+
 __global__ void k_iota(unsigned n, unsigned *__restrict__ v)
 {
     unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -326,7 +347,7 @@ struct ad_grid_gather {
 /* The next step's bin (step 1), done where a pass has just written a disc's new
  * position: the cell, the rank in it (the counter's old value) and, for DIAG, the
  * occupancy diagnostics. Discs listed for re-entry are binned by k_reenter, once
- * their place is chosen. rank is NULL where nobody reads it (deterministic mode). */
+ * their place is chosen. rank may be NULL where nobody reads it. */
 struct ad_bin_next {
     unsigned *cell_of, *rank, *count;
     unsigned capacity;
