@@ -702,8 +702,8 @@ static cudaError_t enqueue_step(ad_world *w, cuda_world *c, unsigned n, int time
         }
     }
     unsigned nb = grid_of(n), nr = nb < AD_REDUCE_BLOCKS ? nb : AD_REDUCE_BLOCKS;
-    k_reduce_partials<<<nr, AD_CUDA_BLOCK, 0, st>>>(c->blocks, nb, c->blocks2);
-    k_finish_step<<<1, AD_CUDA_BLOCK, 0, st>>>(c->blocks2, nr, c->ctrl, dt_rule(w), (float)(1.0 / w->def.radius));
+    k_fold_step<<<nr, AD_CUDA_BLOCK, 0, st>>>(c->blocks, nb, c->blocks2, c->ctrl, dt_rule(w),
+                                              (float)(1.0 / w->def.radius));
     e = cudaGetLastError();
     return e || !timed ? e : cudaEventRecord(c->phase[4], st);
 }

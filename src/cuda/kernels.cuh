@@ -20,7 +20,8 @@ struct ad_ctrl {
     float vmax2, max_overlap;
     unsigned long long nonfinite, skin_violations;
     /* grid diagnostics of the last step (the DIAG bin variant writes them) */
-    unsigned int max_occupancy, pad;
+    unsigned int max_occupancy;
+    unsigned int fold_done; /* blocks of k_fold_step done in this step; 0 between steps */
     unsigned long long overflow, outside;
 };
 
@@ -336,10 +337,11 @@ struct ad_grid_gather {
     }
 };
 
-/* Blocks per multiprocessor the gather kernel is compiled for: 5 caps it at 48 registers
- * with no spills (62% occupancy); 6 spills (bench notes in docs/PERFORMANCE.md). */
+/* Blocks per multiprocessor the gather kernel is compiled for: 6 caps it at 40 registers
+ * (75% occupancy; the diagnostics variant spills 24 bytes), 4 % faster than 5 (48 registers,
+ * no spills) at 1.6e7 discs on an H200 (docs/PERFORMANCE.md). */
 #ifndef AD_INTERACT_MIN_BLOCKS
-#define AD_INTERACT_MIN_BLOCKS 5
+#define AD_INTERACT_MIN_BLOCKS 6
 #endif
 
 /* One thread per slot: gather contacts, integrate, apply boundaries, write the
@@ -539,11 +541,30 @@ __device__ __forceinline__ void ad_sums_add(ad_dev_sums &a, const ad_dev_sums &b
     a.outside += b.outside;
 }
 
-__device__ __forceinline__ ad_dev_sums ad_sums_range(const ad_dev_sums *__restrict__ in, unsigned a, unsigned b)
+/* A record written by another block of the running kernel: read through L2 (__ldcg), never
+ * from a cache that is not kept coherent within a kernel. */
+__device__ __forceinline__ ad_dev_sums ad_sums_load_cg(const ad_dev_sums *p)
 {
-    __shared__ ad_dev_sums part[AD_CUDA_BLOCK];
+    ad_dev_sums r;
+    for (int k = 0; k < 11; k++) r.v[k] = __ldcg(&p->v[k]);
+    r.vmax2 = __ldcg(&p->vmax2);
+    r.max_overlap = __ldcg(&p->max_overlap);
+    r.nonfinite = __ldcg(&p->nonfinite);
+    r.skin = __ldcg(&p->skin);
+    r.occupancy = __ldcg(&p->occupancy);
+    r.overflow = __ldcg(&p->overflow);
+    r.outside = __ldcg(&p->outside);
+    r.pad = 0;
+    return r;
+}
+
+/* The records in[a..b) folded in a fixed tree order; CG: written by other blocks of this kernel. */
+template <bool CG = false>
+__device__ __forceinline__ ad_dev_sums ad_sums_range(const ad_dev_sums *in, unsigned a, unsigned b,
+                                                     ad_dev_sums *part /* shared, AD_CUDA_BLOCK records */)
+{
     ad_dev_sums t = {};
-    for (unsigned i = a + threadIdx.x; i < b; i += blockDim.x) ad_sums_add(t, in[i]);
+    for (unsigned i = a + threadIdx.x; i < b; i += blockDim.x) ad_sums_add(t, CG ? ad_sums_load_cg(in + i) : in[i]);
     part[threadIdx.x] = t;
     __syncthreads();
     for (unsigned w = blockDim.x / 2; w > 0; w >>= 1) {
@@ -555,24 +576,30 @@ __device__ __forceinline__ ad_dev_sums ad_sums_range(const ad_dev_sums *__restri
 
 #define AD_REDUCE_BLOCKS 512
 
-/* First level: AD_REDUCE_BLOCKS blocks each fold a contiguous share of the partials. */
-__global__ void __launch_bounds__(AD_CUDA_BLOCK) k_reduce_partials(const ad_dev_sums *__restrict__ blocks,
-                                                                   unsigned nblocks, ad_dev_sums *__restrict__ out)
+/* Step 6 in one kernel: AD_REDUCE_BLOCKS blocks each fold a contiguous share of the
+ * partials into `shares`; the last block to finish (a counter in ctrl, after a fence) folds
+ * the shares in their fixed order, advances time and chooses the next step, on the device:
+ * nothing goes back to the host, and the sums do not depend on which block came last. */
+__global__ void __launch_bounds__(AD_CUDA_BLOCK) k_fold_step(const ad_dev_sums *__restrict__ blocks,
+                                                             unsigned nblocks, ad_dev_sums *shares, ad_ctrl *ctrl,
+                                                             ad_dt_rule rule, float inv_radius)
 {
+    __shared__ ad_dev_sums part[AD_CUDA_BLOCK];
+    __shared__ bool last;
     unsigned chunk = (nblocks + gridDim.x - 1) / gridDim.x;
     unsigned a = blockIdx.x * chunk, b = min(a + chunk, nblocks);
-    ad_dev_sums t = ad_sums_range(blocks, min(a, nblocks), b);
-    if (threadIdx.x == 0) out[blockIdx.x] = t;
-}
-
-/* Second level: one block folds the shares, then advances time and chooses the next
- * step, on the device: nothing goes back to the host. */
-__global__ void __launch_bounds__(AD_CUDA_BLOCK) k_finish_step(const ad_dev_sums *__restrict__ blocks,
-                                                               unsigned nblocks, ad_ctrl *ctrl, ad_dt_rule rule,
-                                                               float inv_radius)
-{
-    ad_dev_sums s = ad_sums_range(blocks, 0, nblocks);
+    ad_dev_sums share = ad_sums_range(blocks, min(a, nblocks), b, part);
     if (threadIdx.x == 0) {
+        shares[blockIdx.x] = share;
+        __threadfence();
+        last = atomicAdd(&ctrl->fold_done, 1u) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (!last) return;
+    __threadfence();
+    ad_dev_sums s = ad_sums_range<true>(shares, 0, gridDim.x, part);
+    if (threadIdx.x == 0) {
+        ctrl->fold_done = 0;
         double dt = ctrl->dt;
         ctrl->ke = s.v[0];
         ctrl->pe = s.v[1];
