@@ -462,13 +462,15 @@ static cudaError_t enqueue_bvh(ad_world *w, cuda_world *c, unsigned n, int timed
 /* How this step's pass bins its results for the next step (ad_bin_next): the grid's
  * symplectic and explicit Euler steps, unless discs pile up (the aggregated bin kernel
  * then pays more than the pass would save). Verlet's drift and RK4's stages move the
- * discs after or outside the pass, and the BVH has no cells. */
-static int bin_mode(const ad_world *w, const cuda_world *c)
+ * discs after or outside the pass, and the BVH has no cells. The grid diagnostics are
+ * taken on the steps somebody reads (obs), like the other statistics: the other steps
+ * run the variant without them. */
+static int bin_mode(const ad_world *w, const cuda_world *c, int obs)
 {
     int integ = w->def.integrator;
     if (c->bvh || c->aggregate || (integ != AD_INTEGRATOR_SYMPLECTIC_EULER && integ != AD_INTEGRATOR_EULER))
         return AD_BIN_NONE;
-    return w->def.diagnostics ? AD_BIN_DIAG : AD_BIN_FAST;
+    return w->def.diagnostics && obs ? AD_BIN_DIAG : AD_BIN_FAST;
 }
 
 static ad_bin_next bin_next(const ad_world *w, const cuda_world *c)
@@ -477,8 +479,9 @@ static ad_bin_next bin_next(const ad_world *w, const cuda_world *c)
 }
 
 /* Steps 1-3 on the stream: the state (and accelerations) end in cell order. Step 1
- * (bin) is skipped where the last step's pass did it (c->binned). */
-static cudaError_t enqueue_grid(ad_world *w, cuda_world *c, unsigned n, int timed)
+ * (bin) is skipped where the last step's pass did it (c->binned); where it runs, it takes
+ * the grid diagnostics on observed steps (obs). */
+static cudaError_t enqueue_grid(ad_world *w, cuda_world *c, unsigned n, int timed, int obs)
 {
     if (c->bvh) return enqueue_bvh(w, c, n, timed);
     cudaStream_t st = c->stream;
@@ -489,7 +492,7 @@ static cudaError_t enqueue_grid(ad_world *w, cuda_world *c, unsigned n, int time
         e = cudaMemsetAsync(c->count, 0, (c->ncell + 1) * 4, st);
         /* warp-aggregated atomics pay where discs pile up (dev/cuda/bin.cu): chosen from
          * the last known largest occupancy */
-        int diag = w->def.diagnostics, agg = c->aggregate;
+        int diag = w->def.diagnostics && obs, agg = c->aggregate;
         if (diag && agg)
             k_bin_aggregated<true><<<gb, AD_CUDA_BLOCK, 0, st>>>(w->params, c->state[c->cur], n, c->cell_of, c->rank,
                                                                  c->count, w->stats.cell_capacity, c->blocks);
@@ -507,7 +510,7 @@ static cudaError_t enqueue_grid(ad_world *w, cuda_world *c, unsigned n, int time
     e = timed ? cudaEventRecord(c->phase[1], st) : cudaSuccess;
     if (!e) e = cub::DeviceScan::ExclusiveSum(c->temp, c->temp_bytes, c->count, c->start, (int)(c->ncell + 1), st);
     /* the counters are free once scanned: cleared for this step's pass to bin into */
-    if (!e && bin_mode(w, c) != AD_BIN_NONE) e = cudaMemsetAsync(c->count, 0, (c->ncell + 1) * 4, st);
+    if (!e && bin_mode(w, c, obs) != AD_BIN_NONE) e = cudaMemsetAsync(c->count, 0, (c->ncell + 1) * 4, st);
     if (!e && timed) e = cudaEventRecord(c->phase[2], st);
     if (e) return e;
     int nx = !c->cur;
@@ -589,9 +592,9 @@ static void launch_interact(ad_world *w, cuda_world *c, unsigned n)
         ad_grid_gather g{c->gdev, c->start};
         /* only the steps that move discs in the pass itself bin there (bin_mode) */
         constexpr bool can_bin = PASS == AD_PASS_STEP && INTEG != AD_INTEGRATOR_VERLET;
-        int mode = can_bin ? bin_mode(w, c) : AD_BIN_NONE;
-        if (can_bin && mode == AD_BIN_DIAG)
-            launch_interact_with<INTEG, PASS, OBS, can_bin ? AD_BIN_DIAG : AD_BIN_NONE>(w, c, n, g, 0);
+        int mode = can_bin ? bin_mode(w, c, OBS) : AD_BIN_NONE;
+        if (can_bin && OBS && mode == AD_BIN_DIAG)
+            launch_interact_with<INTEG, PASS, OBS, can_bin && OBS ? AD_BIN_DIAG : AD_BIN_NONE>(w, c, n, g, 0);
         else if (can_bin && mode == AD_BIN_FAST)
             launch_interact_with<INTEG, PASS, OBS, can_bin ? AD_BIN_FAST : AD_BIN_NONE>(w, c, n, g, 0);
         else
@@ -677,7 +680,7 @@ static cudaError_t enqueue_step(ad_world *w, cuda_world *c, unsigned n, int time
     if (integ == AD_INTEGRATOR_VERLET)
         k_verlet_drift<<<grid_of(n), AD_CUDA_BLOCK, 0, st>>>(w->params, n, c->state[c->cur], c->acc[c->cur],
                                                               c->id[c->idp], c->ctrl);
-    cudaError_t e = enqueue_grid(w, c, n, timed);
+    cudaError_t e = enqueue_grid(w, c, n, timed, obs);
     if (e) return e;
     if (integ == AD_INTEGRATOR_RK4) {
         const ad_state *base = c->state[c->cur];
@@ -796,7 +799,7 @@ static ad_status cuda_step(ad_world *w, uint64_t nsteps)
         c->dt_stale = 0;
     }
     if (w->def.integrator == AD_INTEGRATOR_VERLET && !c->primed) {
-        if (enqueue_grid(w, c, n, 0) != cudaSuccess) return ad_fail(AD_ERR_BACKEND, "cuda", "grid launch failed");
+        if (enqueue_grid(w, c, n, 0, 1) != cudaSuccess) return ad_fail(AD_ERR_BACKEND, "cuda", "grid launch failed");
         launch_interact<AD_INTEGRATOR_VERLET, AD_PASS_PRIME, true>(w, c, n);
         CU(cudaGetLastError());
         c->primed = 1;

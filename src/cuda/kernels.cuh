@@ -58,6 +58,7 @@ struct ad_thread_sums {
     unsigned nonfinite, skin;
 };
 
+template <bool OBS = true>
 __device__ __forceinline__ void ad_block_reduce(const ad_thread_sums &mine, ad_dev_sums *out)
 {
     __shared__ double sh[AD_CUDA_BLOCK / 32][11];
@@ -69,7 +70,9 @@ __device__ __forceinline__ void ad_block_reduce(const ad_thread_sums &mine, ad_d
 #pragma unroll
     for (int k = 0; k < 11; k++) {
         float x = mine.v[k];
-        if (k < 4 || __any_sync(0xffffffffu, x != 0.0f))
+        const bool snapshot = k >= 1 && k <= 3; /* zero on steps nobody reads (ad_sums_contacts) */
+        if (!OBS && snapshot) x = 0.0f;
+        else if (k == 0 || snapshot || __any_sync(0xffffffffu, x != 0.0f))
             for (int o = 16; o > 0; o >>= 1) x += __shfl_down_sync(0xffffffffu, x, o);
         if (lane == 0) sh[warp][k] = x;
     }
@@ -77,7 +80,7 @@ __device__ __forceinline__ void ad_block_reduce(const ad_thread_sums &mine, ad_d
     unsigned c = mine.nonfinite, d = mine.skin;
     for (int o = 16; o > 0; o >>= 1) {
         a = fmaxf(a, __shfl_down_sync(0xffffffffu, a, o));
-        b = fmaxf(b, __shfl_down_sync(0xffffffffu, b, o));
+        if (OBS) b = fmaxf(b, __shfl_down_sync(0xffffffffu, b, o));
     }
     c = __reduce_add_sync(0xffffffffu, c);
     d = __reduce_add_sync(0xffffffffu, d);
@@ -134,22 +137,30 @@ __device__ __forceinline__ void ad_block_diag(unsigned occ, unsigned over, unsig
     }
 }
 
+/* OBS = false: a step nobody reads. Its sums keep what the time step and the running
+ * integrals need (kinetic energy, virial, forces on the body and walls, largest speed,
+ * non-finite count) and leave the snapshot-only ones at zero (elastic energy, momentum,
+ * largest overlap): the compiler then drops their arithmetic from the contact loop too. */
+template <bool OBS = true>
 __device__ __forceinline__ void ad_sums_contacts(ad_thread_sums &b, const ad_accum &a)
 {
-    b.v[1] += a.energy;
+    if (OBS) b.v[1] += a.energy;
     b.v[4] += a.virial;
     b.v[5] += a.body_fx;
     b.v[6] += a.body_fy;
     for (int k = 0; k < 4; k++) b.v[7 + k] += a.wall[k];
-    b.max_overlap = fmaxf(b.max_overlap, a.max_overlap);
+    if (OBS) b.max_overlap = fmaxf(b.max_overlap, a.max_overlap);
 }
 
+template <bool OBS = true>
 __device__ __forceinline__ void ad_sums_motion(ad_thread_sums &b, const ad_params &p, ad_state s)
 {
     float v2 = s.vx * s.vx + s.vy * s.vy;
     b.v[0] += 0.5f * p.mass * v2;
-    b.v[2] += p.mass * s.vx;
-    b.v[3] += p.mass * s.vy;
+    if (OBS) {
+        b.v[2] += p.mass * s.vx;
+        b.v[3] += p.mass * s.vy;
+    }
     b.vmax2 = fmaxf(b.vmax2, v2);
     b.nonfinite += !(isfinite(s.x) && isfinite(s.y) && isfinite(s.vx) && isfinite(s.vy));
 }
@@ -393,7 +404,7 @@ __global__ void __launch_bounds__(AD_CUDA_BLOCK, AD_INTERACT_MIN_BLOCKS)
             pressure[s] = a.pressure;
             virial[s] = a.virial;
         }
-        ad_sums_contacts(sums, a);
+        ad_sums_contacts<OBS>(sums, a);
         ad_state nw;
         if (PASS == AD_PASS_PRIME) {
             nw = me;
@@ -413,9 +424,9 @@ __global__ void __launch_bounds__(AD_CUDA_BLOCK, AD_INTERACT_MIN_BLOCKS)
         }
         if (OBS || INTEG == AD_INTEGRATOR_VERLET) acc_out[s] = ad_accel{ax, ay};
         out[s] = nw;
-        ad_sums_motion(sums, p, nw);
+        ad_sums_motion<OBS>(sums, p, nw);
     }
-    ad_block_reduce(sums, &blocks[blockIdx.x]);
+    ad_block_reduce<OBS>(sums, &blocks[blockIdx.x]);
     if (BIN == AD_BIN_DIAG) ad_block_diag(diag.occ, diag.over, diag.out, &blocks[blockIdx.x]);
 }
 
