@@ -24,14 +24,17 @@ static void usage(void)
 }
 
 /* Bytes a step must move per disc (each array read or written once per pass), for the
- * symplectic Euler fast path: the scatter reads cell, rank, start, state, id (32) and
- * writes state and id (20); the gather-and-integrate reads the state (16; neighbours
- * come from cache), writes state, pressure, virial and acceleration (32), reads start
- * twice per neighbour row (about 8), and bins the new position for the next step: it
- * writes cell and rank (8) and bumps a counter (4); per cell, the counter memset (4) and
- * the scan (8). (Before the bin moved into the pass, a bin kernel read the state again:
- * 16 more, 168 bytes a disc in the default tunnel instead of 152.) */
-static double model_bytes(double cells_per_disc) { return 12 + 52 + 56 + 12 * cells_per_disc; }
+ * symplectic Euler fast path on a step nobody reads (all but the last of a call): the
+ * scatter reads rank, start, state, id (28; the cell is computed from the state) and writes
+ * state and id (20); the gather-and-integrate reads the state (16; neighbours come from
+ * cache) and start twice per neighbour row (about 8), and writes the state (16); it bins the
+ * new position for the next step: writes the rank (4) and bumps a counter (4); per cell, the
+ * counter memset (4) and the scan (8). An observed step also writes pressure, virial and
+ * acceleration (16 more). History: 168 bytes a disc in the default tunnel with a separate bin
+ * kernel (it read the state again), 152 with the bin in the pass and the observables counted
+ * on every step, 128 now (the cell no longer stored and read back, and the model counts what
+ * a step that is not read must write). */
+static double model_bytes(double cells_per_disc) { return 8 + 48 + 40 + 12 * cells_per_disc; }
 
 int main(int argc, char **argv)
 {

@@ -473,9 +473,15 @@ static int bin_mode(const ad_world *w, const cuda_world *c, int obs)
     return w->def.diagnostics && obs ? AD_BIN_DIAG : AD_BIN_FAST;
 }
 
+/* Where the bins keep each disc's cell: only the deterministic path reads it back. */
+static unsigned *keep_cells(const ad_world *w, const cuda_world *c)
+{
+    return w->def.deterministic ? c->cell_of : NULL;
+}
+
 static ad_bin_next bin_next(const ad_world *w, const cuda_world *c)
 {
-    return ad_bin_next{c->cell_of, c->rank, c->count, w->stats.cell_capacity};
+    return ad_bin_next{keep_cells(w, c), c->rank, c->count, w->stats.cell_capacity};
 }
 
 /* Steps 1-3 on the stream: the state (and accelerations) end in cell order. Step 1
@@ -493,18 +499,18 @@ static cudaError_t enqueue_grid(ad_world *w, cuda_world *c, unsigned n, int time
         /* warp-aggregated atomics pay where discs pile up (dev/cuda/bin.cu): chosen from
          * the last known largest occupancy */
         int diag = w->def.diagnostics && obs, agg = c->aggregate;
+        const ad_state *q = c->state[c->cur];
+        unsigned *keep = keep_cells(w, c), cap = w->stats.cell_capacity;
         if (diag && agg)
-            k_bin_aggregated<true><<<gb, AD_CUDA_BLOCK, 0, st>>>(w->params, c->state[c->cur], n, c->cell_of, c->rank,
-                                                                 c->count, w->stats.cell_capacity, c->blocks);
+            k_bin_aggregated<true><<<gb, AD_CUDA_BLOCK, 0, st>>>(w->params, q, n, keep, c->rank, c->count, cap,
+                                                                 c->blocks);
         else if (diag)
-            k_bin<true><<<gb, AD_CUDA_BLOCK, 0, st>>>(w->params, c->state[c->cur], n, c->cell_of, c->rank, c->count,
-                                                      w->stats.cell_capacity, c->blocks);
+            k_bin<true><<<gb, AD_CUDA_BLOCK, 0, st>>>(w->params, q, n, keep, c->rank, c->count, cap, c->blocks);
         else if (agg)
-            k_bin_aggregated<false><<<gb, AD_CUDA_BLOCK, 0, st>>>(w->params, c->state[c->cur], n, c->cell_of,
-                                                                  c->rank, c->count, 0, c->blocks);
+            k_bin_aggregated<false><<<gb, AD_CUDA_BLOCK, 0, st>>>(w->params, q, n, keep, c->rank, c->count, 0,
+                                                                  c->blocks);
         else
-            k_bin<false><<<gb, AD_CUDA_BLOCK, 0, st>>>(w->params, c->state[c->cur], n, c->cell_of, c->rank,
-                                                       c->count, 0, c->blocks);
+            k_bin<false><<<gb, AD_CUDA_BLOCK, 0, st>>>(w->params, q, n, keep, c->rank, c->count, 0, c->blocks);
     }
     if (e) return e;
     e = timed ? cudaEventRecord(c->phase[1], st) : cudaSuccess;
@@ -535,7 +541,7 @@ static cudaError_t enqueue_grid(ad_world *w, cuda_world *c, unsigned n, int time
         k_gather<<<gb, AD_CUDA_BLOCK, 0, st>>>(n, c->perm, c->state[c->cur], c->id[c->idp], acc_in, c->state[nx],
                                                 c->id[!c->idp], acc_out);
     } else {
-        k_scatter<<<gb, AD_CUDA_BLOCK, 0, st>>>(n, c->cell_of, c->rank, c->start, c->state[c->cur], c->id[c->idp],
+        k_scatter<<<gb, AD_CUDA_BLOCK, 0, st>>>(w->params, n, c->rank, c->start, c->state[c->cur], c->id[c->idp],
                                                  acc_in, c->state[nx], c->id[!c->idp], acc_out);
     }
     c->cur = nx;

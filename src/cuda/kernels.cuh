@@ -167,9 +167,10 @@ __device__ __forceinline__ void ad_sums_motion(ad_thread_sums &b, const ad_param
 
 /* ------------------------------------------------------------- step 1: bin -- */
 
-/* Cell of each disc, kept; the counter's old value is the disc's rank in its cell,
- * so the scatter needs no second pass of atomics (the cursor of DESIGN.md step 3
- * is taken here). DIAG adds the occupancy diagnostics; the fast path has none. */
+/* Cell of each disc, kept where cell_of is given (the deterministic path; the fast path's
+ * scatter computes it again from the state it reads anyway); the counter's old value is the
+ * disc's rank in its cell, so the scatter needs no second pass of atomics (the cursor of
+ * DESIGN.md step 3 is taken here). DIAG adds the occupancy diagnostics. */
 template <bool DIAG>
 __global__ void __launch_bounds__(AD_CUDA_BLOCK)
     k_bin(ad_params p, const ad_state *__restrict__ s, unsigned n, unsigned *__restrict__ cell_of,
@@ -180,7 +181,7 @@ __global__ void __launch_bounds__(AD_CUDA_BLOCK)
     if (i < n) {
         float4 q = reinterpret_cast<const float4 *>(s)[i];
         unsigned c = ad_cell_index(&p, q.x, q.y);
-        cell_of[i] = c;
+        if (cell_of) cell_of[i] = c;
         unsigned old = atomicAdd(&count[c], 1u);
         rank[i] = old;
         occ = old + 1;
@@ -206,7 +207,7 @@ __global__ void __launch_bounds__(AD_CUDA_BLOCK)
     if (i < n) {
         q = reinterpret_cast<const float4 *>(s)[i];
         c = ad_cell_index(&p, q.x, q.y);
-        cell_of[i] = c;
+        if (cell_of) cell_of[i] = c;
     }
     unsigned peers = __match_any_sync(0xffffffffu, c);
     int leader = __ffs(peers) - 1, lane = threadIdx.x & 31;
@@ -225,16 +226,19 @@ __global__ void __launch_bounds__(AD_CUDA_BLOCK)
 
 /* --------------------------------------------------------- step 3: scatter -- */
 
-/* Fast path: each disc goes to start[cell] + rank; the state leaves in cell order. */
-__global__ void k_scatter(unsigned n, const unsigned *__restrict__ cell_of, const unsigned *__restrict__ rank,
+/* Fast path: each disc goes to start[cell] + rank; the state leaves in cell order. The
+ * cell is computed again from the state (the same function of the same floats as the bin's):
+ * cheaper than storing it in the pass and reading it back. */
+__global__ void k_scatter(ad_params p, unsigned n, const unsigned *__restrict__ rank,
                           const unsigned *__restrict__ start, const ad_state *__restrict__ s_in,
                           const unsigned *__restrict__ id_in, const ad_accel *__restrict__ a_in,
                           ad_state *__restrict__ s_out, unsigned *__restrict__ id_out, ad_accel *__restrict__ a_out)
 {
     unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    unsigned slot = start[cell_of[i]] + rank[i];
-    reinterpret_cast<float4 *>(s_out)[slot] = reinterpret_cast<const float4 *>(s_in)[i];
+    float4 q = reinterpret_cast<const float4 *>(s_in)[i];
+    unsigned slot = start[ad_cell_index(&p, q.x, q.y)] + rank[i];
+    reinterpret_cast<float4 *>(s_out)[slot] = q;
     id_out[slot] = id_in[i];
     if (a_out) a_out[slot] = a_in[i];
 }
@@ -292,6 +296,28 @@ enum { AD_PASS_STEP = 0, AD_PASS_PRIME = 1 };
  * at zero distance ad_contact_disc adds exact zeros, cheaper than a divergent branch.
  * Each candidate's state is loaded one iteration ahead. Returns 0, having done
  * nothing, where this shape does not apply (the caller takes gather.h's loops). */
+/* The list's loop: slot of entry k is b[row] + k - (entries of the rows before). x needs
+ * no minimum image (the list is never used at a periodic seam column, so every candidate is
+ * within a cell in x); y only where the rows wrap (WRAP_Y: the loop is compiled twice rather
+ * than testing the axis for every candidate). */
+template <bool WRAP_Y>
+__device__ __forceinline__ void ad_list_loop(const ad_params &p, const ad_state *__restrict__ s, ad_state me,
+                                             const unsigned b[3], const unsigned n[3], ad_accum *a)
+{
+    unsigned n01 = n[0] + n[1], total = n01 + n[2];
+    if (total == 0) return;
+#define AD_LIST_SLOT(k) ((k) < n[0] ? b[0] + (k) : (k) < n01 ? b[1] + ((k) - n[0]) : b[2] + ((k) - n01))
+    float4 o = reinterpret_cast<const float4 *>(s)[AD_LIST_SLOT(0u)];
+    for (unsigned k = 0; k < total; k++) {
+        float4 q = o;
+        if (k + 1 < total) o = reinterpret_cast<const float4 *>(s)[AD_LIST_SLOT(k + 1)];
+        float dx = q.x - me.x;
+        float dy = WRAP_Y ? ad_min_image(q.y - me.y, 1, p.len_y, p.half_y) : q.y - me.y;
+        ad_contact_disc(&p, dx, dy, q.z - me.vx, q.w - me.vy, a);
+    }
+#undef AD_LIST_SLOT
+}
+
 __device__ __forceinline__ int ad_gather_discs_list(const ad_params &p, const unsigned *__restrict__ start,
                                                     const ad_state *__restrict__ s, ad_state me, int cx, int cy,
                                                     ad_accum *a)
@@ -313,19 +339,8 @@ __device__ __forceinline__ int ad_gather_discs_list(const ad_params &p, const un
         b[d] = j0;
         n[d] = row < 0 ? 0u : j1 - j0;
     }
-    unsigned n01 = n[0] + n[1], total = n01 + n[2];
-    if (total == 0) return 1;
-    /* slot of list entry k */
-#define AD_LIST_SLOT(k) ((k) < n[0] ? b[0] + (k) : (k) < n01 ? b[1] + ((k) - n[0]) : b[2] + ((k) - n01))
-    float4 o = reinterpret_cast<const float4 *>(s)[AD_LIST_SLOT(0u)];
-    for (unsigned k = 0; k < total; k++) {
-        float4 q = o;
-        if (k + 1 < total) o = reinterpret_cast<const float4 *>(s)[AD_LIST_SLOT(k + 1)];
-        float dx = ad_min_image(q.x - me.x, p.periodic_x, p.len_x, p.half_x);
-        float dy = ad_min_image(q.y - me.y, p.periodic_y, p.len_y, p.half_y);
-        ad_contact_disc(&p, dx, dy, q.z - me.vx, q.w - me.vy, a);
-    }
-#undef AD_LIST_SLOT
+    if (p.periodic_y) ad_list_loop<true>(p, s, me, b, n, a);
+    else ad_list_loop<false>(p, s, me, b, n, a);
     return 1;
 }
 
@@ -348,11 +363,12 @@ struct ad_grid_gather {
     }
 };
 
-/* Blocks per multiprocessor the gather kernel is compiled for: 6 caps it at 40 registers
- * (75% occupancy; the diagnostics variant spills 24 bytes), 4 % faster than 5 (48 registers,
- * no spills) at 1.6e7 discs on an H200 (docs/PERFORMANCE.md). */
+/* Blocks per multiprocessor the gather kernel is compiled for: 8 caps it at 32 registers
+ * (full occupancy, 48-64 bytes of spills to L1), 5 % faster than 6 (40 registers, no spills),
+ * which was 4 % faster than 5 (48), at 1.6e7 discs on an H200 (docs/PERFORMANCE.md); 7 gives
+ * the same 32-register code. */
 #ifndef AD_INTERACT_MIN_BLOCKS
-#define AD_INTERACT_MIN_BLOCKS 6
+#define AD_INTERACT_MIN_BLOCKS 8
 #endif
 
 /* One thread per slot: gather contacts, integrate, apply boundaries, write the
@@ -362,7 +378,7 @@ struct ad_grid_gather {
  * occupancy diagnostics. Discs listed for re-entry are binned by k_reenter, once
  * their place is chosen. rank may be NULL where nobody reads it. */
 struct ad_bin_next {
-    unsigned *cell_of, *rank, *count;
+    unsigned *cell_of, *rank, *count; /* cell_of: NULL where nobody reads it (fast path) */
     unsigned capacity;
 };
 
@@ -376,7 +392,7 @@ __device__ __forceinline__ void ad_bin_one(const ad_params &p, const ad_bin_next
                                            ad_bin_diag *d)
 {
     unsigned c = ad_cell_index(&p, x, y);
-    b.cell_of[s] = c;
+    if (b.cell_of) b.cell_of[s] = c;
     unsigned old = atomicAdd(&b.count[c], 1u);
     if (b.rank) b.rank[s] = old;
     d->occ = old + 1;
@@ -569,20 +585,37 @@ __device__ __forceinline__ ad_dev_sums ad_sums_load_cg(const ad_dev_sums *p)
     return r;
 }
 
-/* The records in[a..b) folded in a fixed tree order; CG: written by other blocks of this kernel. */
+/* Lane + o's record added to this lane's (a warp shuffle per field). */
+__device__ __forceinline__ void ad_sums_add_down(ad_dev_sums &t, unsigned o)
+{
+    const unsigned m = 0xffffffffu;
+    for (int k = 0; k < 11; k++) t.v[k] += __shfl_down_sync(m, t.v[k], o);
+    t.vmax2 = fmaxf(t.vmax2, __shfl_down_sync(m, t.vmax2, o));
+    t.max_overlap = fmaxf(t.max_overlap, __shfl_down_sync(m, t.max_overlap, o));
+    t.nonfinite += __shfl_down_sync(m, t.nonfinite, o);
+    t.skin += __shfl_down_sync(m, t.skin, o);
+    t.occupancy = max(t.occupancy, __shfl_down_sync(m, t.occupancy, o));
+    t.overflow += __shfl_down_sync(m, t.overflow, o);
+    t.outside += __shfl_down_sync(m, t.outside, o);
+}
+
+/* The records in[a..b) folded in a fixed order (each thread's strided share, then a warp
+ * tree of shuffles, then the warps in order by thread 0: registers, not a tree of
+ * 128-byte records in shared memory, whose same-bank accesses serialised 32 ways).
+ * CG: written by other blocks of this kernel. The result is valid in thread 0. */
 template <bool CG = false>
 __device__ __forceinline__ ad_dev_sums ad_sums_range(const ad_dev_sums *in, unsigned a, unsigned b,
-                                                     ad_dev_sums *part /* shared, AD_CUDA_BLOCK records */)
+                                                     ad_dev_sums *part /* shared, AD_CUDA_BLOCK / 32 records */)
 {
     ad_dev_sums t = {};
     for (unsigned i = a + threadIdx.x; i < b; i += blockDim.x) ad_sums_add(t, CG ? ad_sums_load_cg(in + i) : in[i]);
-    part[threadIdx.x] = t;
+    for (unsigned o = 16; o > 0; o >>= 1) ad_sums_add_down(t, o);
+    if ((threadIdx.x & 31) == 0) part[threadIdx.x >> 5] = t;
     __syncthreads();
-    for (unsigned w = blockDim.x / 2; w > 0; w >>= 1) {
-        if (threadIdx.x < w) ad_sums_add(part[threadIdx.x], part[threadIdx.x + w]);
-        __syncthreads();
-    }
-    return part[0];
+    if (threadIdx.x == 0)
+        for (unsigned w = 1; w < blockDim.x / 32; w++) ad_sums_add(t, part[w]);
+    __syncthreads(); /* part is free again */
+    return t;
 }
 
 #define AD_REDUCE_BLOCKS 512
@@ -595,7 +628,7 @@ __global__ void __launch_bounds__(AD_CUDA_BLOCK) k_fold_step(const ad_dev_sums *
                                                              unsigned nblocks, ad_dev_sums *shares, ad_ctrl *ctrl,
                                                              ad_dt_rule rule, float inv_radius)
 {
-    __shared__ ad_dev_sums part[AD_CUDA_BLOCK];
+    __shared__ ad_dev_sums part[AD_CUDA_BLOCK / 32];
     __shared__ bool last;
     unsigned chunk = (nblocks + gridDim.x - 1) / gridDim.x;
     unsigned a = blockIdx.x * chunk, b = min(a + chunk, nblocks);
