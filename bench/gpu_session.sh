@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds aerodem on the lent GPU machine and runs the GPU tests and benchmarks; logs go to $OUT.
 # Usage: bench/gpu_session.sh STAGE...   stages: build tests shock bvh broadphase sanitize bench
-#        variants-build variants bench-big profile
+#        variants-build variants bench-big grid profile
 # Libraries the machine lacks (libinih, libpng headers) come as Debian packages in .debs/ (an ignored
 # folder carried to the machine), unpacked under /tmp/dep. Fetch them once on the development machine:
 #   mkdir -p .debs && cd .debs && apt-get download libinih-dev libinih1 libinireader0 libpng-dev \
@@ -108,6 +108,11 @@ for stage in "$@"; do
     setup_deps
     log "benchmark: default tunnel, 2.56e8 and 1e9"
     ./build-gpu/bench_core --backend cuda --fast --scene scenes/default.ini --sizes 2.56e8,1e9 --steps 30 --threads 16 --csv "$OUT/bench_gpu_big.csv" 2>&1 | tee "$OUT/bench_gpu_big.log"
+    ;;
+  grid)
+    setup_deps
+    log "benchmark: the grid pipeline alone (bin + scan + scatter), 1e6 discs into 2e6 cells and 1.6e7 into 3.2e7"
+    ./build-gpu/bench_grid_cuda --sizes ${GRID_SIZES:-1e6,1.6e7} --csv "$OUT/grid_h200.csv" 2>&1 | tee "$OUT/grid_h200.log"
     ;;
   profile)
     setup_deps

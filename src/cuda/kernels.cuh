@@ -296,7 +296,10 @@ enum { AD_PASS_STEP = 0, AD_PASS_PRIME = 1 };
  * at zero distance ad_contact_disc adds exact zeros, cheaper than a divergent branch.
  * Each candidate's state is loaded one iteration ahead. Returns 0, having done
  * nothing, where this shape does not apply (the caller takes gather.h's loops). */
-/* The list's loop: slot of entry k is b[row] + k - (entries of the rows before). x needs
+/* The list's loop. The slot of the next entry is stepped, not computed: one past the
+ * last, or the start of the next row where the entry count reaches a row's end (tests on
+ * the entry count, which are exact whatever order the rows' slot ranges have), and the load
+ * past the list's end reads its first entry again instead of branching around it. x needs
  * no minimum image (the list is never used at a periodic seam column, so every candidate is
  * within a cell in x); y only where the rows wrap (WRAP_Y: the loop is compiled twice rather
  * than testing the axis for every candidate). */
@@ -306,16 +309,18 @@ __device__ __forceinline__ void ad_list_loop(const ad_params &p, const ad_state 
 {
     unsigned n01 = n[0] + n[1], total = n01 + n[2];
     if (total == 0) return;
-#define AD_LIST_SLOT(k) ((k) < n[0] ? b[0] + (k) : (k) < n01 ? b[1] + ((k) - n[0]) : b[2] + ((k) - n01))
-    float4 o = reinterpret_cast<const float4 *>(s)[AD_LIST_SLOT(0u)];
-    for (unsigned k = 0; k < total; k++) {
+    const float4 *s4 = reinterpret_cast<const float4 *>(s);
+    unsigned first = n[0] ? b[0] : n[1] ? b[1] : b[2], j = first;
+    float4 o = s4[j];
+    for (unsigned k = 1; k <= total; k++) {
         float4 q = o;
-        if (k + 1 < total) o = reinterpret_cast<const float4 *>(s)[AD_LIST_SLOT(k + 1)];
+        j = k == n[0] ? b[1] : j + 1;
+        j = k == n01 ? b[2] : j;
+        o = s4[k < total ? j : first];
         float dx = q.x - me.x;
         float dy = WRAP_Y ? ad_min_image(q.y - me.y, 1, p.len_y, p.half_y) : q.y - me.y;
         ad_contact_disc(&p, dx, dy, q.z - me.vx, q.w - me.vy, a);
     }
-#undef AD_LIST_SLOT
 }
 
 __device__ __forceinline__ int ad_gather_discs_list(const ad_params &p, const unsigned *__restrict__ start,

@@ -68,16 +68,21 @@ static inline double ad_contact_duration(double m_eff, double k, double gamma)
 AD_HD static inline void ad_contact_disc(const ad_params *p, float dx, float dy, float dvx, float dvy, ad_accum *a)
 {
     float d2 = dx * dx + dy * dy;
-    /* apart, or coincident (no normal): no force */
-    float touch = (d2 < p->diameter_sq && d2 > 0.0f) ? 1.0f : 0.0f;
 #if defined(__CUDA_ARCH__) && !defined(AD_CUDA_IEEE_CONTACT)
     /* the GPU's reciprocal square root (one instruction, within 2 ulp) in place of a
      * correctly rounded square root and division (about 16 instructions and two slow-path
-     * branches): distances agree with the CPU's to about 1e-7 relative */
-    float rinv = rsqrtf(d2 > 0.0f ? d2 : 1.0f);
+     * branches): distances agree with the CPU's to about 1e-7 relative. Its input is kept
+     * normal (a centre distance below 1e-19 counts as coincident, where the CPU's test is
+     * d2 > 0), so the flush-to-zero form needs no subnormal fix-up (3 instructions less). */
+    int normal = d2 >= 1.17549435e-38f; /* FLT_MIN */
+    float touch = (d2 < p->diameter_sq && normal) ? 1.0f : 0.0f;
+    float rinv;
+    asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(rinv) : "f"(normal ? d2 : 1.0f));
     float dist = d2 * rinv;
     float inv = touch * rinv; /* 0 when apart, 1/dist when touching */
 #else
+    /* apart, or coincident (no normal): no force */
+    float touch = (d2 < p->diameter_sq && d2 > 0.0f) ? 1.0f : 0.0f;
     float dist = sqrtf(d2);
     float inv = touch / (dist + (1.0f - touch)); /* 0 when apart, 1/dist when touching */
 #endif
