@@ -96,8 +96,11 @@ static size_t per_particle(const ad_world_def *d)
         if (d->integrator == AD_INTEGRATOR_RK4) b += 3 * sizeof(ad_state);
         return b;
     }
-    b += 4 /* cell_of */ + 4 /* rank */;
-    if (d->deterministic) b += 3 * 4; /* perm, iota, sorted keys */
+    b += 4 /* rank */;
+    if (d->deterministic) b += 3 * 4; /* cell_of (the fast path computes the cell again), perm, members */
+#ifdef AD_CUDA_DET_SORT
+    if (d->deterministic) b += 4; /* the sort's keys */
+#endif
     if (d->integrator == AD_INTEGRATOR_RK4) b += 3 * sizeof(ad_state);
     return b;
 }
@@ -138,10 +141,13 @@ static size_t cuda_bytes_needed(const ad_world_def *d, const ad_params *p)
     if (d->broad_phase == AD_BROAD_PHASE_BVH) {
         size_t t2 = sort_temp_bytes(d->capacity, 32);
         temp = temp > t2 ? temp : t2;
-    } else if (d->deterministic) {
+    }
+#ifdef AD_CUDA_DET_SORT
+    if (d->broad_phase != AD_BROAD_PHASE_BVH && d->deterministic) {
         size_t t2 = sort_temp_bytes(d->capacity, bits_for(ncell));
         temp = temp > t2 ? temp : t2;
     }
+#endif
     return d->capacity * per_particle(d) + 2 * (ncell + 1) * 4 + blocks * sizeof(ad_dev_sums) + temp + sizeof(ad_ctrl) +
            AD_REENTRY_MAX * sizeof(ad_reentry_spot);
 }
@@ -247,10 +253,7 @@ static ad_status cuda_create(ad_world *w)
         ALLOC(c->id[k], n * 4);
         ALLOC(c->acc[k], n * sizeof(ad_accel));
     }
-    if (!c->bvh) {
-        ALLOC(c->cell_of, n * 4);
-        ALLOC(c->rank, n * 4);
-    }
+    if (!c->bvh) ALLOC(c->rank, n * 4);
     ALLOC(c->reentry, (n + 1) * 4);
     ALLOC(c->reentry_at, AD_REENTRY_MAX * sizeof(ad_reentry_spot));
     ALLOC(c->pressure, n * 4);
@@ -272,11 +275,14 @@ static ad_status cuda_create(ad_world *w)
         size_t t2 = sort_temp_bytes(n, 32);
         if (t2 > c->temp_bytes) c->temp_bytes = t2;
     } else if (d->deterministic) {
+        ALLOC(c->cell_of, n * 4);
         ALLOC(c->perm, n * 4);
         ALLOC(c->iota, n * 4);
+#ifdef AD_CUDA_DET_SORT
         ALLOC(c->keys_out, n * 4);
         size_t t2 = sort_temp_bytes(n, c->key_bits);
         if (t2 > c->temp_bytes) c->temp_bytes = t2;
+#endif
     }
     ALLOC(c->temp, c->temp_bytes);
     if (d->integrator == AD_INTEGRATOR_RK4)
