@@ -20,26 +20,8 @@
 
 #include <cub/device/device_scan.cuh>
 
+#include "bench_cuda_util.cuh"
 #include "cuda/kernels.cuh"
-
-#define CK(x)                                                                                                     \
-    do {                                                                                                          \
-        cudaError_t e_ = (x);                                                                                     \
-        if (e_ != cudaSuccess) {                                                                                  \
-            fprintf(stderr, "bench_grid_cuda: CUDA error %s at %s:%d\n", cudaGetErrorString(e_), __FILE__,      \
-                    __LINE__);                                                                                    \
-            exit(1);                                                                                              \
-        }                                                                                                         \
-    } while (0)
-
-static unsigned long long rng = 88172645463325252ull;
-static double urand()
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return (double)(rng >> 11) * (1.0 / 9007199254740992.0);
-}
 
 struct grid_bufs {
     unsigned n, ncell;

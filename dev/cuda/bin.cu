@@ -6,25 +6,8 @@
 #include <cstdlib>
 #include <vector>
 
+#include "../../bench/bench_cuda_util.cuh"
 #include "../../src/cuda/kernels.cuh"
-
-#define CK(x)                                                                                                     \
-    do {                                                                                                          \
-        cudaError_t e = (x);                                                                                      \
-        if (e != cudaSuccess) {                                                                                   \
-            printf("CUDA error %s at %s:%d\n", cudaGetErrorString(e), __FILE__, __LINE__);                        \
-            exit(1);                                                                                              \
-        }                                                                                                         \
-    } while (0)
-
-static unsigned long long rng_state = 88172645463325252ull;
-static double urand()
-{
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return (rng_state >> 11) * (1.0 / 9007199254740992.0);
-}
 
 int main(int argc, char **argv)
 {
