@@ -294,6 +294,8 @@ static ad_status cuda_create(ad_world *w)
 #undef ALLOC
     /* the diagnostics fields stay zero when the bin kernel does not write them */
     if (e == cudaSuccess) e = cudaMemset(c->blocks, 0, (size_t)c->nblocks_cap * sizeof(ad_dev_sums));
+    /* the re-entry list starts empty; after that each step's fold empties it */
+    if (e == cudaSuccess) e = cudaMemset(c->reentry, 0, 4);
     if (e == cudaSuccess) e = cudaMallocHost((void **)&c->ctrl_host, sizeof(ad_ctrl));
     for (int k = 0; k < 2 && e == cudaSuccess; k++) e = cudaEventCreateWithFlags(&c->batch[k], cudaEventDisableTiming);
     for (int k = 0; k < 2 && e == cudaSuccess; k++) e = cudaEventRecord(c->batch[k], c->stream);
@@ -430,7 +432,6 @@ static cudaError_t enqueue_bvh(ad_world *w, cuda_world *c, unsigned n, int timed
     cudaStream_t st = c->stream;
     unsigned gb = grid_of(n);
     cudaError_t e = timed ? cudaEventRecord(c->phase[0], st) : cudaSuccess;
-    if (!e && w->params.flow_x) e = cudaMemsetAsync(c->reentry, 0, 4, st);
     if (e) return e;
     if (w->def.diagnostics)
         k_morton<true><<<gb, AD_CUDA_BLOCK, 0, st>>>(w->params, c->state[c->cur], n, c->code, c->bindex, c->blocks);
@@ -499,7 +500,6 @@ static cudaError_t enqueue_grid(ad_world *w, cuda_world *c, unsigned n, int time
     cudaStream_t st = c->stream;
     unsigned gb = grid_of(n);
     cudaError_t e = timed ? cudaEventRecord(c->phase[0], st) : cudaSuccess;
-    if (!e && w->params.flow_x) e = cudaMemsetAsync(c->reentry, 0, 4, st);
     if (!e && !c->binned) {
         e = cudaMemsetAsync(c->count, 0, (c->ncell + 1) * 4, st);
         /* warp-aggregated atomics pay where discs pile up (dev/cuda/bin.cu): chosen from
@@ -716,9 +716,11 @@ static cudaError_t enqueue_step(ad_world *w, cuda_world *c, unsigned n, int time
             else launch_interact<AD_INTEGRATOR_SYMPLECTIC_EULER, AD_PASS_STEP, false>(w, c, n);
         }
     }
-    unsigned nb = grid_of(n), nr = nb < AD_REDUCE_BLOCKS ? nb : AD_REDUCE_BLOCKS;
+    unsigned nb = grid_of(n), nr = (nb + AD_FOLD_SHARE - 1) / AD_FOLD_SHARE;
+    if (nr > AD_REDUCE_BLOCKS) nr = AD_REDUCE_BLOCKS;
+    /* the fold also empties the re-entry list: the next step starts with it empty */
     k_fold_step<<<nr, AD_CUDA_BLOCK, 0, st>>>(c->blocks, nb, c->blocks2, c->ctrl, dt_rule(w),
-                                              (float)(1.0 / w->def.radius));
+                                              (float)(1.0 / w->def.radius), w->params.flow_x ? c->reentry : NULL);
     e = cudaGetLastError();
     return e || !timed ? e : cudaEventRecord(c->phase[4], st);
 }

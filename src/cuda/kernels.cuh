@@ -627,15 +627,17 @@ __device__ __forceinline__ ad_dev_sums ad_sums_range(const ad_dev_sums *in, unsi
     return t;
 }
 
-#define AD_REDUCE_BLOCKS 512
+#define AD_REDUCE_BLOCKS 512 /* at most this many first-level blocks in k_fold_step */
+#define AD_FOLD_SHARE 128     /* and about this many partials each, so a small world takes few */
 
-/* Step 6 in one kernel: AD_REDUCE_BLOCKS blocks each fold a contiguous share of the
- * partials into `shares`; the last block to finish (a counter in ctrl, after a fence) folds
- * the shares in their fixed order, advances time and chooses the next step, on the device:
- * nothing goes back to the host, and the sums do not depend on which block came last. */
+/* Step 6 in one kernel: its blocks (a number fixed by the disc count) each fold a contiguous
+ * share of the partials into `shares`; the last block to finish (a counter in ctrl, after a
+ * fence) folds the shares in their fixed order, advances time and chooses the next step, on
+ * the device: nothing goes back to the host, and the sums do not depend on which block came
+ * last. It also empties the re-entry list (reentry, where given) for the next step's pass. */
 __global__ void __launch_bounds__(AD_CUDA_BLOCK) k_fold_step(const ad_dev_sums *__restrict__ blocks,
                                                              unsigned nblocks, ad_dev_sums *shares, ad_ctrl *ctrl,
-                                                             ad_dt_rule rule, float inv_radius)
+                                                             ad_dt_rule rule, float inv_radius, unsigned *reentry)
 {
     __shared__ ad_dev_sums part[AD_CUDA_BLOCK / 32];
     __shared__ bool last;
@@ -653,6 +655,7 @@ __global__ void __launch_bounds__(AD_CUDA_BLOCK) k_fold_step(const ad_dev_sums *
     ad_dev_sums s = ad_sums_range<true>(shares, 0, gridDim.x, part);
     if (threadIdx.x == 0) {
         ctrl->fold_done = 0;
+        if (reentry) reentry[0] = 0;
         double dt = ctrl->dt;
         ctrl->ke = s.v[0];
         ctrl->pe = s.v[1];
