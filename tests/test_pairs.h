@@ -100,7 +100,11 @@ static size_t grid_pairs(const ad_params *p, const ad_state *s, size_t n, int th
     /* the reorder moves ids along with states: with ids 0..n-1 they come out as the permutation */
     uint32_t *ids = malloc(n * sizeof *ids);
     for (size_t i = 0; i < n; i++) ids[i] = (uint32_t)i;
-    ad_cpu_reorder(cell_of, n, start, count, ncell, 4, threads, s, sorted, ids, perm, NULL, NULL, &diag);
+    /* room for every disc in the foreign lists: random sets are mostly foreign to their
+     * thread's window, so the listing path of the reorder is the one tested */
+    uint32_t *foreign = malloc(n * sizeof *foreign);
+    ad_cpu_reorder(cell_of, n, start, count, ncell, 4, threads, s, sorted, ids, perm, NULL, NULL, foreign, n, &diag);
+    free(foreign);
     free(ids);
 
     if (start[ncell] != n) {

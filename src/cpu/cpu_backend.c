@@ -38,6 +38,10 @@ static size_t per_particle_bytes(const ad_world_def *d)
     return b;
 }
 
+/* Entries of the reorder's foreign lists: a disc in 16 may leave its thread's cells in one
+ * step before the reorder falls back to reading every disc on every thread. */
+static size_t foreign_entries(size_t capacity) { return capacity / 16 + 4096; }
+
 static size_t cpu_bytes_needed(const ad_world_def *d, const ad_params *p)
 {
     size_t blocks = (d->capacity + AD_BLOCK - 1) / AD_BLOCK;
@@ -45,7 +49,7 @@ static size_t cpu_bytes_needed(const ad_world_def *d, const ad_params *p)
     size_t broad = d->broad_phase == AD_BROAD_PHASE_BVH ? ad_cpu_bvh_bytes(d->capacity)
                                                         : (2 * cells_of(p) + 1) * sizeof(uint32_t);
     return d->capacity * per_particle_bytes(d) + broad + blocks * (sizeof(ad_block_sums) + sizeof(uint32_t)) +
-           sizeof(cpu_world) + 2 * AD_CPU_PAD * sizeof(ad_state);
+           sizeof(cpu_world) + 2 * AD_CPU_PAD * sizeof(ad_state) + foreign_entries(d->capacity) * sizeof(uint32_t);
 }
 
 static void cpu_destroy(ad_world *w)
@@ -59,6 +63,7 @@ static void cpu_destroy(ad_world *w)
     for (int k = 0; k < 3; k++) free(c->rk[k]);
     free(c->id);
     free(c->id_tmp);
+    free(c->foreign);
     free(c->accel);
     free(c->cell_of);
     free(c->blk_outside);
@@ -136,6 +141,8 @@ static ad_status cpu_create(ad_world *w)
     if (d->integrator != AD_INTEGRATOR_VERLET) c->accel = alloc_touch(c->cap * sizeof(ad_accel), t, &fail);
     c->id = alloc_touch(c->cap * sizeof(uint32_t), t, &fail);
     c->id_tmp = alloc_touch(c->cap * sizeof(uint32_t), t, &fail);
+    c->foreign_cap = foreign_entries(c->cap);
+    c->foreign = alloc_touch(c->foreign_cap * sizeof(uint32_t), t, &fail);
     c->cell_of = alloc_touch(c->cap * sizeof(uint32_t), t, &fail);
     c->pressure = alloc_touch(c->cap * sizeof(float), t, &fail);
     c->virial = alloc_touch(c->cap * sizeof(float), t, &fail);
@@ -197,7 +204,8 @@ static void build_grid(ad_world *w, cpu_world *c, size_t n)
     double t2 = now();
     memset(c->count, 0, c->ncell * sizeof(uint32_t)); /* the counters become the cursor */
     ad_cpu_reorder(c->cell_of, n, c->start, c->count, c->ncell, w->stats.cell_capacity, c->threads,
-                   c->state[c->cur], c->state[!c->cur], c->id, c->id_tmp, c->acc[c->cur], c->acc[!c->cur], &diag);
+                   c->state[c->cur], c->state[!c->cur], c->id, c->id_tmp, c->acc[c->cur], c->acc[!c->cur], c->foreign,
+                   c->foreign_cap, &diag);
     uint32_t *idst = c->id_tmp;
     c->cur = !c->cur;
     c->id_tmp = c->id;

@@ -17,6 +17,8 @@ typedef struct cpu_world {
     size_t cap, ncell, nblocks;
     ad_state *state[2]; /* hot state, double-buffered: [cur] is current */
     uint32_t *id, *id_tmp; /* ids of the current order; scratch for the reorder */
+    uint32_t *foreign;     /* the reorder's lists of discs that left their thread's cells */
+    size_t foreign_cap;
     int cur;
     uint32_t *cell_of, *count, *start;
     uint32_t *blk_outside; /* per block: discs binned outside the domain by the gather pass */

@@ -26,9 +26,12 @@ void ad_cpu_scan(const uint32_t *count, uint32_t *start, size_t ncell, int threa
  * goes to slot start[c] + k of dst, idst and adst (adst may be NULL): a stable
  * counting sort, the same for any number of threads. `cursor` (the count array,
  * reused) must be zeroed. Occupancy diagnostics against `capacity` come from the
- * ranks: the largest rank + 1 is the largest occupancy, ranks >= capacity overflow. */
+ * ranks: the largest rank + 1 is the largest occupancy, ranks >= capacity overflow.
+ * `foreign` (foreign_cap entries) is scratch for the threads' lists of discs that left
+ * their index window's cells; any size works (a small one costs speed, not results). */
 void ad_cpu_reorder(const uint32_t *cell_of, size_t n, const uint32_t *start, uint32_t *cursor, size_t ncell,
                     uint32_t capacity, int threads, const ad_state *src, ad_state *dst, const uint32_t *isrc,
-                    uint32_t *idst, const ad_accel *asrc, ad_accel *adst, ad_grid_diag *diag);
+                    uint32_t *idst, const ad_accel *asrc, ad_accel *adst, uint32_t *foreign, size_t foreign_cap,
+                    ad_grid_diag *diag);
 
 #endif
