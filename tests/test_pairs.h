@@ -104,6 +104,18 @@ static size_t grid_pairs(const ad_params *p, const ad_state *s, size_t n, int th
      * thread's window, so the listing path of the reorder is the one tested */
     uint32_t *foreign = malloc(n * sizeof *foreign);
     ad_cpu_reorder(cell_of, n, start, count, ncell, 4, threads, s, sorted, ids, perm, NULL, NULL, foreign, n, &diag);
+    /* and with lists too short for them: every thread reads every disc, the same order */
+    uint32_t *perm_short = malloc(n * sizeof *perm_short);
+    ad_state *sorted_short = malloc(n * sizeof *sorted_short);
+    memset(count, 0, ncell * sizeof *count);
+    ad_cpu_reorder(cell_of, n, start, count, ncell, 4, threads, s, sorted_short, ids, perm_short, NULL, NULL, foreign,
+                   8, &diag);
+    if (memcmp(perm, perm_short, n * sizeof *perm) || memcmp(sorted, sorted_short, n * sizeof *sorted)) {
+        printf("  the reorder with short lists differs from the one with room for every disc\n");
+        (*errors)++;
+    }
+    free(perm_short);
+    free(sorted_short);
     free(foreign);
     free(ids);
 
