@@ -372,13 +372,20 @@ struct ad_grid_gather {
     }
 };
 
-/* Blocks per multiprocessor the gather kernel is compiled for: 8 caps it at 32 registers
- * (full occupancy, 48-64 bytes of spills to L1), 5 % faster than 6 (40 registers, no spills),
- * which was 4 % faster than 5 (48), at 1.6e7 discs on an H200 (docs/PERFORMANCE.md); 7 gives
- * the same 32-register code. */
+/* Blocks per multiprocessor the interact kernel is compiled for, by broad phase. The grid's:
+ * 8 caps it at 32 registers (full occupancy, 48-64 bytes of spills to L1), 5 % faster than 6
+ * (40 registers, no spills), which was 4 % faster than 5 (48), at 1.6e7 discs on an H200
+ * (docs/PERFORMANCE.md); 7 gives the same 32-register code. The BVH's walks keep 5, the bound
+ * they were measured with (at 32 registers the local-stack walk spills 92 bytes; not measured). */
 #ifndef AD_INTERACT_MIN_BLOCKS
 #define AD_INTERACT_MIN_BLOCKS 8
 #endif
+template <class G> struct ad_interact_min_blocks {
+    static constexpr int value = 5;
+};
+template <> struct ad_interact_min_blocks<ad_grid_gather> {
+    static constexpr int value = AD_INTERACT_MIN_BLOCKS;
+};
 
 /* One thread per slot: gather contacts, integrate, apply boundaries, write the
  * other buffer and the observables, and the block's partial sums. */
@@ -410,7 +417,7 @@ __device__ __forceinline__ void ad_bin_one(const ad_params &p, const ad_bin_next
 }
 
 template <int INTEG, int PASS, bool OBS, class G, int BIN = AD_BIN_NONE>
-__global__ void __launch_bounds__(AD_CUDA_BLOCK, AD_INTERACT_MIN_BLOCKS)
+__global__ void __launch_bounds__(AD_CUDA_BLOCK, ad_interact_min_blocks<G>::value)
     k_interact(ad_params p, G gather, unsigned n, const ad_state *__restrict__ in, ad_state *__restrict__ out, const unsigned *__restrict__ ids,
                const ad_accel *__restrict__ acc_in, ad_accel *__restrict__ acc_out, float *__restrict__ pressure,
                float *__restrict__ virial, const ad_ctrl *__restrict__ ctrl, ad_dev_sums *__restrict__ blocks,
