@@ -40,9 +40,10 @@ static void enqueue(grid_bufs &g, int det, int phase, cudaStream_t st)
 {
     unsigned gb = (g.n + AD_CUDA_BLOCK - 1) / AD_CUDA_BLOCK;
     if (phase == PH_CLEAR || phase == PH_ALL) CK(cudaMemsetAsync(g.count, 0, (g.ncell + 1) * 4, st));
-    if (phase == PH_BIN || phase == PH_ALL)
-        k_bin<false><<<gb, AD_CUDA_BLOCK, 0, st>>>(g.p, g.s_in, g.n, det ? g.cell_of : NULL, g.rank, g.count, 0,
-                                                    g.diag);
+    if (phase == PH_BIN || phase == PH_ALL) {
+        ad_bin_next b = {det ? g.cell_of : NULL, g.rank, g.count, 0}; /* the cell kept where read back */
+        k_bin<false><<<gb, AD_CUDA_BLOCK, 0, st>>>(g.p, g.s_in, g.n, b, g.diag);
+    }
     if (phase == PH_SCAN || phase == PH_ALL) {
         size_t tb = g.temp_bytes;
         CK(cub::DeviceScan::ExclusiveSum(g.temp, tb, g.count, g.start, (int)(g.ncell + 1), st));

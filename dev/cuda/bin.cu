@@ -59,10 +59,11 @@ int main(int argc, char **argv)
             for (int rep = 0; rep < 7; rep++) {
                 CK(cudaMemset(count, 0, ncell * 4));
                 cudaEventRecord(e0);
-                if (v == 0) k_bin<false><<<gb, 256>>>(p, ds, n, cell_of, rank, count, 64, diag);
-                if (v == 1) k_bin<true><<<gb, 256>>>(p, ds, n, cell_of, rank, count, 64, diag);
-                if (v == 2) k_bin_aggregated<false><<<gb, 256>>>(p, ds, n, cell_of, rank, count, 64, diag);
-                if (v == 3) k_bin_aggregated<true><<<gb, 256>>>(p, ds, n, cell_of, rank, count, 64, diag);
+                ad_bin_next b = {cell_of, rank, count, 64};
+                if (v == 0) k_bin<false><<<gb, 256>>>(p, ds, n, b, diag);
+                if (v == 1) k_bin<true><<<gb, 256>>>(p, ds, n, b, diag);
+                if (v == 2) k_bin_aggregated<false><<<gb, 256>>>(p, ds, n, b, diag);
+                if (v == 3) k_bin_aggregated<true><<<gb, 256>>>(p, ds, n, b, diag);
                 cudaEventRecord(e1);
                 CK(cudaEventSynchronize(e1));
                 float ms;

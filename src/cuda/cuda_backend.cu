@@ -506,17 +506,11 @@ static cudaError_t enqueue_grid(ad_world *w, cuda_world *c, unsigned n, int time
          * the last known largest occupancy */
         int diag = w->def.diagnostics && obs, agg = c->aggregate;
         const ad_state *q = c->state[c->cur];
-        unsigned *keep = keep_cells(w, c), cap = w->stats.cell_capacity;
-        if (diag && agg)
-            k_bin_aggregated<true><<<gb, AD_CUDA_BLOCK, 0, st>>>(w->params, q, n, keep, c->rank, c->count, cap,
-                                                                 c->blocks);
-        else if (diag)
-            k_bin<true><<<gb, AD_CUDA_BLOCK, 0, st>>>(w->params, q, n, keep, c->rank, c->count, cap, c->blocks);
-        else if (agg)
-            k_bin_aggregated<false><<<gb, AD_CUDA_BLOCK, 0, st>>>(w->params, q, n, keep, c->rank, c->count, 0,
-                                                                  c->blocks);
-        else
-            k_bin<false><<<gb, AD_CUDA_BLOCK, 0, st>>>(w->params, q, n, keep, c->rank, c->count, 0, c->blocks);
+        ad_bin_next b = bin_next(w, c);
+        if (diag && agg) k_bin_aggregated<true><<<gb, AD_CUDA_BLOCK, 0, st>>>(w->params, q, n, b, c->blocks);
+        else if (diag) k_bin<true><<<gb, AD_CUDA_BLOCK, 0, st>>>(w->params, q, n, b, c->blocks);
+        else if (agg) k_bin_aggregated<false><<<gb, AD_CUDA_BLOCK, 0, st>>>(w->params, q, n, b, c->blocks);
+        else k_bin<false><<<gb, AD_CUDA_BLOCK, 0, st>>>(w->params, q, n, b, c->blocks);
     }
     if (e) return e;
     e = timed ? cudaEventRecord(c->phase[1], st) : cudaSuccess;

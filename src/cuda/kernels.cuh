@@ -167,36 +167,55 @@ __device__ __forceinline__ void ad_sums_motion(ad_thread_sums &b, const ad_param
 
 /* ------------------------------------------------------------- step 1: bin -- */
 
-/* Cell of each disc, kept where cell_of is given (the deterministic path; the fast path's
- * scatter computes it again from the state it reads anyway); the counter's old value is the
- * disc's rank in its cell, so the scatter needs no second pass of atomics (the cursor of
- * DESIGN.md step 3 is taken here). DIAG adds the occupancy diagnostics. */
+/* Binning one disc (step 1): its cell, its rank in it (the counter's old value) and the
+ * occupancy diagnostics. k_bin bins every disc; the pass bins each disc where it has
+ * just written its new position, for the next step, and k_reenter the discs listed for
+ * re-entry once their place is chosen. */
+struct ad_bin_next {
+    unsigned *cell_of, *rank, *count; /* cell_of: NULL where nobody reads it (fast path) */
+    unsigned capacity;
+};
+
+enum { AD_BIN_NONE = 0, AD_BIN_FAST = 1, AD_BIN_DIAG = 2 };
+
+struct ad_bin_diag {
+    unsigned occ, over, out;
+};
+
+__device__ __forceinline__ void ad_bin_one(const ad_params &p, const ad_bin_next &b, unsigned s, float x, float y,
+                                           ad_bin_diag *d)
+{
+    unsigned c = ad_cell_index(&p, x, y);
+    if (b.cell_of) b.cell_of[s] = c;
+    unsigned old = atomicAdd(&b.count[c], 1u);
+    b.rank[s] = old;
+    d->occ = old + 1;
+    d->over = old + 1 > b.capacity;
+    d->out = ad_outside_domain(&p, x, y);
+}
+
+/* Every disc binned (ad_bin_one), the cell kept where bin.cell_of is given (the deterministic
+ * path; the fast path's scatter computes it again from the state it reads anyway); the rank
+ * saves the scatter a second pass of atomics (the cursor of DESIGN.md step 3 is taken here).
+ * DIAG adds the occupancy diagnostics. */
 template <bool DIAG>
 __global__ void __launch_bounds__(AD_CUDA_BLOCK)
-    k_bin(ad_params p, const ad_state *__restrict__ s, unsigned n, unsigned *__restrict__ cell_of,
-          unsigned *__restrict__ rank, unsigned *__restrict__ count, unsigned capacity, ad_dev_sums *__restrict__ diag)
+    k_bin(ad_params p, const ad_state *__restrict__ s, unsigned n, ad_bin_next bin, ad_dev_sums *__restrict__ diag)
 {
     unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
-    unsigned occ = 0, over = 0, out = 0;
+    ad_bin_diag d = {0, 0, 0};
     if (i < n) {
         float4 q = reinterpret_cast<const float4 *>(s)[i];
-        unsigned c = ad_cell_index(&p, q.x, q.y);
-        if (cell_of) cell_of[i] = c;
-        unsigned old = atomicAdd(&count[c], 1u);
-        rank[i] = old;
-        occ = old + 1;
-        over = old + 1 > capacity;
-        out = ad_outside_domain(&p, q.x, q.y);
+        ad_bin_one(p, bin, i, q.x, q.y, &d);
     }
-    if (DIAG) ad_block_diag(occ, over, out, &diag[blockIdx.x]);
+    if (DIAG) ad_block_diag(d.occ, d.over, d.out, &diag[blockIdx.x]);
 }
 
 /* Warp-aggregated variant for piled-up gases: lanes with the same cell elect a
  * leader that adds the group's size once (__match_any_sync). */
 template <bool DIAG>
 __global__ void __launch_bounds__(AD_CUDA_BLOCK)
-    k_bin_aggregated(ad_params p, const ad_state *__restrict__ s, unsigned n, unsigned *__restrict__ cell_of,
-                     unsigned *__restrict__ rank, unsigned *__restrict__ count, unsigned capacity,
+    k_bin_aggregated(ad_params p, const ad_state *__restrict__ s, unsigned n, ad_bin_next bin,
                      ad_dev_sums *__restrict__ diag)
 {
     unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -207,18 +226,18 @@ __global__ void __launch_bounds__(AD_CUDA_BLOCK)
     if (i < n) {
         q = reinterpret_cast<const float4 *>(s)[i];
         c = ad_cell_index(&p, q.x, q.y);
-        if (cell_of) cell_of[i] = c;
+        if (bin.cell_of) bin.cell_of[i] = c;
     }
     unsigned peers = __match_any_sync(0xffffffffu, c);
     int leader = __ffs(peers) - 1, lane = threadIdx.x & 31;
     unsigned base = 0;
-    if (lane == leader && i < n) base = atomicAdd(&count[c], (unsigned)__popc(peers));
+    if (lane == leader && i < n) base = atomicAdd(&bin.count[c], (unsigned)__popc(peers));
     base = __shfl_sync(0xffffffffu, base, leader);
     if (i < n) {
         unsigned old = base + __popc(peers & ((1u << lane) - 1u));
-        rank[i] = old;
+        bin.rank[i] = old;
         occ = old + 1;
-        over = old + 1 > capacity;
+        over = old + 1 > bin.capacity;
         out = ad_outside_domain(&p, q.x, q.y);
     }
     if (DIAG) ad_block_diag(occ, over, out, &diag[blockIdx.x]);
@@ -287,15 +306,6 @@ __global__ void k_iota(unsigned n, unsigned *__restrict__ v)
 
 enum { AD_PASS_STEP = 0, AD_PASS_PRIME = 1 };
 
-/* The disc contacts of ad_gather_discs (gather.h) for the usual grid, a cell of at
- * least the contact distance (reach 1) and a column away from a periodic seam: the
- * three rows' slot ranges are one list, walked by one loop. Row by row, a warp waits
- * for its longest row three times (about 13 candidates for 3.4 useful ones at area
- * fraction 0.3); one list waits once for the longest list (about 9). The order of
- * the terms is gather.h's, so the sums are the same. The disc itself is not skipped:
- * at zero distance ad_contact_disc adds exact zeros, cheaper than a divergent branch.
- * Each candidate's state is loaded one iteration ahead. Returns 0, having done
- * nothing, where this shape does not apply (the caller takes gather.h's loops). */
 /* The list's loop. The slot of the next entry is stepped, not computed: one past the
  * last, or the start of the next row where the entry count reaches a row's end (tests on
  * the entry count, which are exact whatever order the rows' slot ranges have), and the load
@@ -327,6 +337,15 @@ __device__ __forceinline__ void ad_list_loop(const ad_params &p, const ad_state 
     }
 }
 
+/* The disc contacts of ad_gather_discs (gather.h) for the usual grid, a cell of at
+ * least the contact distance (reach 1) and a column away from a periodic seam: the
+ * three rows' slot ranges are one list, walked by one loop. Row by row, a warp waits
+ * for its longest row three times (about 13 candidates for 3.4 useful ones at area
+ * fraction 0.3); one list waits once for the longest list (about 9). The order of
+ * the terms is gather.h's, so the sums are the same. The disc itself is not skipped:
+ * at zero distance ad_contact_disc adds exact zeros, cheaper than a divergent branch.
+ * Each candidate's state is loaded one iteration ahead. Returns 0, having done
+ * nothing, where this shape does not apply (the caller takes gather.h's loops). */
 __device__ __forceinline__ int ad_gather_discs_list(const ad_params &p, const unsigned *__restrict__ start,
                                                     const ad_state *__restrict__ s, ad_state me, int cx, int cy,
                                                     ad_accum *a)
@@ -389,33 +408,6 @@ template <> struct ad_interact_min_blocks<ad_grid_gather> {
 
 /* One thread per slot: gather contacts, integrate, apply boundaries, write the
  * other buffer and the observables, and the block's partial sums. */
-/* The next step's bin (step 1), done where a pass has just written a disc's new
- * position: the cell, the rank in it (the counter's old value) and, for DIAG, the
- * occupancy diagnostics. Discs listed for re-entry are binned by k_reenter, once
- * their place is chosen. rank may be NULL where nobody reads it. */
-struct ad_bin_next {
-    unsigned *cell_of, *rank, *count; /* cell_of: NULL where nobody reads it (fast path) */
-    unsigned capacity;
-};
-
-enum { AD_BIN_NONE = 0, AD_BIN_FAST = 1, AD_BIN_DIAG = 2 };
-
-struct ad_bin_diag {
-    unsigned occ, over, out;
-};
-
-__device__ __forceinline__ void ad_bin_one(const ad_params &p, const ad_bin_next &b, unsigned s, float x, float y,
-                                           ad_bin_diag *d)
-{
-    unsigned c = ad_cell_index(&p, x, y);
-    if (b.cell_of) b.cell_of[s] = c;
-    unsigned old = atomicAdd(&b.count[c], 1u);
-    if (b.rank) b.rank[s] = old;
-    d->occ = old + 1;
-    d->over = old + 1 > b.capacity;
-    d->out = ad_outside_domain(&p, x, y);
-}
-
 template <int INTEG, int PASS, bool OBS, class G, int BIN = AD_BIN_NONE>
 __global__ void __launch_bounds__(AD_CUDA_BLOCK, ad_interact_min_blocks<G>::value)
     k_interact(ad_params p, G gather, unsigned n, const ad_state *__restrict__ in, ad_state *__restrict__ out, const unsigned *__restrict__ ids,
