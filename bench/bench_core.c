@@ -29,12 +29,17 @@ static void usage(void)
  * state and id (20); the gather-and-integrate reads the state (16; neighbours come from
  * cache) and start twice per neighbour row (about 8), and writes the state (16); it bins the
  * new position for the next step: writes the rank (4) and bumps a counter (4); per cell, the
- * counter memset (4) and the scan (8). An observed step also writes pressure, virial and
- * acceleration (16 more). History: 168 bytes a disc in the default tunnel with a separate bin
- * kernel (it read the state again), 152 with the bin in the pass and the observables counted
- * on every step, 128 now (the cell no longer stored and read back, and the model counts what
- * a step that is not read must write). */
-static double model_bytes(double cells_per_disc) { return 8 + 48 + 40 + 12 * cells_per_disc; }
+ * counter memset (b, the counter's bytes) and the scan (b + 4). An observed step also writes
+ * pressure, virial and acceleration (16 more). History: 168 bytes a disc in the default
+ * tunnel with a separate bin kernel (it read the state again), 152 with the bin in the pass
+ * and the observables counted on every step, 128 with the cell no longer stored and read back
+ * and the model counting what a step that is not read must write, 112 with the GPU's 8-bit
+ * cell counters (src/cuda/counts.cuh; 2.6 cells a disc). */
+static double model_bytes(double cells_per_disc, unsigned counter_bits)
+{
+    double b = counter_bits / 8.0;
+    return 8 + 48 + 40 + (4 + 2 * b) * cells_per_disc;
+}
 
 int main(int argc, char **argv)
 {
@@ -148,7 +153,7 @@ int main(int argc, char **argv)
         double ph[AD_PHASE_COUNT];
         for (int p = 0; p < AD_PHASE_COUNT; p++) ph[p] = 1e3 * (s1.phase_seconds[p] - s0.phase_seconds[p]) / steps;
         double cells = (double)s1.grid_nx * s1.grid_ny;
-        double mb = model_bytes(cells / (double)added), achieved = mb * ps;
+        double mb = model_bytes(cells / (double)added, s1.cell_counter_bits), achieved = mb * ps;
         int thr = s1.threads > 0 ? s1.threads : 1;
         double bpp = 0;
         {

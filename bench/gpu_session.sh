@@ -45,6 +45,8 @@ for stage in "$@"; do
     ;;
   tests)
     setup_deps
+    log "cell counters and their scan"
+    ./build-gpu/tests/test_scan_gpu 2>&1 | tee "$OUT/test_scan_gpu.log" | tail -30
     log "gpu test"
     ./build-gpu/tests/test_gpu 2>&1 | tee "$OUT/test_gpu.log" | tail -25
     log "core suite on the GPU backend"

@@ -106,11 +106,10 @@ static void determinism(void)
     ad_world_destroy(r);
 }
 
-/* `steps`: 10^4, or fewer for compute-sanitizer (test_gpu quick) */
-static void invariants(int steps)
+/* The tunnel of world d on the fast (non-deterministic) path: no disc lost or duplicated
+ * after `steps` steps. */
+static void tunnel_kept(const char *what, ad_world_def d, int steps)
 {
-    /* the tunnel: no disc lost or duplicated (fast, non-deterministic path) */
-    ad_world_def d = gt_def(AD_BACKEND_CUDA, AD_INTEGRATOR_SYMPLECTIC_EULER);
     d.deterministic = 0;
     ad_world *w;
     REQUIRE_OK(ad_world_create(&d, &w));
@@ -129,15 +128,23 @@ static void invariants(int steps)
     size_t dup = 0, outside = 0;
     for (size_t i = 0; i < got; i++) {
         if (id[i] >= n || seen[id[i]]++) dup++;
-        if (!(p[i].x >= 0 && p[i].x < 80 && p[i].y > -0.5 && p[i].y < 50.5)) outside++;
+        if (!(p[i].x >= d.x_min && p[i].x < d.x_max && p[i].y > d.y_min - 0.5 && p[i].y < d.y_max + 0.5)) outside++;
     }
-    printf("tunnel, %d steps on the GPU: %zu discs (started with %zu), %zu repeated ids, %zu outside\n", steps, s.count,
-           n, dup, outside);
+    printf("%s, %d steps on the GPU: %zu discs (started with %zu), %zu repeated ids, %zu outside\n", what, steps,
+           s.count, n, dup, outside);
     ENSURE(s.count == n && got == n && dup == 0 && outside == 0);
     free(seen);
     free(p);
     free(id);
     ad_world_destroy(w);
+}
+
+/* `steps`: 10^4, or fewer for compute-sanitizer (test_gpu quick) */
+static void invariants(int steps)
+{
+    tunnel_kept("tunnel", gt_def(AD_BACKEND_CUDA, AD_INTEGRATOR_SYMPLECTIC_EULER), steps);
+    ad_world_def d;
+    ad_world *w;
 
     /* a periodic box: total momentum */
     d = ad_default_world_def();
@@ -157,6 +164,62 @@ static void invariants(int steps)
            steps, a.momentum_x, a.momentum_y, b.momentum_x, b.momentum_y,
            hypot(b.momentum_x - a.momentum_x, b.momentum_y - a.momentum_y) / scale);
     ENSURE_LE(hypot(b.momentum_x - a.momentum_x, b.momentum_y - a.momentum_y), 1e-4 * scale);
+    ad_world_destroy(w);
+}
+
+/* The GPU's cell counters at each of their widths (src/cuda/counts.cuh): cells one diameter
+ * wide (8 bits), 12 diameters (16 bits: ~70 discs a cell) and 40 with a capacity past 65535
+ * (32 bits: ~450 discs a cell, past what 8 bits hold; the tunnel 120 m long): the CPU's discs after 10 steps in
+ * deterministic mode, and the fast path keeps every disc. Then a counter pushed past its width
+ * (300 discs dropped into one cell) fails the step with a message, and nothing is written
+ * outside the arrays meanwhile (test_gpu quick runs this under memcheck). */
+static void counter_widths(int steps)
+{
+    const struct {
+        double cell;
+        size_t capacity;
+        uint32_t bits;
+    } k[] = {{0, 20000, 8}, {12, 20000, 16}, {40, 70000, 32}};
+    printf("cell counters of each width:\n");
+    for (int i = 0; i < 3; i++) {
+        ad_world_def dc = gt_def(AD_BACKEND_CPU, AD_INTEGRATOR_SYMPLECTIC_EULER);
+        dc.cell_size = k[i].cell;
+        dc.capacity = k[i].capacity;
+        if (k[i].cell > 26) dc.x_max = 3 * k[i].cell; /* the flow axis holds three cells */
+        ad_world_def dg = dc;
+        dg.backend = AD_BACKEND_CUDA;
+        ad_world *c = gt_create(&dc), *g = gt_create(&dg);
+        gt_fill(c);
+        gt_fill(g);
+        ad_stats s = tu_stats(g);
+        ENSURE_MSG(s.cell_counter_bits == k[i].bits, "cells of %g m: %u-bit counters, expected %u", k[i].cell,
+                   s.cell_counter_bits, k[i].bits);
+        REQUIRE_OK(ad_world_step(c, 10));
+        REQUIRE_OK(ad_world_step(g, 10));
+        s = tu_stats(g);
+        char what[96];
+        snprintf(what, sizeof what, "%u-bit, %u discs in a cell, 10 steps", s.cell_counter_bits,
+                 s.max_cell_occupancy);
+        compare(what, c, g, 1e-4, 1e-4);
+        ad_world_destroy(c);
+        ad_world_destroy(g);
+        snprintf(what, sizeof what, "  tunnel, %u-bit counters", k[i].bits);
+        tunnel_kept(what, dg, steps);
+    }
+
+    ad_world_def d = ad_default_world_def();
+    d.backend = AD_BACKEND_CUDA;
+    d.capacity = 1000;
+    d.x_max = d.y_max = 20;
+    ad_world *w = gt_create(&d);
+    ENSURE(tu_stats(w).cell_counter_bits == 8);
+    ad_particle p[300];
+    for (int i = 0; i < 300; i++) /* all in the cell [10, 11) x [10, 11), deep in each other */
+        p[i] = (ad_particle){10.02f + 0.05f * (float)(i % 20), 10.02f + 0.06f * (float)(i / 20), 0, 0};
+    REQUIRE_OK(ad_world_add_particles(w, p, 300));
+    ad_status st = ad_world_step(w, 3);
+    printf("  300 discs in one cell of 8-bit counters: %s\n", st.message);
+    ENSURE(st.code == AD_ERR_UNSTABLE && strstr(st.message, "cell counters"));
     ad_world_destroy(w);
 }
 
@@ -206,6 +269,7 @@ int main(int argc, char **argv)
     agreement();
     if (!race) determinism();
     invariants(race ? 20 : quick ? 100 : 10000);
+    if (!race) counter_widths(quick ? 100 : 2000);
     if (!quick && !race) default_scene(AD_SOURCE_DIR);
     return tu_finish("test_gpu");
 }

@@ -47,6 +47,8 @@ int main(int argc, char **argv)
         CK(cudaMalloc(&cell_of, n * 4));
         CK(cudaMalloc(&rank, n * 4));
         CK(cudaMalloc(&count, ncell * 4));
+        unsigned *ovf;
+        CK(cudaMalloc(&ovf, 4));
         CK(cudaMemcpy(ds, s.data(), n * sizeof(ad_state), cudaMemcpyHostToDevice));
         cudaEvent_t e0, e1;
         cudaEventCreate(&e0);
@@ -59,7 +61,7 @@ int main(int argc, char **argv)
             for (int rep = 0; rep < 7; rep++) {
                 CK(cudaMemset(count, 0, ncell * 4));
                 cudaEventRecord(e0);
-                ad_bin_next b = {cell_of, rank, count, 64};
+                ad_bin_next b = {cell_of, rank, ad_counts{count, 0, ovf}, 64}; /* 32-bit counters: piles */
                 if (v == 0) k_bin<false><<<gb, 256>>>(p, ds, n, b, diag);
                 if (v == 1) k_bin<true><<<gb, 256>>>(p, ds, n, b, diag);
                 if (v == 2) k_bin_aggregated<false><<<gb, 256>>>(p, ds, n, b, diag);
@@ -84,6 +86,7 @@ int main(int argc, char **argv)
         cudaFree(cell_of);
         cudaFree(rank);
         cudaFree(count);
+        cudaFree(ovf);
         cudaFree(diag);
     }
     return 0;

@@ -363,9 +363,11 @@ ad_status ad_world_load(const char *path, ad_backend backend, int threads, ad_wo
     /* the run's history; the new world's own backend, threads and timers stand */
     ad_backend b = w->stats.backend;
     int t = w->stats.threads;
+    uint32_t bits = w->stats.cell_counter_bits;
     w->stats = stats;
     w->stats.backend = b;
     w->stats.threads = t;
+    w->stats.cell_counter_bits = bits;
     w->stats.count = snap.n;
     for (int k = 0; k < AD_PHASE_COUNT; k++) w->stats.phase_seconds[k] = 0.0;
     TRYL(w->ops->import_state(w, &snap)); /* a device backend takes its statistics from w->stats */

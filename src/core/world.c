@@ -317,8 +317,7 @@ ad_status ad_world_create(const ad_world_def *def, ad_world **out)
     } else {
         /* discs whose centres fit in a cell with no two closer than a diameter:
          * hexagonal packing of centres over the cell grown by a radius each side */
-        double ax = p.cell_x + def->radius * 2.0, ay = p.cell_y + def->radius * 2.0;
-        double n = floor(ax * ay / (2.0 * sqrt(3.0) * def->radius * def->radius)) + 1.0;
+        double n = floor(ad_cell_packing(p.cell_x, p.cell_y, def->radius)) + 1.0;
         w->stats.cell_capacity = (uint32_t)fmin(n, 4294967295.0);
     }
     w->stats.backend = ops == &ad_cpu_backend ? AD_BACKEND_CPU : AD_BACKEND_CUDA;

@@ -122,6 +122,7 @@ static ad_status cpu_create(ad_world *w)
     c->threads = 1;
 #endif
     w->stats.threads = c->threads;
+    w->stats.cell_counter_bits = 32;
 #ifdef AD_CPU_X86
     __builtin_cpu_init();
     c->avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && !getenv("AD_CPU_NO_AVX2");

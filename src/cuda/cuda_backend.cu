@@ -2,7 +2,6 @@
 #include <cuda_runtime.h>
 
 #include <cub/device/device_radix_sort.cuh>
-#include <cub/device/device_scan.cuh>
 
 #include <cmath>
 #include <cstdio>
@@ -28,7 +27,10 @@ struct cuda_world {
     unsigned *id[2];
     int cur; /* state parity: a step flips it twice (scatter, interact), so it is the same after every step */
     int idp; /* id parity: the scatter alone moves ids, so it flips once a step */
-    unsigned *cell_of, *rank, *count, *start;
+    unsigned *cell_of, *rank, *start;
+    unsigned *count;   /* the cell counters, 32 >> count_lg bits a cell (counts.cuh) */
+    unsigned count_lg;
+    unsigned *scan_state; /* the scan's sum a tile (counts.cuh) */
     unsigned *perm, *iota, *keys_out; /* deterministic mode */
     unsigned *reentry;                /* count, then the slots of discs past the outlet */
     ad_reentry_spot *reentry_at;      /* where they go (AD_REENTRY_MAX) */
@@ -113,11 +115,10 @@ static size_t sort_temp_bytes(size_t n, int bits)
     return t;
 }
 
-static size_t scan_temp_bytes(size_t ncell)
+/* The width of the world's cell counters (counts.cuh). */
+static unsigned count_lg(const ad_world_def *d, const ad_params *p)
 {
-    size_t t = 0;
-    cub::DeviceScan::ExclusiveSum(nullptr, t, (const unsigned *)nullptr, (unsigned *)nullptr, (int)(ncell + 1));
-    return t;
+    return ad_count_lg(ad_cell_packing(p->cell_x, p->cell_y, d->radius), d->capacity);
 }
 
 static int bits_for(size_t ncell)
@@ -137,18 +138,17 @@ static size_t cuda_bytes_needed(const ad_world_def *d, const ad_params *p)
 {
     size_t ncell = grid_cells(d, p);
     size_t blocks = (d->capacity + AD_CUDA_BLOCK - 1) / AD_CUDA_BLOCK;
-    size_t temp = scan_temp_bytes(ncell);
-    if (d->broad_phase == AD_BROAD_PHASE_BVH) {
-        size_t t2 = sort_temp_bytes(d->capacity, 32);
-        temp = temp > t2 ? temp : t2;
-    }
+    size_t temp = 0;
+    if (d->broad_phase == AD_BROAD_PHASE_BVH) temp = sort_temp_bytes(d->capacity, 32);
 #ifdef AD_CUDA_DET_SORT
     if (d->broad_phase != AD_BROAD_PHASE_BVH && d->deterministic) {
         size_t t2 = sort_temp_bytes(d->capacity, bits_for(ncell));
         temp = temp > t2 ? temp : t2;
     }
 #endif
-    return d->capacity * per_particle(d) + 2 * (ncell + 1) * 4 + blocks * sizeof(ad_dev_sums) + temp + sizeof(ad_ctrl) +
+    unsigned lg = count_lg(d, p);
+    size_t cells = ad_count_bytes(ncell, lg) + ad_start_slots(ncell, lg) * 4 + ad_scan_state_bytes(ncell, lg);
+    return d->capacity * per_particle(d) + cells + blocks * sizeof(ad_dev_sums) + temp + sizeof(ad_ctrl) +
            AD_REENTRY_MAX * sizeof(ad_reentry_spot);
 }
 
@@ -159,7 +159,7 @@ static void cuda_destroy(ad_world *w)
     for (int k = 0; k < 4; k++)
         if (c->graph_ok[k / 2][k % 2]) cudaGraphExecDestroy(c->graph[k / 2][k % 2]);
     void *ptrs[] = {c->state[0], c->state[1], c->id[0],   c->id[1],   c->cell_of, c->rank,      c->count,
-                    c->start,    c->perm,     c->iota,    c->keys_out, c->temp,   c->pressure,  c->virial,
+                    c->scan_state, c->start,    c->perm,     c->iota,    c->keys_out, c->temp,   c->pressure,  c->virial,
                     c->acc[0],   c->acc[1],   c->rk[0],   c->rk[1],   c->rk[2],   c->blocks,    c->blocks2,  c->ctrl,
                     c->vmax_bits, c->segs,    c->seg_start, c->seg_index, c->field_sums, c->reentry,
                     c->reentry_at,
@@ -233,9 +233,10 @@ static ad_status cuda_create(ad_world *w)
     ad_format_bytes((double)freeb, fb, sizeof fb);
     if (need > freeb)
         return ad_fail(AD_ERR_NO_MEMORY, "capacity",
-                       "capacity: the world needs %s of GPU memory (%zu particles x %zu bytes + %zu cells x 8 bytes) "
+                       "capacity: the world needs %s of GPU memory (%zu particles x %zu bytes + %zu cells x %u bytes) "
                        "but only %s is free",
-                       nb, d->capacity, per_particle(d), (size_t)w->params.nx * w->params.ny, fb);
+                       nb, d->capacity, per_particle(d), (size_t)w->params.nx * w->params.ny,
+                       4u + (4u >> count_lg(d, &w->params)), fb);
     cuda_world *c = (cuda_world *)calloc(1, sizeof *c);
     if (!c) return ad_fail(AD_ERR_NO_MEMORY, "", "out of host memory");
     w->impl = c;
@@ -244,6 +245,7 @@ static ad_status cuda_create(ad_world *w)
     c->ncell = grid_cells(d, &w->params);
     c->nblocks_cap = (unsigned)((c->cap + AD_CUDA_BLOCK - 1) / AD_CUDA_BLOCK);
     c->key_bits = bits_for(c->ncell);
+    c->count_lg = count_lg(d, &w->params);
     cudaError_t e = cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking);
     size_t n = c->cap;
 #define ALLOC(ptr, bytes)                                                                                         \
@@ -258,9 +260,9 @@ static ad_status cuda_create(ad_world *w)
     ALLOC(c->reentry_at, AD_REENTRY_MAX * sizeof(ad_reentry_spot));
     ALLOC(c->pressure, n * 4);
     ALLOC(c->virial, n * 4);
-    ALLOC(c->count, (c->ncell + 1) * 4);
-    ALLOC(c->start, (c->ncell + 1) * 4);
-    c->temp_bytes = scan_temp_bytes(c->ncell);
+    ALLOC(c->count, ad_count_bytes(c->ncell, c->count_lg));
+    ALLOC(c->start, ad_start_slots(c->ncell, c->count_lg) * 4);
+    ALLOC(c->scan_state, ad_scan_state_bytes(c->ncell, c->count_lg));
     if (c->bvh) {
         ALLOC(c->code, n * 4);
         ALLOC(c->code_sorted, n * 4);
@@ -294,6 +296,8 @@ static ad_status cuda_create(ad_world *w)
 #undef ALLOC
     /* the diagnostics fields stay zero when the bin kernel does not write them */
     if (e == cudaSuccess) e = cudaMemset(c->blocks, 0, (size_t)c->nblocks_cap * sizeof(ad_dev_sums));
+    /* the counters start cleared (after that the scan clears them) */
+    if (e == cudaSuccess) e = cudaMemset(c->count, 0, ad_count_bytes(c->ncell, c->count_lg));
     /* the re-entry list starts empty; after that each step's fold empties it */
     if (e == cudaSuccess) e = cudaMemset(c->reentry, 0, 4);
     if (e == cudaSuccess) e = cudaMallocHost((void **)&c->ctrl_host, sizeof(ad_ctrl));
@@ -313,6 +317,7 @@ static ad_status cuda_create(ad_world *w)
     c->gdev.segs = NULL;
     c->gdev.nx = c->gdev.ny = 1;
     w->stats.threads = 0;
+    w->stats.cell_counter_bits = 32u >> c->count_lg;
     return push_ctrl(w);
 }
 
@@ -488,7 +493,8 @@ static unsigned *keep_cells(const ad_world *w, const cuda_world *c)
 
 static ad_bin_next bin_next(const ad_world *w, const cuda_world *c)
 {
-    return ad_bin_next{keep_cells(w, c), c->rank, c->count, w->stats.cell_capacity};
+    return ad_bin_next{keep_cells(w, c), c->rank, ad_counts{c->count, c->count_lg, &c->ctrl->count_overflow},
+                       w->stats.cell_capacity};
 }
 
 /* Steps 1-3 on the stream: the state (and accelerations) end in cell order. Step 1
@@ -501,7 +507,7 @@ static cudaError_t enqueue_grid(ad_world *w, cuda_world *c, unsigned n, int time
     unsigned gb = grid_of(n);
     cudaError_t e = timed ? cudaEventRecord(c->phase[0], st) : cudaSuccess;
     if (!e && !c->binned) {
-        e = cudaMemsetAsync(c->count, 0, (c->ncell + 1) * 4, st);
+        e = cudaMemsetAsync(c->count, 0, ad_count_bytes(c->ncell, c->count_lg), st);
         /* warp-aggregated atomics pay where discs pile up (dev/cuda/bin.cu): chosen from
          * the last known largest occupancy */
         int diag = w->def.diagnostics && obs, agg = c->aggregate;
@@ -514,9 +520,8 @@ static cudaError_t enqueue_grid(ad_world *w, cuda_world *c, unsigned n, int time
     }
     if (e) return e;
     e = timed ? cudaEventRecord(c->phase[1], st) : cudaSuccess;
-    if (!e) e = cub::DeviceScan::ExclusiveSum(c->temp, c->temp_bytes, c->count, c->start, (int)(c->ncell + 1), st);
-    /* the counters are free once scanned: cleared for this step's pass to bin into */
-    if (!e && bin_mode(w, c, obs) != AD_BIN_NONE) e = cudaMemsetAsync(c->count, 0, (c->ncell + 1) * 4, st);
+    /* the scan leaves the counters cleared, for this step's pass to bin into */
+    if (!e) e = ad_scan_counts(c->count, c->count_lg, c->start, c->scan_state, c->ncell, st);
     if (!e && timed) e = cudaEventRecord(c->phase[2], st);
     if (e) return e;
     int nx = !c->cur;
@@ -742,6 +747,13 @@ static ad_status pull_ctrl(ad_world *w)
             for (int k = 0; k < 4; k++) s.phase_seconds[k] += 1e-3 * ms[k] * (double)c->phase_steps;
         c->phase_steps = 0;
     }
+    if (h.count_overflow)
+        return ad_fail(AD_ERR_UNSTABLE, "cell_size",
+                       "by step %llu, more than %u discs fell in one grid cell, past the GPU's %u-bit cell counters "
+                       "(counts.cuh): discs were pushed deep into each other or clamped into a border cell by the "
+                       "thousands; the run's state is lost (%llu disc states non-finite)",
+                       (unsigned long long)h.step, ~0u >> (32 - (32 >> c->count_lg)), 32u >> c->count_lg,
+                       (unsigned long long)h.nonfinite);
     if (h.nonfinite)
         return ad_fail(AD_ERR_UNSTABLE, "dt",
                        "by step %llu, %llu disc states became non-finite on the GPU (the step is too large for the "

@@ -9,6 +9,7 @@
 #include "../physics/gather.h"
 #include "../physics/integrate.h"
 #include "../physics/reentry.h"
+#include "counts.cuh"
 
 /* Everything of a step that lives on the device between steps: the step size and
  * the statistics. The host reads it only when asked (ad_world_get_stats). */
@@ -23,6 +24,7 @@ struct ad_ctrl {
     unsigned int max_occupancy;
     unsigned int fold_done; /* blocks of k_fold_step done in this step; 0 between steps */
     unsigned long long overflow, outside;
+    unsigned int count_overflow; /* a cell counter passed its width (counts.cuh): the run is lost */
 };
 
 /* How the next step is chosen (ad_next_dt, on the device). */
@@ -172,7 +174,8 @@ __device__ __forceinline__ void ad_sums_motion(ad_thread_sums &b, const ad_param
  * just written its new position, for the next step, and k_reenter the discs listed for
  * re-entry once their place is chosen. */
 struct ad_bin_next {
-    unsigned *cell_of, *rank, *count; /* cell_of: NULL where nobody reads it (fast path) */
+    unsigned *cell_of, *rank; /* cell_of: NULL where nobody reads it (fast path) */
+    ad_counts count;
     unsigned capacity;
 };
 
@@ -187,7 +190,7 @@ __device__ __forceinline__ void ad_bin_one(const ad_params &p, const ad_bin_next
 {
     unsigned c = ad_cell_index(&p, x, y);
     if (b.cell_of) b.cell_of[s] = c;
-    unsigned old = atomicAdd(&b.count[c], 1u);
+    unsigned old = ad_count_add(b.count, c, 1u);
     b.rank[s] = old;
     d->occ = old + 1;
     d->over = old + 1 > b.capacity;
@@ -231,7 +234,7 @@ __global__ void __launch_bounds__(AD_CUDA_BLOCK)
     unsigned peers = __match_any_sync(0xffffffffu, c);
     int leader = __ffs(peers) - 1, lane = threadIdx.x & 31;
     unsigned base = 0;
-    if (lane == leader && i < n) base = atomicAdd(&bin.count[c], (unsigned)__popc(peers));
+    if (lane == leader && i < n) base = ad_count_add(bin.count, c, (unsigned)__popc(peers));
     base = __shfl_sync(0xffffffffu, base, leader);
     if (i < n) {
         unsigned old = base + __popc(peers & ((1u << lane) - 1u));
@@ -257,6 +260,7 @@ __global__ void k_scatter(ad_params p, unsigned n, const unsigned *__restrict__ 
     if (i >= n) return;
     float4 q = reinterpret_cast<const float4 *>(s_in)[i];
     unsigned slot = start[ad_cell_index(&p, q.x, q.y)] + rank[i];
+    if (slot >= n) return; /* only after a counter overflowed (counts.cuh) */
     reinterpret_cast<float4 *>(s_out)[slot] = q;
     id_out[slot] = id_in[i];
     if (a_out) a_out[slot] = a_in[i];
@@ -270,6 +274,7 @@ __global__ void k_gather(unsigned n, const unsigned *__restrict__ perm, const ad
     unsigned s = blockIdx.x * blockDim.x + threadIdx.x;
     if (s >= n) return;
     unsigned i = perm[s];
+    if (i >= n) return; /* only after a counter overflowed (counts.cuh) */
     reinterpret_cast<float4 *>(s_out)[s] = reinterpret_cast<const float4 *>(s_in)[i];
     id_out[s] = id_in[i];
     if (a_out) a_out[s] = a_in[i];
@@ -281,7 +286,9 @@ __global__ void k_cell_members(unsigned n, const unsigned *__restrict__ cell_of,
                                const unsigned *__restrict__ start, unsigned *__restrict__ members)
 {
     unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) members[start[cell_of[i]] + rank[i]] = i;
+    if (i >= n) return;
+    unsigned slot = start[cell_of[i]] + rank[i];
+    if (slot < n) members[slot] = i; /* always, unless a counter overflowed (counts.cuh) */
 }
 
 /* 2 of 2: disc i's stable rank in its cell is the number of the cell's discs with a lower

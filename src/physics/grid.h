@@ -19,6 +19,13 @@ AD_HD static inline int ad_cell_coord(float x, float origin, float inv_cell, int
     return c < n ? c : n - 1;
 }
 
+/* The most discs of radius r whose centres can lie in a cell of cx x cy with no two closer
+ * than a diameter: hexagonal packing of the centres over the cell grown by r each side. */
+AD_HD static inline double ad_cell_packing(double cx, double cy, double r)
+{
+    return (cx + 2.0 * r) * (cy + 2.0 * r) / (2.0 * 1.7320508075688772 * r * r);
+}
+
 AD_HD static inline uint32_t ad_cell_index(const ad_params *p, float x, float y)
 {
     int cx = ad_cell_coord(x, p->origin_x, p->inv_cell_x, p->nx);
