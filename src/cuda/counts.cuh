@@ -24,6 +24,10 @@
 
 #include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
+#ifdef AD_CUDA_CUB_SCAN
+#include <cub/device/device_scan.cuh>
+#include <cuda/std/functional>
+#endif
 
 struct ad_counts {
     unsigned *word;     /* the counters, cell c in word c >> lg */
@@ -83,8 +87,32 @@ static inline size_t ad_scan_tiles(size_t ncell, unsigned lg)
 static inline size_t ad_count_bytes(size_t ncell, unsigned lg) { return ad_scan_tiles(ncell, lg) * AD_SCAN_TILE_WORDS * 4; }
 static inline size_t ad_start_slots(size_t ncell, unsigned lg) { return ad_scan_tiles(ncell, lg) * ad_scan_tile_cells(lg); }
 
-/* The scan's scratch on the device: a sum a tile. */
-static inline size_t ad_scan_state_bytes(size_t ncell, unsigned lg) { return ad_scan_tiles(ncell, lg) * 4; }
+#ifdef AD_CUDA_CUB_SCAN
+/* Measurement switch: DESIGN.md's pipeline as written, CUB's device-wide scan of the packed
+ * counters (8- or 16-bit inputs, 32-bit sums), then a memset of the counters. */
+static inline cudaError_t ad_cub_scan(void *temp, size_t &bytes, const unsigned *counts, unsigned lg,
+                                      unsigned *start, size_t ncell, cudaStream_t st)
+{
+    int m = (int)(ncell + 1);
+    ::cuda::std::plus<> add;
+    if (lg == 2) return cub::DeviceScan::ExclusiveScan(temp, bytes, (const uint8_t *)counts, start, add, 0u, m, st);
+    if (lg == 1) return cub::DeviceScan::ExclusiveScan(temp, bytes, (const uint16_t *)counts, start, add, 0u, m, st);
+    return cub::DeviceScan::ExclusiveScan(temp, bytes, counts, start, add, 0u, m, st);
+}
+#endif
+
+/* The scan's scratch on the device: a sum a tile (CUB's temporary storage in the
+ * AD_CUDA_CUB_SCAN build). */
+static inline size_t ad_scan_state_bytes(size_t ncell, unsigned lg)
+{
+    size_t b = ad_scan_tiles(ncell, lg) * 4;
+#ifdef AD_CUDA_CUB_SCAN
+    size_t t = 0;
+    ad_cub_scan(NULL, t, NULL, lg, NULL, ncell, 0);
+    b = t > b ? t : b;
+#endif
+    return b;
+}
 
 template <unsigned LG> __device__ __forceinline__ unsigned ad_word_sum(unsigned w)
 {
@@ -193,11 +221,17 @@ static inline void ad_scan_counts_lg(unsigned *counts, unsigned *start, unsigned
 static inline cudaError_t ad_scan_counts(unsigned *counts, unsigned lg, unsigned *start, unsigned *tile_sum,
                                          size_t ncell, cudaStream_t st)
 {
+#ifdef AD_CUDA_CUB_SCAN
+    size_t bytes = ad_scan_state_bytes(ncell, lg);
+    cudaError_t e = ad_cub_scan(tile_sum, bytes, counts, lg, start, ncell, st);
+    return e ? e : cudaMemsetAsync(counts, 0, ad_count_bytes(ncell, lg), st);
+#else
     unsigned nt = (unsigned)ad_scan_tiles(ncell, lg);
     if (lg == 2) ad_scan_counts_lg<2>(counts, start, tile_sum, nt, st);
     else if (lg == 1) ad_scan_counts_lg<1>(counts, start, tile_sum, nt, st);
     else ad_scan_counts_lg<0>(counts, start, tile_sum, nt, st);
     return cudaGetLastError();
+#endif
 }
 
 #endif
