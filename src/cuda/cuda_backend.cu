@@ -750,7 +750,7 @@ static ad_status pull_ctrl(ad_world *w)
     if (h.count_overflow)
         return ad_fail(AD_ERR_UNSTABLE, "cell_size",
                        "by step %llu, more than %u discs fell in one grid cell, past the GPU's %u-bit cell counters "
-                       "(counts.cuh): discs were pushed deep into each other or clamped into a border cell by the "
+                       "(docs/ARCHITECTURE.md): discs were pushed deep into each other or clamped into a border cell by the "
                        "thousands; the run's state is lost (%llu disc states non-finite)",
                        (unsigned long long)h.step, ~0u >> (32 - (32 >> c->count_lg)), 32u >> c->count_lg,
                        (unsigned long long)h.nonfinite);
