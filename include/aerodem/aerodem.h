@@ -235,7 +235,10 @@ ad_status ad_world_fill(ad_world *w, const ad_fill_def *fill, size_t *added);
 ad_status ad_world_step(ad_world *w, uint64_t n);
 
 /* While *flag is nonzero, ad_world_step returns after the step in progress (so a
- * Ctrl-C handler can set it and the caller can checkpoint). NULL clears it. */
+ * Ctrl-C handler can set it and the caller can checkpoint). The step that ends a call
+ * writes the per-disc observables (pressure, virial, acceleration), which the other steps
+ * skip: a flag set during a step that does not write them takes one step more (on the GPU,
+ * the steps already queued, at most 64, run first). NULL clears it. */
 void ad_world_set_interrupt(ad_world *w, const volatile int *flag);
 
 ad_status ad_world_get_stats(const ad_world *w, ad_stats *out);

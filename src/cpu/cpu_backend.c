@@ -268,18 +268,19 @@ AD_CPU_DEFINE_PASS(ad_cpu_pass_block_portable)
 
 /* The AVX2 build of a block where the CPU has it (checked at run time: builds do not assume -march). */
 AD_CPU_INLINE void interact_block_isa(const ad_world *w, cpu_world *c, size_t b, size_t n, float dt,
-                                      ad_integrator integ, pass_kind kind, uint64_t step)
+                                      ad_integrator integ, pass_kind kind, uint64_t step, int obs)
 {
 #ifdef AD_CPU_X86
     if (c->avx2) {
-        ad_cpu_pass_block_avx2(w, c, b, n, dt, integ, kind, step);
+        ad_cpu_pass_block_avx2(w, c, b, n, dt, integ, kind, step, obs);
         return;
     }
 #endif
-    ad_cpu_pass_block_portable(w, c, b, n, dt, integ, kind, step);
+    ad_cpu_pass_block_portable(w, c, b, n, dt, integ, kind, step, obs);
 }
 
-static void interact(ad_world *w, cpu_world *c, size_t n, float dt, pass_kind kind)
+/* Step 4; obs: the per-disc observables are written (a step somebody reads, cpu_step). */
+static void interact(ad_world *w, cpu_world *c, size_t n, float dt, pass_kind kind, int obs)
 {
     uint64_t step = w->stats.step;
     size_t nb = (n + AD_BLOCK - 1) / AD_BLOCK;
@@ -291,19 +292,20 @@ static void interact(ad_world *w, cpu_world *c, size_t n, float dt, pass_kind ki
     switch (kind == PASS_PRIME ? -1 : (int)integ) {
     case AD_INTEGRATOR_EULER:
 #pragma omp parallel for num_threads(c->threads) schedule(dynamic, 2)
-        for (size_t b = 0; b < nb; b++) interact_block_isa(w, c, b, n, dt, AD_INTEGRATOR_EULER, PASS_STEP, step);
+        for (size_t b = 0; b < nb; b++) interact_block_isa(w, c, b, n, dt, AD_INTEGRATOR_EULER, PASS_STEP, step, obs);
         break;
     case AD_INTEGRATOR_VERLET:
 #pragma omp parallel for num_threads(c->threads) schedule(dynamic, 2)
-        for (size_t b = 0; b < nb; b++) interact_block_isa(w, c, b, n, dt, AD_INTEGRATOR_VERLET, PASS_STEP, step);
+        for (size_t b = 0; b < nb; b++) interact_block_isa(w, c, b, n, dt, AD_INTEGRATOR_VERLET, PASS_STEP, step, obs);
         break;
     case -1:
 #pragma omp parallel for num_threads(c->threads) schedule(dynamic, 2)
-        for (size_t b = 0; b < nb; b++) interact_block_isa(w, c, b, n, dt, integ, PASS_PRIME, step);
+        for (size_t b = 0; b < nb; b++) interact_block_isa(w, c, b, n, dt, integ, PASS_PRIME, step, 1);
         break;
     default:
 #pragma omp parallel for num_threads(c->threads) schedule(dynamic, 2)
-        for (size_t b = 0; b < nb; b++) interact_block_isa(w, c, b, n, dt, AD_INTEGRATOR_SYMPLECTIC_EULER, PASS_STEP, step);
+        for (size_t b = 0; b < nb; b++)
+            interact_block_isa(w, c, b, n, dt, AD_INTEGRATOR_SYMPLECTIC_EULER, PASS_STEP, step, obs);
         break;
     }
     c->cur = !c->cur;
@@ -449,17 +451,24 @@ static ad_status cpu_step(ad_world *w, uint64_t nsteps)
     }
     for (uint64_t k = 0; k < nsteps; k++) {
         float dt = (float)w->stats.dt;
+        /* The per-disc observables (pressure, virial, acceleration) are written on the steps
+         * whose results somebody reads: the last of the call, one before a field sample, and
+         * the one that ends the call on an interrupt (an interrupt that comes during a step
+         * that does not observe takes one more step, which does) */
+        int stop = w->interrupt && *w->interrupt;
+        int obs = stop || k + 1 == nsteps ||
+                  (w->fields.enabled && (w->stats.step + 1) % w->fields.def.interval == 0);
         if (integ == AD_INTEGRATOR_VERLET && !c->primed) {
             /* Verlet needs the forces of the current state before its first drift */
             build_broad_phase(w, c, n);
-            interact(w, c, n, dt, PASS_PRIME);
+            interact(w, c, n, dt, PASS_PRIME, 1);
             c->primed = 1;
         }
         if (integ == AD_INTEGRATOR_VERLET) verlet_drift(w, c, n, dt);
         build_broad_phase(w, c, n);
         double t0 = now();
         if (integ == AD_INTEGRATOR_RK4) interact_rk4(w, c, n, dt);
-        else interact(w, c, n, dt, PASS_STEP);
+        else interact(w, c, n, dt, PASS_STEP, obs);
         if (w->params.flow_x) place_reentries(w, c, n);
         ad_stats_fold(w, c->blocks, nb, dt);
         w->stats.phase_seconds[AD_PHASE_INTERACT] += now() - t0;
@@ -471,7 +480,7 @@ static ad_status cpu_step(ad_world *w, uint64_t nsteps)
                            "step %llu: %llu discs reached a non-finite position or velocity (the step of %g s is too "
                            "large for the stiffness, or discs were placed overlapping)",
                            (unsigned long long)w->stats.step, (unsigned long long)bad, (double)dt);
-        if (w->interrupt && *w->interrupt) break;
+        if (stop) break;
     }
     return ad_ok();
 }

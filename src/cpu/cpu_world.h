@@ -41,10 +41,10 @@ typedef enum { PASS_STEP, PASS_PRIME } pass_kind;
 
 /* Step 4 for one block of AD_BLOCK slots (pass_cpu.h), portable and AVX2 builds. */
 void ad_cpu_pass_block_portable(const ad_world *w, cpu_world *c, size_t b, size_t n, float dt, ad_integrator integ,
-                                pass_kind kind, uint64_t step);
+                                pass_kind kind, uint64_t step, int obs);
 #ifdef AD_CPU_X86
 void ad_cpu_pass_block_avx2(const ad_world *w, cpu_world *c, size_t b, size_t n, float dt, ad_integrator integ,
-                            pass_kind kind, uint64_t step);
+                            pass_kind kind, uint64_t step, int obs);
 /* The AVX2 build's pieces, out of line for tests/test_isa.c and tests/test_pairs.h. */
 int ad_cpu_tail8_avx2_entry(const ad_params *P, const ad_state *in, ad_state *out, const float *AX, const float *AY,
                             float dt, int symplectic, uint32_t *cell_of, uint32_t *count, int shared_count,

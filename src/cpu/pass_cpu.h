@@ -71,8 +71,8 @@ typedef struct pass_ctx {
     int fast, shared_count;
 } pass_ctx;
 
-AD_CPU_INLINE void pass_contacts(const ad_world *w, cpu_world *c, const pass_ctx *x, size_t s, ad_block_sums *sums,
-                                 float *ax, float *ay)
+AD_CPU_INLINE void pass_contacts(const ad_world *w, cpu_world *c, const pass_ctx *x, size_t s, int obs,
+                                 ad_block_sums *sums, float *ax, float *ay)
 {
     ad_state me = x->in[s];
     ad_accum a;
@@ -80,8 +80,10 @@ AD_CPU_INLINE void pass_contacts(const ad_world *w, cpu_world *c, const pass_ctx
     else ad_cpu_gather_all(&x->P, &x->G, c->start, x->in, (uint32_t)s, me, x->fast, &a);
     *ax = a.fx * x->P.inv_mass + x->P.gx;
     *ay = a.fy * x->P.inv_mass + x->P.gy;
-    c->pressure[s] = a.pressure;
-    c->virial[s] = a.virial;
+    if (obs) { /* the per-disc observables, on the steps somebody reads (cpu_step) */
+        c->pressure[s] = a.pressure;
+        c->virial[s] = a.virial;
+    }
     add_contact_sums(sums, &a);
 }
 
@@ -122,9 +124,10 @@ AD_CPU_INLINE void pass_motion(cpu_world *c, const pass_ctx *x, size_t s, size_t
 /* Step 4 for the one-evaluation integrators: gather, integrate, write the other buffer.
  * Compiled once per instruction set (AD_CPU_DEFINE_PASS). The AVX2 build of symplectic and
  * explicit Euler on the grid does the motion half eight discs at a time (tail_cpu.h), with
- * the same results. */
+ * the same results. The per-disc observables (pressure, virial, acceleration) are written
+ * where obs is set: the steps whose results somebody reads. */
 AD_CPU_INLINE void interact_block(const ad_world *w, cpu_world *c, size_t b, size_t n, float dt, ad_integrator integ,
-                                  pass_kind kind, uint64_t step)
+                                  pass_kind kind, uint64_t step, int obs)
 {
     pass_ctx x;
     x.P = w->params;
@@ -145,8 +148,8 @@ AD_CPU_INLINE void interact_block(const ad_world *w, cpu_world *c, size_t b, siz
         for (; s + 8 <= s1; s += 8) {
             _Alignas(32) float AX[8], AY[8];
             for (int l = 0; l < 8; l++) {
-                pass_contacts(w, c, &x, s + (size_t)l, &sums, &AX[l], &AY[l]);
-                c->accel[s + (size_t)l] = (ad_accel){AX[l], AY[l]};
+                pass_contacts(w, c, &x, s + (size_t)l, obs, &sums, &AX[l], &AY[l]);
+                if (obs) c->accel[s + (size_t)l] = (ad_accel){AX[l], AY[l]};
             }
             if (!ad_cpu_tail8_avx2(&x.P, x.in + s, x.out + s, AX, AY, dt, integ == AD_INTEGRATOR_SYMPLECTIC_EULER,
                                    c->cell_of + s, c->count, x.shared_count, &sums, &outside))
@@ -157,25 +160,29 @@ AD_CPU_INLINE void interact_block(const ad_world *w, cpu_world *c, size_t b, siz
 #endif
     for (; s < s1; s++) {
         float ax, ay;
-        pass_contacts(w, c, &x, s, &sums, &ax, &ay);
-        if (kind == PASS_STEP && integ != AD_INTEGRATOR_VERLET) c->accel[s] = (ad_accel){ax, ay};
+        pass_contacts(w, c, &x, s, obs, &sums, &ax, &ay);
+        if (obs && kind == PASS_STEP && integ != AD_INTEGRATOR_VERLET) c->accel[s] = (ad_accel){ax, ay};
         pass_motion(c, &x, s, s0, ax, ay, dt, integ, kind, step, &sums, &outside);
     }
     c->blocks[b] = sums;
     c->blk_outside[b] = outside;
 }
 
-/* The pass of block b, for each integrator and pass kind its own inlined loop. */
+/* The pass of block b, for each integrator, pass kind and observing or not its own inlined
+ * loop. */
 #define AD_CPU_DEFINE_PASS(name)                                                                              \
     void name(const ad_world *w, cpu_world *c, size_t b, size_t n, float dt, ad_integrator integ, pass_kind kind, \
-              uint64_t step)                                                                                  \
+              uint64_t step, int obs)                                                                         \
     {                                                                                                         \
-        if (kind == PASS_PRIME) interact_block(w, c, b, n, dt, integ, PASS_PRIME, step);                      \
-        else if (integ == AD_INTEGRATOR_EULER) interact_block(w, c, b, n, dt, AD_INTEGRATOR_EULER, PASS_STEP, step); \
+        if (kind == PASS_PRIME) interact_block(w, c, b, n, dt, integ, PASS_PRIME, step, 1);                   \
+        else if (integ == AD_INTEGRATOR_EULER)                                                                \
+            interact_block(w, c, b, n, dt, AD_INTEGRATOR_EULER, PASS_STEP, step, obs);                        \
         else if (integ == AD_INTEGRATOR_VERLET)                                                               \
-            interact_block(w, c, b, n, dt, AD_INTEGRATOR_VERLET, PASS_STEP, step);                            \
+            interact_block(w, c, b, n, dt, AD_INTEGRATOR_VERLET, PASS_STEP, step, obs);                       \
+        else if (obs)                                                                                         \
+            interact_block(w, c, b, n, dt, AD_INTEGRATOR_SYMPLECTIC_EULER, PASS_STEP, step, 1);               \
         else                                                                                                  \
-            interact_block(w, c, b, n, dt, AD_INTEGRATOR_SYMPLECTIC_EULER, PASS_STEP, step);                  \
+            interact_block(w, c, b, n, dt, AD_INTEGRATOR_SYMPLECTIC_EULER, PASS_STEP, step, 0);               \
     }
 
 #endif
