@@ -19,10 +19,9 @@ static const ad_segment segs[] = {
     {12.0f, 8.0f, 28.0f, 8.0f},
 };
 
-static snapshot run(ad_integrator integ)
+/* The world both checks run: a gas falling through a funnel, periodic in x. */
+static ad_world *make(ad_integrator integ, size_t *n)
 {
-    snapshot sn;
-    memset(&sn, 0, sizeof sn);
     ad_world_def d = tu_def();
     d.deterministic = 1;
     d.integrator = integ;
@@ -36,7 +35,15 @@ static snapshot run(ad_integrator integ)
     REQUIRE_OK(ad_world_create(&d, &w));
     REQUIRE_OK(ad_world_add_segments(w, segs, sizeof segs / sizeof segs[0]));
     ad_fill_def f = {0.5, 0.0, 39.5, 40.0, 0.35, 0.5, 0.0, 2.0, 99};
-    REQUIRE_OK(ad_world_fill(w, &f, &sn.n));
+    REQUIRE_OK(ad_world_fill(w, &f, n));
+    return w;
+}
+
+static snapshot run(ad_integrator integ)
+{
+    snapshot sn;
+    memset(&sn, 0, sizeof sn);
+    ad_world *w = make(integ, &sn.n);
     REQUIRE_OK(ad_world_step(w, STEPS));
     sn.by_id = calloc(sn.n, sizeof *sn.by_id);
     sn.raw = calloc(sn.n, sizeof *sn.raw);
@@ -52,7 +59,7 @@ static snapshot run(ad_integrator integ)
 
 static int same(const void *a, const void *b, size_t bytes) { return memcmp(a, b, bytes) == 0; }
 
-/* The world of run() after `steps` steps in `calls` calls, with fields every 7 steps: every
+/* The world of make() after `steps` steps in `calls` calls, with fields every 7 steps: every
  * per-disc output by id and the time-averaged pressure field. */
 typedef struct observed {
     size_t n;
@@ -64,18 +71,7 @@ static observed observe(ad_integrator integ, int steps, int calls)
 {
     observed o;
     memset(&o, 0, sizeof o);
-    ad_world_def d = tu_def();
-    d.deterministic = 1;
-    d.integrator = integ;
-    d.x_max = d.y_max = 40.0;
-    d.boundary_x = AD_BOUNDARY_PERIODIC;
-    d.gravity_y = -9.81;
-    d.restitution = 0.85;
-    ad_world *w = NULL;
-    REQUIRE_OK(ad_world_create(&d, &w));
-    REQUIRE_OK(ad_world_add_segments(w, segs, sizeof segs / sizeof segs[0]));
-    ad_fill_def f = {0.5, 0.0, 39.5, 40.0, 0.35, 0.5, 0.0, 2.0, 99};
-    REQUIRE_OK(ad_world_fill(w, &f, &o.n));
+    ad_world *w = make(integ, &o.n);
     ad_field_def fd = {8, 8, 0.0, 0.0, 40.0, 40.0, 7};
     REQUIRE_OK(ad_world_set_fields(w, &fd));
     for (int k = 0; k < calls; k++) REQUIRE_OK(ad_world_step(w, (uint64_t)(steps / calls)));
