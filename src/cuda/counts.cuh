@@ -121,6 +121,16 @@ template <unsigned LG> __device__ __forceinline__ unsigned ad_word_sum(unsigned 
     return w;
 }
 
+/* The inclusive sum of x over the lanes up to this one (a warp, all lanes present). */
+__device__ __forceinline__ unsigned ad_warp_inclusive_sum(unsigned x, unsigned lane)
+{
+    for (int o = 1; o < 32; o <<= 1) {
+        unsigned u = __shfl_up_sync(~0u, x, o);
+        if (lane >= (unsigned)o) x += u;
+    }
+    return x;
+}
+
 /* 1 of 3: each tile's sum of counts. */
 template <unsigned LG>
 __global__ void __launch_bounds__(AD_SCAN_THREADS)
@@ -168,11 +178,7 @@ __global__ void __launch_bounds__(AD_SCAN_THREADS)
     for (int k = 0; k < AD_SCAN_WORDS; k++) w[k] = cw[k * AD_SCAN_THREADS];
 #pragma unroll
     for (int k = 0; k < AD_SCAN_WORDS; k++) { /* each chunk's inclusive sums across the warp */
-        unsigned x = ad_word_sum<LG>(w[k]), y = x;
-        for (int o = 1; o < 32; o <<= 1) {
-            unsigned u = __shfl_up_sync(~0u, y, o);
-            if (lane >= (unsigned)o) y += u;
-        }
+        unsigned x = ad_word_sum<LG>(w[k]), y = ad_warp_inclusive_sum(x, lane);
         below[k] = y - x;
         if (lane == 31) part[k * warps + warp] = y;
         cw[k * AD_SCAN_THREADS] = 0; /* cleared for the next bin */
@@ -181,11 +187,7 @@ __global__ void __launch_bounds__(AD_SCAN_THREADS)
     if (warp == 0) { /* the warps' sums, chunk by chunk, scanned after the tiles before */
         unsigned p[lane_parts], x = 0;
         for (int k = 0; k < lane_parts; k++) x += p[k] = part[lane_parts * lane + k];
-        unsigned y = x;
-        for (int o = 1; o < 32; o <<= 1) {
-            unsigned u = __shfl_up_sync(~0u, y, o);
-            if (lane >= (unsigned)o) y += u;
-        }
+        unsigned y = ad_warp_inclusive_sum(x, lane);
         unsigned run = tile_before[t] + y - x;
         for (int k = 0; k < lane_parts; k++) {
             part[lane_parts * lane + k] = run;

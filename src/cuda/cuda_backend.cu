@@ -330,6 +330,17 @@ static void invalidate_graphs(cuda_world *c)
         }
 }
 
+/* The discs changed on the host: the last pass's bin no longer describes them, and the next
+ * step bins them all (k_bin). Its counters are cleared here, where they were left counted;
+ * everywhere else the scan leaves them cleared. */
+static cudaError_t forget_bin(cuda_world *c)
+{
+    cudaError_t e = c->binned ? cudaMemsetAsync(c->count, 0, ad_count_bytes(c->ncell, c->count_lg), c->stream)
+                              : cudaSuccess;
+    c->binned = 0;
+    return e;
+}
+
 static ad_status cuda_add_particles(ad_world *w, const ad_particle *p, size_t n)
 {
     cuda_world *c = CW(w);
@@ -356,10 +367,10 @@ static ad_status cuda_add_particles(ad_world *w, const ad_particle *p, size_t n)
     if (e == cudaSuccess) e = cudaStreamSynchronize(c->stream);
     free(tmp);
     free(ids);
+    if (e == cudaSuccess) e = forget_bin(c);
     if (e != cudaSuccess) return ad_fail(AD_ERR_BACKEND, "cuda", "copying particles to the GPU: %s", cudaGetErrorString(e));
     c->primed = 0;
     c->dt_stale = 1;
-    c->binned = 0;
     invalidate_graphs(c);
     return ad_ok();
 }
@@ -506,8 +517,7 @@ static cudaError_t enqueue_grid(ad_world *w, cuda_world *c, unsigned n, int time
     cudaStream_t st = c->stream;
     unsigned gb = grid_of(n);
     cudaError_t e = timed ? cudaEventRecord(c->phase[0], st) : cudaSuccess;
-    if (!e && !c->binned) {
-        e = cudaMemsetAsync(c->count, 0, ad_count_bytes(c->ncell, c->count_lg), st);
+    if (!e && !c->binned) { /* the counters are clear: left so by the last scan, or forget_bin */
         /* warp-aggregated atomics pay where discs pile up (dev/cuda/bin.cu): chosen from
          * the last known largest occupancy */
         int diag = w->def.diagnostics && obs, agg = c->aggregate;
@@ -959,7 +969,7 @@ static ad_status cuda_import(ad_world *w, const ad_snapshot *s)
     CU(cudaMemcpy(c->acc[c->cur], s->accel, n * sizeof(ad_accel), cudaMemcpyHostToDevice));
     c->primed = s->primed;
     c->dt_stale = 0;
-    c->binned = 0;
+    CU(forget_bin(c));
     invalidate_graphs(c);
     return push_ctrl(w);
 }

@@ -185,16 +185,22 @@ struct ad_bin_diag {
     unsigned occ, over, out;
 };
 
+/* Disc s at (x, y) took rank `old` in its cell: the rank kept, and the diagnostics. */
+__device__ __forceinline__ void ad_bin_rank(const ad_params &p, const ad_bin_next &b, unsigned s, unsigned old,
+                                            float x, float y, ad_bin_diag *d)
+{
+    b.rank[s] = old;
+    d->occ = old + 1;
+    d->over = old + 1 > b.capacity;
+    d->out = ad_outside_domain(&p, x, y);
+}
+
 __device__ __forceinline__ void ad_bin_one(const ad_params &p, const ad_bin_next &b, unsigned s, float x, float y,
                                            ad_bin_diag *d)
 {
     unsigned c = ad_cell_index(&p, x, y);
     if (b.cell_of) b.cell_of[s] = c;
-    unsigned old = ad_count_add(b.count, c, 1u);
-    b.rank[s] = old;
-    d->occ = old + 1;
-    d->over = old + 1 > b.capacity;
-    d->out = ad_outside_domain(&p, x, y);
+    ad_bin_rank(p, b, s, ad_count_add(b.count, c, 1u), x, y, d);
 }
 
 /* Every disc binned (ad_bin_one), the cell kept where bin.cell_of is given (the deterministic
@@ -222,7 +228,7 @@ __global__ void __launch_bounds__(AD_CUDA_BLOCK)
                      ad_dev_sums *__restrict__ diag)
 {
     unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
-    unsigned occ = 0, over = 0, out = 0;
+    ad_bin_diag d = {0, 0, 0};
     /* lanes past the end take a cell of their own (~0u) so the warp stays whole */
     unsigned c = ~0u;
     float4 q = make_float4(0, 0, 0, 0);
@@ -236,14 +242,8 @@ __global__ void __launch_bounds__(AD_CUDA_BLOCK)
     unsigned base = 0;
     if (lane == leader && i < n) base = ad_count_add(bin.count, c, (unsigned)__popc(peers));
     base = __shfl_sync(0xffffffffu, base, leader);
-    if (i < n) {
-        unsigned old = base + __popc(peers & ((1u << lane) - 1u));
-        bin.rank[i] = old;
-        occ = old + 1;
-        over = old + 1 > bin.capacity;
-        out = ad_outside_domain(&p, q.x, q.y);
-    }
-    if (DIAG) ad_block_diag(occ, over, out, &diag[blockIdx.x]);
+    if (i < n) ad_bin_rank(p, bin, i, base + __popc(peers & ((1u << lane) - 1u)), q.x, q.y, &d);
+    if (DIAG) ad_block_diag(d.occ, d.over, d.out, &diag[blockIdx.x]);
 }
 
 /* --------------------------------------------------------- step 3: scatter -- */
