@@ -14,6 +14,9 @@
 #include "physics/grid.h"
 #include "test_util.h"
 
+/* Discs the AVX2 quiet test passed over (check_gather), for the callers to see it ran. */
+static size_t g_quiet;
+
 typedef struct pair {
     uint32_t a, b;
 } pair;
@@ -53,33 +56,68 @@ static int same_sums(const ad_accum *a, const ad_accum *b)
 }
 
 
+/* 1 when the world-level conditions of the AVX2 screen hold for these discs (gather_cpu.h):
+ * no NaN or infinite state, speeds below 1e15, cells below 1e17 m. */
+static int screen_allowed(const ad_params *p, const ad_state *s, size_t n)
+{
+    if (!(p->cell_x < 1e17f && p->cell_y < 1e17f)) return 0;
+    for (size_t k = 0; k < n; k++) {
+        float z = (s[k].x - s[k].x) + (s[k].y - s[k].y) + (s[k].vx - s[k].vx) + (s[k].vy - s[k].vy);
+        if (z != z || !(s[k].vx * s[k].vx + s[k].vy * s[k].vy < 1e30f)) return 0;
+    }
+    return 1;
+}
+
 /* The CPU gather of every disc (portable build, and the AVX2 build where the CPU has
- * it) against ad_gather_all on the sorted discs. */
-static void check_gather(const ad_params *p, const uint32_t *start, const ad_state *sorted, size_t n, int *errors)
+ * it, without and with the screen on xy) against ad_gather_all on the sorted discs; and
+ * the AVX2 quiet-disc test: every disc it calls quiet has zero sums there. */
+static void check_gather(const ad_params *p, const uint32_t *start, const ad_state *sorted, const ad_cpu_xy *xy,
+                         size_t n, int *errors)
 {
     ad_seg_grid g;
     memset(&g, 0, sizeof g);
     ad_params q = *p;
     q.disc_contacts = 1;
-    size_t bad = 0, fast = 0;
+    size_t bad = 0, fast = 0, loud = 0;
+#ifdef AD_CPU_X86
+    int avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    const ad_cpu_xy *screen = screen_allowed(&q, sorted, n) ? xy : NULL;
+    unsigned quiet = 0;
+#endif
     for (size_t k = 0; k < n; k++) {
         ad_state me = sorted[k];
         int cx = ad_cell_coord(me.x, q.origin_x, q.inv_cell_x, q.nx);
         int cy = ad_cell_coord(me.y, q.origin_y, q.inv_cell_y, q.ny);
-        ad_accum ref, a;
+        ad_accum ref, a, zero;
         ad_gather_all(&q, &g, start, sorted, (uint32_t)k, me, cx, cy, &ref);
-        ad_cpu_gather_all(&q, &g, start, sorted, (uint32_t)k, me, ad_cpu_fast_grid(&q), &a);
+        ad_cpu_gather_all(&q, &g, start, sorted, NULL, (uint32_t)k, me, ad_cpu_fast_grid(&q), &a);
         bad += !same_sums(&ref, &a);
         fast += ref.max_overlap > 0.0f;
 #ifdef AD_CPU_X86
-        if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
-            ad_cpu_gather_all_avx2_entry(&q, &g, start, sorted, (uint32_t)k, me, ad_cpu_fast_grid(&q), &a);
+        if (avx2) {
+            ad_cpu_gather_all_avx2_entry(&q, &g, start, sorted, NULL, (uint32_t)k, me, ad_cpu_fast_grid(&q), &a);
             bad += !same_sums(&ref, &a);
+            if (screen) {
+                ad_cpu_gather_all_avx2_entry(&q, &g, start, sorted, screen, (uint32_t)k, me, ad_cpu_fast_grid(&q),
+                                             &a);
+                bad += !same_sums(&ref, &a);
+                if (k % 8 == 0 && k + 8 <= n && ad_cpu_fast_grid(&q))
+                    quiet = ad_cpu_quiet8_avx2_entry(&q, &g, start, screen, k);
+                ad_accum_zero(&zero);
+                if (quiet >> (k % 8) & 1) {
+                    loud += !same_sums(&ref, &zero) || ref.energy != 0.0f;
+                    g_quiet++;
+                }
+            }
         }
 #endif
     }
     if (bad) {
         printf("  the CPU gather differs from ad_gather_all for %zu discs (%zu in contact)\n", bad, fast);
+        (*errors)++;
+    }
+    if (loud) {
+        printf("  %zu discs called quiet have contacts\n", loud);
         (*errors)++;
     }
 }
@@ -95,21 +133,40 @@ static size_t grid_pairs(const ad_params *p, const ad_state *s, size_t n, int th
     ad_state *sorted = calloc(n + AD_CPU_PAD, sizeof *sorted);
     ad_grid_diag diag;
     ad_cpu_bin(p, s, n, cell_of, count, threads, &diag);
-    ad_cpu_scan(count, start, ncell, threads);
-    memset(count, 0, ncell * sizeof *count);
+    ad_cpu_scan(count, start, ncell, threads, 4, &diag);
+    for (size_t c = 0; c < ncell; c++)
+        if (count[c] != start[c]) {
+            printf("  the scan left counter %zu at %u, not at its cell's start %u\n", c, count[c], start[c]);
+            (*errors)++;
+            break;
+        }
     /* the reorder moves ids along with states: with ids 0..n-1 they come out as the permutation */
     uint32_t *ids = malloc(n * sizeof *ids);
     for (size_t i = 0; i < n; i++) ids[i] = (uint32_t)i;
     /* room for every disc in the foreign lists: random sets are mostly foreign to their
      * thread's window, so the listing path of the reorder is the one tested */
     uint32_t *foreign = malloc(n * sizeof *foreign);
-    ad_cpu_reorder(cell_of, n, start, count, ncell, 4, threads, s, sorted, ids, perm, NULL, NULL, foreign, n, &diag);
+    /* the positions in SoA too, padded as in the backend (the screen reads 8 lanes a row) */
+    ad_cpu_xy xy = {malloc((n + AD_CPU_XY_PAD) * sizeof(float)), malloc((n + AD_CPU_XY_PAD) * sizeof(float))};
+    for (size_t k = n; k < n + AD_CPU_XY_PAD; k++) xy.x[k] = xy.y[k] = 0.0f;
+    ad_cpu_reorder(cell_of, n, count, ncell, threads, s, sorted, ids, perm, NULL, NULL, &xy, foreign, n);
+    for (size_t c = 0; c < ncell; c++)
+        if (count[c] != start[c + 1]) {
+            printf("  the reorder left cursor %zu at %u, not at its cell's end %u\n", c, count[c], start[c + 1]);
+            (*errors)++;
+            break;
+        }
+    for (size_t k = 0; k < n; k++)
+        if (memcmp(&xy.x[k], &sorted[k].x, 4) || memcmp(&xy.y[k], &sorted[k].y, 4)) {
+            printf("  slot %zu: the SoA positions differ from the state's\n", k);
+            (*errors)++;
+            break;
+        }
     /* and with lists too short for them: every thread reads every disc, the same order */
     uint32_t *perm_short = malloc(n * sizeof *perm_short);
     ad_state *sorted_short = malloc(n * sizeof *sorted_short);
-    memset(count, 0, ncell * sizeof *count);
-    ad_cpu_reorder(cell_of, n, start, count, ncell, 4, threads, s, sorted_short, ids, perm_short, NULL, NULL, foreign,
-                   8, &diag);
+    memcpy(count, start, ncell * sizeof *count);
+    ad_cpu_reorder(cell_of, n, count, ncell, threads, s, sorted_short, ids, perm_short, NULL, NULL, NULL, foreign, 8);
     if (memcmp(perm, perm_short, n * sizeof *perm) || memcmp(sorted, sorted_short, n * sizeof *sorted)) {
         printf("  the reorder with short lists differs from the one with room for every disc\n");
         (*errors)++;
@@ -153,7 +210,7 @@ static size_t grid_pairs(const ad_params *p, const ad_state *s, size_t n, int th
         }
     }
     free(seen);
-    /* occupancy diagnostics from the ranks equal those of the cell ranges */
+    /* the scan's occupancy diagnostics equal those of the cell ranges */
     uint32_t mx = 0;
     uint64_t ov = 0;
     for (size_t c = 0; c < ncell; c++) {
@@ -167,7 +224,9 @@ static size_t grid_pairs(const ad_params *p, const ad_state *s, size_t n, int th
         (*errors)++;
     }
 
-    check_gather(p, start, sorted, n, errors);
+    check_gather(p, start, sorted, &xy, n, errors);
+    free(xy.x);
+    free(xy.y);
 
     size_t np = 0;
     for (size_t k = 0; k < n; k++) {

@@ -30,11 +30,20 @@ static double now(void)
 
 static size_t cells_of(const ad_params *p) { return (size_t)p->nx * (size_t)p->ny; }
 
+/* The worlds whose pass may screen (gather_cpu.h): the grid's, with the one-evaluation
+ * integrators whose pass reads the states the last pass's sums were taken over. */
+static int screens(const ad_world_def *d)
+{
+    return d->broad_phase != AD_BROAD_PHASE_BVH &&
+           (d->integrator == AD_INTEGRATOR_EULER || d->integrator == AD_INTEGRATOR_SYMPLECTIC_EULER);
+}
+
 static size_t per_particle_bytes(const ad_world_def *d)
 {
     size_t b = 2 * sizeof(ad_state) + 2 * sizeof(uint32_t) + sizeof(uint32_t) + 2 * sizeof(float);
     b += (d->integrator == AD_INTEGRATOR_VERLET ? 2 : 1) * sizeof(ad_accel);
     if (d->integrator == AD_INTEGRATOR_RK4) b += 3 * sizeof(ad_state);
+    if (screens(d)) b += 2 * sizeof(float);
     return b;
 }
 
@@ -49,7 +58,7 @@ static size_t cpu_bytes_needed(const ad_world_def *d, const ad_params *p)
     size_t broad = d->broad_phase == AD_BROAD_PHASE_BVH ? ad_cpu_bvh_bytes(d->capacity)
                                                         : (2 * cells_of(p) + 1) * sizeof(uint32_t);
     return d->capacity * per_particle_bytes(d) + broad + blocks * (sizeof(ad_block_sums) + sizeof(uint32_t)) +
-           sizeof(cpu_world) + 2 * AD_CPU_PAD * sizeof(ad_state) + foreign_entries(d->capacity) * sizeof(uint32_t);
+           sizeof(cpu_world) + 2 * AD_CPU_PAD * sizeof(ad_state) + 2 * AD_CPU_XY_PAD * sizeof(float) + foreign_entries(d->capacity) * sizeof(uint32_t);
 }
 
 static void cpu_destroy(ad_world *w)
@@ -66,6 +75,8 @@ static void cpu_destroy(ad_world *w)
     free(c->foreign);
     free(c->accel);
     free(c->cell_of);
+    free(c->xy.x);
+    free(c->xy.y);
     free(c->blk_outside);
     free(c->count);
     free(c->start);
@@ -145,6 +156,10 @@ static ad_status cpu_create(ad_world *w)
     c->foreign_cap = foreign_entries(c->cap);
     c->foreign = alloc_touch(c->foreign_cap * sizeof(uint32_t), t, &fail);
     c->cell_of = alloc_touch(c->cap * sizeof(uint32_t), t, &fail);
+    if (screens(d)) { /* the screen reads 8 lanes of a row whatever its length */
+        c->xy.x = alloc_touch((c->cap + AD_CPU_XY_PAD) * sizeof(float), t, &fail);
+        c->xy.y = alloc_touch((c->cap + AD_CPU_XY_PAD) * sizeof(float), t, &fail);
+    }
     c->pressure = alloc_touch(c->cap * sizeof(float), t, &fail);
     c->virial = alloc_touch(c->cap * sizeof(float), t, &fail);
     c->count = alloc_touch(c->ncell * sizeof(uint32_t), t, &fail);
@@ -176,6 +191,7 @@ static ad_status cpu_add_particles(ad_world *w, const ad_particle *p, size_t n)
     c->primed = 0;
     c->dt_stale = 1;
     c->binned = 0;
+    c->screen = 0;
     return ad_ok();
 }
 
@@ -201,12 +217,11 @@ static void build_grid(ad_world *w, cpu_world *c, size_t n)
     }
     c->binned = 0;
     double t1 = now();
-    ad_cpu_scan(c->count, c->start, c->ncell, c->threads);
+    ad_cpu_scan(c->count, c->start, c->ncell, c->threads, w->stats.cell_capacity, &diag);
     double t2 = now();
-    memset(c->count, 0, c->ncell * sizeof(uint32_t)); /* the counters become the cursor */
-    ad_cpu_reorder(c->cell_of, n, c->start, c->count, c->ncell, w->stats.cell_capacity, c->threads,
-                   c->state[c->cur], c->state[!c->cur], c->id, c->id_tmp, c->acc[c->cur], c->acc[!c->cur], c->foreign,
-                   c->foreign_cap, &diag);
+    ad_cpu_reorder(c->cell_of, n, c->count, c->ncell, c->threads, c->state[c->cur], c->state[!c->cur], c->id,
+                   c->id_tmp, c->acc[c->cur], c->acc[!c->cur], c->avx2 && c->xy.x ? &c->xy : NULL, c->foreign,
+                   c->foreign_cap);
     uint32_t *idst = c->id_tmp;
     c->cur = !c->cur;
     c->id_tmp = c->id;
@@ -474,7 +489,14 @@ static ad_status cpu_step(ad_world *w, uint64_t nsteps)
         w->stats.phase_seconds[AD_PHASE_INTERACT] += now() - t0;
         if (w->fields.enabled && w->stats.step % w->fields.def.interval == 0) sample_fields(w, c);
         uint64_t bad = 0;
-        for (size_t b = 0; b < nb; b++) bad += c->blocks[b].nonfinite;
+        float v2 = 0.0f;
+        for (size_t b = 0; b < nb; b++) {
+            bad += c->blocks[b].nonfinite;
+            v2 = fmaxf(v2, c->blocks[b].vmax2);
+        }
+        /* the next pass may screen (gather_cpu.h) where the states this pass wrote (which it
+         * reads, reordered) are finite and no speed reaches 1e15 */
+        c->screen = c->xy.x && c->avx2 && !bad && v2 < 1e30f;
         if (bad)
             return ad_fail(AD_ERR_UNSTABLE, "dt",
                            "step %llu: %llu discs reached a non-finite position or velocity (the step of %g s is too "
@@ -534,6 +556,7 @@ static ad_status cpu_import(ad_world *w, const ad_snapshot *s)
     c->primed = s->primed;
     c->dt_stale = 0;
     c->binned = 0;
+    c->screen = 0;
     return ad_ok();
 }
 

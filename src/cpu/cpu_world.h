@@ -5,6 +5,7 @@
 #include "../core/world_internal.h"
 #include "../physics/reentry.h"
 #include "bvh.h"
+#include "grid.h"
 
 /* x86-64 builds with GCC or Clang also compile the pass for AVX2 (pass_avx2.c). */
 #if defined(__GNUC__) && defined(__x86_64__)
@@ -21,6 +22,8 @@ typedef struct cpu_world {
     size_t foreign_cap;
     int cur;
     uint32_t *cell_of, *count, *start;
+    ad_cpu_xy xy; /* the slots' positions in SoA, for the AVX2 gather's screen (gather_cpu.h) */
+    int screen;   /* xy is current and the states are finite with speeds below 1e15: the pass may screen */
     uint32_t *blk_outside; /* per block: discs binned outside the domain by the gather pass */
     int binned;            /* cell_of and count hold the bin of the current state (step 1 done) */
     uint32_t re_list[AD_REENTRY_MAX]; /* the step's re-entrants (slots) */
@@ -50,7 +53,10 @@ int ad_cpu_tail8_avx2_entry(const ad_params *P, const ad_state *in, ad_state *ou
                             float dt, int symplectic, uint32_t *cell_of, uint32_t *count, int shared_count,
                             ad_block_sums *sums, uint32_t *outside);
 void ad_cpu_gather_all_avx2_entry(const ad_params *p, const ad_seg_grid *g, const uint32_t *start, const ad_state *s,
+                                  const ad_cpu_xy *xy,
                                   uint32_t i, ad_state me, int fast, ad_accum *a);
+unsigned ad_cpu_quiet8_avx2_entry(const ad_params *p, const ad_seg_grid *g, const uint32_t *start, const ad_cpu_xy *xy,
+                                  size_t s);
 #endif
 
 #endif

@@ -21,10 +21,12 @@
 #include <string.h>
 
 #include "../physics/gather.h"
+#include "grid.h"
 
 #define AD_CPU_LANES 8  /* candidates evaluated together */
 #define AD_CPU_CAND 64  /* candidate buffer: a disc with more takes the shared path */
 #define AD_CPU_PAD 4    /* states readable past the last disc (the fixed 4-state row copy) */
+#define AD_CPU_XY_PAD 8 /* positions readable past the last disc (the screen's 8-lane rows) */
 
 #if defined(__AVX2__) && defined(__FMA__)
 #define AD_CPU_AVX2 1
@@ -233,13 +235,146 @@ AD_CPU_INLINE int ad_cpu_gather_interior_avx2(const ad_params *p, const uint32_t
     }
     return 1;
 }
+
+/* The screen: the interior search again, from the positions alone (xy, the slots' x and y
+ * as two arrays, which the reorder writes), and for most discs of a gas the whole of it.
+ * Each row of candidates is two 8-lane loads (x, y) and the distance test, with none of
+ * the candidate buffer's copies and transposes; where no live lane is closer than a
+ * diameter (nearly every disc of a gas in a step) the disc touches nothing, and where some
+ * are, the law runs on those lanes alone, in candidate order (rows cy-1, cy, cy+1, slots
+ * ascending), with their velocities read from the states: the sums of
+ * ad_cpu_gather_interior_avx2 term for term. Returns 0, having accumulated nothing, where
+ * that path must run instead: a row of more than eight candidates, or a live lane whose
+ * d2 is infinite (its difference overflowed or a position is infinite; the full path
+ * tests those with their velocities).
+ *
+ * Valid only where no state holds a NaN and every speed is below 1e15 (cpu_step checks
+ * both in the sums of the pass that wrote the states): the full path also hands the law
+ * any lane whose velocity difference is not finite, which with those bounds is none. */
+AD_CPU_INLINE int ad_cpu_screen_avx2(const ad_params *p, const uint32_t *start, const ad_state *s, const ad_cpu_xy *xy,
+                                     ad_state me, int cx, int cy, ad_accum *a)
+{
+    uint32_t lo[3], hi[3];
+    ad_cpu_rows(p, start, cx, cy, lo, hi);
+    uint32_t k0 = hi[0] - lo[0], k1 = hi[1] - lo[1], k2 = hi[2] - lo[2];
+    if ((k0 > 8) | (k1 > 8) | (k2 > 8)) return 0;
+    const __m256 mx = _mm256_set1_ps(me.x), my = _mm256_set1_ps(me.y), D = _mm256_set1_ps(p->diameter_sq);
+    const __m256 zero = _mm256_setzero_ps(), inf = _mm256_set1_ps(INFINITY);
+    __m256 d2[3], hit = zero;
+    for (int r = 0; r < 3; r++) {
+        /* d2 as the law computes it: dx dx + dy dy, not contracted */
+        __m256 dx = _mm256_sub_ps(_mm256_loadu_ps(xy->x + lo[r]), mx);
+        __m256 dy = _mm256_sub_ps(_mm256_loadu_ps(xy->y + lo[r]), my);
+        d2[r] = _mm256_add_ps(_mm256_mul_ps(dx, dx), _mm256_mul_ps(dy, dy));
+        /* lanes past the row (the next cells' discs, or the padding past the last slot)
+         * are tested too: a hit there only costs the exact look below */
+        __m256 near = _mm256_and_ps(_mm256_cmp_ps(d2[r], D, _CMP_LT_OQ), _mm256_cmp_ps(d2[r], zero, _CMP_GT_OQ));
+        hit = _mm256_or_ps(hit, _mm256_or_ps(near, _mm256_cmp_ps(d2[r], inf, _CMP_EQ_OQ)));
+    }
+    if (_mm256_testz_ps(hit, hit)) return 1; /* nothing within a diameter: no terms */
+    const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const uint32_t k[3] = {k0, k1, k2};
+    unsigned m[3];
+    for (int r = 0; r < 3; r++) {
+        __m256 live = _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32((int)k[r]), iota));
+        __m256 near = _mm256_and_ps(_mm256_cmp_ps(d2[r], D, _CMP_LT_OQ), _mm256_cmp_ps(d2[r], zero, _CMP_GT_OQ));
+        if (_mm256_movemask_ps(_mm256_and_ps(live, _mm256_cmp_ps(d2[r], inf, _CMP_EQ_OQ)))) return 0;
+        m[r] = (unsigned)_mm256_movemask_ps(_mm256_and_ps(live, near));
+    }
+    for (int r = 0; r < 3; r++)
+        for (unsigned mr = m[r]; mr; mr &= mr - 1) {
+            uint32_t j = lo[r] + (uint32_t)__builtin_ctz(mr);
+            ad_accum u; /* one lane's terms, from zero, added as ad_cpu_add_lanes adds them */
+            ad_accum_zero(&u);
+            ad_contact_disc(p, xy->x[j] - me.x, xy->y[j] - me.y, s[j].vx - me.vx, s[j].vy - me.vy, &u);
+            a->fx += u.fx;
+            a->fy += u.fy;
+            a->pressure += u.pressure;
+            a->virial += u.virial;
+            a->energy += u.energy;
+            a->max_overlap = a->max_overlap > u.max_overlap ? a->max_overlap : u.max_overlap;
+        }
+    return 1;
+}
+
+/* The quiet discs among slots s..s+7: those the screen can tell, without a contact law or
+ * the full search, touch nothing, whose whole gather (ad_cpu_gather_all) is therefore
+ * the zero sums. Bit l set: slot s + l is quiet. A disc qualifies when
+ *  - its cell is two or more cells from every edge of the grid, so that its candidates,
+ *    in the cells around it, are discs binned where they are (never clamped in from
+ *    outside: their positions lie in those cells, and no difference overflows);
+ *  - no segment's box and no solid wall is within its reach (the tests of
+ *    ad_contact_segments and ad_contact_walls, lane by lane);
+ *  - its three rows hold at most eight candidates each, and no live one is closer than a
+ *    diameter (the disc itself, at zero separation, excepted).
+ * Lanes past a row's end are the next cells' discs or padding: a hit there only sends
+ * the disc the full way. Valid under the same conditions as ad_cpu_screen_avx2 (no NaN
+ * state, speeds below 1e15, so that the full path hands the law no lane) and with cells
+ * below 1e17 m (three cells' separation squared stays finite). */
+AD_CPU_INLINE unsigned ad_cpu_quiet8_avx2(const ad_params *p, const ad_seg_grid *g, const uint32_t *start,
+                                          const ad_cpu_xy *xy, size_t s)
+{
+    const __m256 X = _mm256_loadu_ps(xy->x + s), Y = _mm256_loadu_ps(xy->y + s);
+    /* the cell coordinates as ad_cpu_gather_all computes them */
+    __m256 fx = _mm256_mul_ps(_mm256_sub_ps(X, _mm256_set1_ps(p->origin_x)), _mm256_set1_ps(p->inv_cell_x));
+    __m256 fy = _mm256_mul_ps(_mm256_sub_ps(Y, _mm256_set1_ps(p->origin_y)), _mm256_set1_ps(p->inv_cell_y));
+    const __m256 two = _mm256_set1_ps(2.0f);
+    __m256 ok = _mm256_and_ps(_mm256_and_ps(_mm256_cmp_ps(fx, two, _CMP_GE_OQ),
+                                            _mm256_cmp_ps(fx, _mm256_set1_ps((float)(p->nx - 2)), _CMP_LT_OQ)),
+                              _mm256_and_ps(_mm256_cmp_ps(fy, two, _CMP_GE_OQ),
+                                            _mm256_cmp_ps(fy, _mm256_set1_ps((float)(p->ny - 2)), _CMP_LT_OQ)));
+    const __m256 r = _mm256_set1_ps(p->radius);
+    if (!p->periodic_x) /* ad_contact_walls: lo < radius or hi < radius touches */
+        ok = _mm256_and_ps(ok, _mm256_and_ps(_mm256_cmp_ps(_mm256_sub_ps(X, _mm256_set1_ps(p->x_min)), r, _CMP_NLT_UQ),
+                                             _mm256_cmp_ps(_mm256_sub_ps(_mm256_set1_ps(p->x_max), X), r, _CMP_NLT_UQ)));
+    if (!p->periodic_y)
+        ok = _mm256_and_ps(ok, _mm256_and_ps(_mm256_cmp_ps(_mm256_sub_ps(Y, _mm256_set1_ps(p->y_min)), r, _CMP_NLT_UQ),
+                                             _mm256_cmp_ps(_mm256_sub_ps(_mm256_set1_ps(p->y_max), Y), r, _CMP_NLT_UQ)));
+    if (g->count) { /* ad_contact_segments: inside the segments' box looks further */
+        __m256 in = _mm256_and_ps(_mm256_and_ps(_mm256_cmp_ps(X, _mm256_set1_ps(g->box_x0), _CMP_GE_OQ),
+                                                _mm256_cmp_ps(X, _mm256_set1_ps(g->box_x1), _CMP_LE_OQ)),
+                                  _mm256_and_ps(_mm256_cmp_ps(Y, _mm256_set1_ps(g->box_y0), _CMP_GE_OQ),
+                                                _mm256_cmp_ps(Y, _mm256_set1_ps(g->box_y1), _CMP_LE_OQ)));
+        ok = _mm256_andnot_ps(in, ok);
+    }
+    unsigned cand = (unsigned)_mm256_movemask_ps(ok);
+    if (!cand) return 0;
+    const ptrdiff_t nx = p->nx;
+    _Alignas(32) int32_t base[8];
+    _mm256_store_si256((__m256i *)base, _mm256_add_epi32(_mm256_mullo_epi32(_mm256_cvttps_epi32(fy),
+                                                                            _mm256_set1_epi32(p->nx)),
+                                                         _mm256_cvttps_epi32(fx)));
+    const __m256 D = _mm256_set1_ps(p->diameter_sq), zero = _mm256_setzero_ps();
+    unsigned quiet = 0;
+    for (; cand; cand &= cand - 1) {
+        int l = __builtin_ctz(cand);
+        const uint32_t *st = start + base[l];
+        uint32_t l0 = st[-nx - 1], l1 = st[-1], l2 = st[nx - 1];
+        if ((st[-nx + 2] - l0 > 8) | (st[2] - l1 > 8) | (st[nx + 2] - l2 > 8)) continue;
+        const __m256 mx = _mm256_broadcast_ss(xy->x + s + l), my = _mm256_broadcast_ss(xy->y + s + l);
+        __m256 dx0 = _mm256_sub_ps(_mm256_loadu_ps(xy->x + l0), mx), dy0 = _mm256_sub_ps(_mm256_loadu_ps(xy->y + l0), my);
+        __m256 dx1 = _mm256_sub_ps(_mm256_loadu_ps(xy->x + l1), mx), dy1 = _mm256_sub_ps(_mm256_loadu_ps(xy->y + l1), my);
+        __m256 dx2 = _mm256_sub_ps(_mm256_loadu_ps(xy->x + l2), mx), dy2 = _mm256_sub_ps(_mm256_loadu_ps(xy->y + l2), my);
+        /* d2 as the law computes it: dx dx + dy dy, not contracted */
+        __m256 d0 = _mm256_add_ps(_mm256_mul_ps(dx0, dx0), _mm256_mul_ps(dy0, dy0));
+        __m256 d1 = _mm256_add_ps(_mm256_mul_ps(dx1, dx1), _mm256_mul_ps(dy1, dy1));
+        __m256 d2 = _mm256_add_ps(_mm256_mul_ps(dx2, dx2), _mm256_mul_ps(dy2, dy2));
+        /* the disc itself is in the middle row at zero separation; coincident discs in the
+         * others count as hits (the full way gives them no force) */
+        __m256 hit = _mm256_or_ps(_mm256_or_ps(_mm256_cmp_ps(d0, D, _CMP_LT_OQ), _mm256_cmp_ps(d2, D, _CMP_LT_OQ)),
+                                  _mm256_and_ps(_mm256_cmp_ps(d1, D, _CMP_LT_OQ), _mm256_cmp_ps(d1, zero, _CMP_GT_OQ)));
+        quiet |= (unsigned)_mm256_testz_ps(hit, hit) << l;
+    }
+    return quiet;
+}
 #endif
 
 /* All contacts of disc i (slot i, state me): the CPU's ad_gather_all. `fast` is
  * ad_cpu_fast_grid(p), hoisted out of the loop. The interior path is the AVX2 one in
- * translation units compiled for AVX2, the portable one elsewhere. */
+ * translation units compiled for AVX2, the portable one elsewhere; xy (NULL where not
+ * valid) lets the AVX2 one screen first (ad_cpu_screen_avx2). */
 AD_CPU_INLINE void ad_cpu_gather_all(const ad_params *p, const ad_seg_grid *g, const uint32_t *start, const ad_state *s,
-                                     uint32_t i, ad_state me, int fast, ad_accum *a)
+                                     const ad_cpu_xy *xy, uint32_t i, ad_state me, int fast, ad_accum *a)
 {
     /* the same expressions as ad_cell_coord: inside [1, n-1) the truncation is its cell */
     float fx = (me.x - p->origin_x) * p->inv_cell_x, fy = (me.y - p->origin_y) * p->inv_cell_y;
@@ -248,8 +383,10 @@ AD_CPU_INLINE void ad_cpu_gather_all(const ad_params *p, const ad_seg_grid *g, c
         if (cx <= p->nx - 2 && cy <= p->ny - 2) {
             ad_accum_zero(a);
 #ifdef AD_CPU_AVX2
-            int done = ad_cpu_gather_interior_avx2(p, start, s, me, cx, cy, a);
+            int done = (xy && ad_cpu_screen_avx2(p, start, s, xy, me, cx, cy, a)) ||
+                       ad_cpu_gather_interior_avx2(p, start, s, me, cx, cy, a);
 #else
+            (void)xy;
             int done = ad_cpu_gather_interior(p, start, s, me, cx, cy, a);
 #endif
             if (done) {

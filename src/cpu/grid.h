@@ -9,6 +9,12 @@
 #include "../physics/params.h"
 #include "../physics/state.h"
 
+/* The slots' positions as two arrays (structure of arrays), in cell order: written by
+ * the reorder, read by the gather's screen (gather_cpu.h). */
+typedef struct ad_cpu_xy {
+    float *x, *y;
+} ad_cpu_xy;
+
 typedef struct ad_grid_diag {
     uint32_t max_occupancy;
     uint64_t overflow; /* discs beyond `capacity` summed over cells */
@@ -19,19 +25,22 @@ typedef struct ad_grid_diag {
 void ad_cpu_bin(const ad_params *p, const ad_state *s, size_t n, uint32_t *cell_of, uint32_t *count, int threads,
                 ad_grid_diag *diag);
 
-/* Step 2. start[c] = sum of count[0..c-1], start[ncell] = total. */
-void ad_cpu_scan(const uint32_t *count, uint32_t *start, size_t ncell, int threads);
+/* Step 2. start[c] = sum of count[0..c-1], start[ncell] = total; each counter is left
+ * at its cell's start, the scatter's cursor (the count array reused). The occupancy
+ * diagnostics come from the counts: the largest is the largest occupancy, and the discs
+ * beyond `capacity` in a cell, summed, the overflow (diag->outside is not touched). */
+void ad_cpu_scan(uint32_t *count, uint32_t *start, size_t ncell, int threads, uint32_t capacity,
+                 ad_grid_diag *diag);
 
-/* Step 3, scatter and reorder in one pass: the k-th disc (in index order) of cell c
- * goes to slot start[c] + k of dst, idst and adst (adst may be NULL): a stable
- * counting sort, the same for any number of threads. `cursor` (the count array,
- * reused) must be zeroed. Occupancy diagnostics against `capacity` come from the
- * ranks: the largest rank + 1 is the largest occupancy, ranks >= capacity overflow.
- * `foreign` (foreign_cap entries) is scratch for the threads' lists of discs that left
- * their index window's cells; any size works (a small one costs speed, not results). */
-void ad_cpu_reorder(const uint32_t *cell_of, size_t n, const uint32_t *start, uint32_t *cursor, size_t ncell,
-                    uint32_t capacity, int threads, const ad_state *src, ad_state *dst, const uint32_t *isrc,
-                    uint32_t *idst, const ad_accel *asrc, ad_accel *adst, uint32_t *foreign, size_t foreign_cap,
-                    ad_grid_diag *diag);
+/* Step 3, scatter and reorder in one pass: the k-th disc (in index order) of cell c goes
+ * to slot start[c] + k of dst, idst and adst (adst may be NULL), taking the slot from
+ * `cursor`, which ad_cpu_scan left at start[c]: a stable counting sort, the same for any
+ * number of threads. Where xy is not NULL the positions also go to xy->x[slot] and
+ * xy->y[slot] (the gather's screen, gather_cpu.h). `foreign` (foreign_cap entries) is
+ * scratch for the threads' lists of discs that left their index window's cells; any size
+ * works (a small one costs speed, not results). */
+void ad_cpu_reorder(const uint32_t *cell_of, size_t n, uint32_t *cursor, size_t ncell, int threads,
+                    const ad_state *src, ad_state *dst, const uint32_t *isrc, uint32_t *idst, const ad_accel *asrc,
+                    ad_accel *adst, const ad_cpu_xy *xy, uint32_t *foreign, size_t foreign_cap);
 
 #endif

@@ -20,9 +20,16 @@ int ad_cpu_tail8_avx2_entry(const ad_params *P, const ad_state *in, ad_state *ou
 }
 
 void ad_cpu_gather_all_avx2_entry(const ad_params *p, const ad_seg_grid *g, const uint32_t *start, const ad_state *s,
+                                  const ad_cpu_xy *xy,
                                   uint32_t i, ad_state me, int fast, ad_accum *a)
 {
-    ad_cpu_gather_all(p, g, start, s, i, me, fast, a);
+    ad_cpu_gather_all(p, g, start, s, xy, i, me, fast, a);
+}
+
+unsigned ad_cpu_quiet8_avx2_entry(const ad_params *p, const ad_seg_grid *g, const uint32_t *start, const ad_cpu_xy *xy,
+                                  size_t s)
+{
+    return ad_cpu_quiet8_avx2(p, g, start, xy, s);
 }
 #else
 typedef int ad_cpu_pass_avx2_unused; /* not an x86-64 build: the portable pass only */

@@ -68,6 +68,7 @@ typedef struct pass_ctx {
     ad_state *out;
     const ad_accel *acc_in;
     ad_accel *acc_out; /* travels with the output buffer */
+    const ad_cpu_xy *xy; /* the gather's screen, where valid (cpu_world.screen) */
     int fast, shared_count;
 } pass_ctx;
 
@@ -77,7 +78,7 @@ AD_CPU_INLINE void pass_contacts(const ad_world *w, cpu_world *c, const pass_ctx
     ad_state me = x->in[s];
     ad_accum a;
     if (c->use_bvh) gather_one(c, &x->P, &x->G, &w->seg.tree, x->in, s, me, me, &a);
-    else ad_cpu_gather_all(&x->P, &x->G, c->start, x->in, (uint32_t)s, me, x->fast, &a);
+    else ad_cpu_gather_all(&x->P, &x->G, c->start, x->in, x->xy, (uint32_t)s, me, x->fast, &a);
     *ax = a.fx * x->P.inv_mass + x->P.gx;
     *ay = a.fy * x->P.inv_mass + x->P.gy;
     if (obs) { /* the per-disc observables, on the steps somebody reads (cpu_step) */
@@ -137,6 +138,7 @@ AD_CPU_INLINE void interact_block(const ad_world *w, cpu_world *c, size_t b, siz
     x.acc_in = c->acc[c->cur];
     x.acc_out = c->acc[!c->cur];
     x.fast = ad_cpu_fast_grid(&x.P);
+    x.xy = kind == PASS_STEP && c->screen ? &c->xy : NULL;
     x.shared_count = c->threads > 1; /* blocks of other threads bin into the same counters */
     ad_block_sums sums;
     memset(&sums, 0, sizeof sums);
@@ -145,10 +147,23 @@ AD_CPU_INLINE void interact_block(const ad_world *w, cpu_world *c, size_t b, siz
 #ifdef AD_CPU_AVX2
     if (kind == PASS_STEP && !c->use_bvh &&
         (integ == AD_INTEGRATOR_EULER || integ == AD_INTEGRATOR_SYMPLECTIC_EULER)) {
+        /* a disc that touches nothing (ad_cpu_quiet8_avx2) has zero sums: these accelerations */
+        const float ax0 = 0.0f * x.P.inv_mass + x.P.gx, ay0 = 0.0f * x.P.inv_mass + x.P.gy;
+        const int screen = x.xy && x.fast && x.P.cell_x < 1e17f && x.P.cell_y < 1e17f;
         for (; s + 8 <= s1; s += 8) {
             _Alignas(32) float AX[8], AY[8];
+            unsigned quiet = screen ? ad_cpu_quiet8_avx2(&x.P, &x.G, c->start, x.xy, s) : 0;
             for (int l = 0; l < 8; l++) {
-                pass_contacts(w, c, &x, s + (size_t)l, obs, &sums, &AX[l], &AY[l]);
+                if (quiet >> l & 1) {
+                    AX[l] = ax0;
+                    AY[l] = ay0;
+                    if (obs) {
+                        c->pressure[s + (size_t)l] = 0.0f;
+                        c->virial[s + (size_t)l] = 0.0f;
+                    }
+                } else {
+                    pass_contacts(w, c, &x, s + (size_t)l, obs, &sums, &AX[l], &AY[l]);
+                }
                 if (obs) c->accel[s + (size_t)l] = (ad_accel){AX[l], AY[l]};
             }
             if (!ad_cpu_tail8_avx2(&x.P, x.in + s, x.out + s, AX, AY, dt, integ == AD_INTEGRATOR_SYMPLECTIC_EULER,
