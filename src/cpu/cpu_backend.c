@@ -43,7 +43,7 @@ static size_t per_particle_bytes(const ad_world_def *d)
     size_t b = 2 * sizeof(ad_state) + 2 * sizeof(uint32_t) + sizeof(uint32_t) + 2 * sizeof(float);
     b += (d->integrator == AD_INTEGRATOR_VERLET ? 2 : 1) * sizeof(ad_accel);
     if (d->integrator == AD_INTEGRATOR_RK4) b += 3 * sizeof(ad_state);
-    if (screens(d)) b += 2 * sizeof(float);
+    if (screens(d)) b += 2 * sizeof(float) + sizeof(uint32_t); /* xy, defer */
     return b;
 }
 
@@ -78,6 +78,8 @@ static void cpu_destroy(ad_world *w)
     free(c->xy.x);
     free(c->xy.y);
     free(c->blk_outside);
+    free(c->defer);
+    free(c->blk_defer);
     free(c->count);
     free(c->start);
     free(c->pressure);
@@ -166,6 +168,10 @@ static ad_status cpu_create(ad_world *w)
     c->start = alloc_touch((c->ncell + 1) * sizeof(uint32_t), t, &fail);
     c->blocks = alloc_touch(c->nblocks * sizeof(ad_block_sums), t, &fail);
     c->blk_outside = alloc_touch(c->nblocks * sizeof(uint32_t), t, &fail);
+    if (screens(d)) { /* the pass's bin (ad_cpu_bins) */
+        c->defer = alloc_touch(c->cap * sizeof(uint32_t), t, &fail);
+        c->blk_defer = alloc_touch(c->nblocks * sizeof(uint32_t), t, &fail);
+    }
     if (c->use_bvh && !fail) fail = ad_cpu_bvh_alloc(&c->bvh, c->cap);
     if (fail) {
         cpu_destroy(w);
@@ -323,6 +329,9 @@ static void interact(ad_world *w, cpu_world *c, size_t n, float dt, pass_kind ki
             interact_block_isa(w, c, b, n, dt, AD_INTEGRATOR_SYMPLECTIC_EULER, PASS_STEP, step, obs);
         break;
     }
+    if (bins && c->threads > 1 && c->defer) /* the counts of discs that left their block's cells */
+        for (size_t b = 0; b < nb; b++)
+            for (uint32_t k = 0; k < c->blk_defer[b]; k++) c->count[c->defer[b * AD_BLOCK + k]]++;
     c->cur = !c->cur;
     c->binned = bins;
 }

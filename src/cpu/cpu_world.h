@@ -25,6 +25,7 @@ typedef struct cpu_world {
     ad_cpu_xy xy; /* the slots' positions in SoA, for the AVX2 gather's screen (gather_cpu.h) */
     int screen;   /* xy is current and the states are finite with speeds below 1e15: the pass may screen */
     uint32_t *blk_outside; /* per block: discs binned outside the domain by the gather pass */
+    uint32_t *defer, *blk_defer; /* the pass's counts into other blocks' cells, listed per block (ad_cpu_bins) */
     int binned;            /* cell_of and count hold the bin of the current state (step 1 done) */
     uint32_t re_list[AD_REENTRY_MAX]; /* the step's re-entrants (slots) */
     ad_reentry_spot re_at[AD_REENTRY_MAX]; /* and where they go */
@@ -50,7 +51,7 @@ void ad_cpu_pass_block_avx2(const ad_world *w, cpu_world *c, size_t b, size_t n,
                             pass_kind kind, uint64_t step, int obs);
 /* The AVX2 build's pieces, out of line for tests/test_isa.c and tests/test_pairs.h. */
 int ad_cpu_tail8_avx2_entry(const ad_params *P, const ad_state *in, ad_state *out, const float *AX, const float *AY,
-                            float dt, int symplectic, uint32_t *cell_of, uint32_t *count, int shared_count,
+                            float dt, int symplectic, uint32_t *cell_of, ad_cpu_bins *bins,
                             ad_block_sums *sums, uint32_t *outside);
 void ad_cpu_gather_all_avx2_entry(const ad_params *p, const ad_seg_grid *g, const uint32_t *start, const ad_state *s,
                                   const ad_cpu_xy *xy,

@@ -15,6 +15,25 @@ typedef struct ad_cpu_xy {
     float *x, *y;
 } ad_cpu_xy;
 
+/* Where the gather pass counts a block's discs into the next step's cells (the fused bin,
+ * DESIGN.md step 1) without atomics: the cells [lo, lo + width) are the block's own (the
+ * cells of its slots before the step, which no other block shares: the slots are in cell
+ * order) and are counted directly; a disc that lands in another block's cells is listed
+ * in `defer` and counted after the pass (ad_cpu_count_deferred). One thread: every cell
+ * is the block's own. */
+typedef struct ad_cpu_bins {
+    uint32_t *count;
+    uint32_t lo, width;
+    uint32_t *defer; /* room for the block's every disc */
+    uint32_t ndefer;
+} ad_cpu_bins;
+
+static inline void ad_cpu_bin_count(ad_cpu_bins *b, uint32_t cell)
+{
+    if (cell - b->lo < b->width) b->count[cell]++;
+    else b->defer[b->ndefer++] = cell;
+}
+
 typedef struct ad_grid_diag {
     uint32_t max_occupancy;
     uint64_t overflow; /* discs beyond `capacity` summed over cells */

@@ -69,7 +69,8 @@ typedef struct pass_ctx {
     const ad_accel *acc_in;
     ad_accel *acc_out; /* travels with the output buffer */
     const ad_cpu_xy *xy; /* the gather's screen, where valid (cpu_world.screen) */
-    int fast, shared_count;
+    int fast;
+    ad_cpu_bins bins; /* the block's counting into the next step's cells */
 } pass_ctx;
 
 AD_CPU_INLINE void pass_contacts(const ad_world *w, cpu_world *c, const pass_ctx *x, size_t s, int obs,
@@ -88,7 +89,7 @@ AD_CPU_INLINE void pass_contacts(const ad_world *w, cpu_world *c, const pass_ctx
     add_contact_sums(sums, &a);
 }
 
-AD_CPU_INLINE void pass_motion(cpu_world *c, const pass_ctx *x, size_t s, size_t s0, float ax, float ay, float dt,
+AD_CPU_INLINE void pass_motion(cpu_world *c, pass_ctx *x, size_t s, size_t s0, float ax, float ay, float dt,
                                ad_integrator integ, pass_kind kind, uint64_t step, ad_block_sums *sums,
                                uint32_t *outside)
 {
@@ -113,8 +114,7 @@ AD_CPU_INLINE void pass_motion(cpu_world *c, const pass_ctx *x, size_t s, size_t
             /* step 1 of the next step, fused: bin the disc where its new position is written */
             uint32_t cell = ad_cell_index(P, nw.x, nw.y);
             c->cell_of[s] = cell;
-            if (x->shared_count) __atomic_fetch_add(&c->count[cell], 1u, __ATOMIC_RELAXED);
-            else c->count[cell]++;
+            ad_cpu_bin_count(&x->bins, cell);
             *outside += (uint32_t)ad_outside_domain(P, nw.x, nw.y);
         }
     }
@@ -139,11 +139,19 @@ AD_CPU_INLINE void interact_block(const ad_world *w, cpu_world *c, size_t b, siz
     x.acc_out = c->acc[!c->cur];
     x.fast = ad_cpu_fast_grid(&x.P);
     x.xy = kind == PASS_STEP && c->screen ? &c->xy : NULL;
-    x.shared_count = c->threads > 1; /* blocks of other threads bin into the same counters */
     ad_block_sums sums;
     memset(&sums, 0, sizeof sums);
     uint32_t outside = 0;
     size_t s0 = b * AD_BLOCK, s1 = s0 + AD_BLOCK < n ? s0 + AD_BLOCK : n, s = s0;
+    x.bins = (ad_cpu_bins){c->count, 0, (uint32_t)c->ncell, c->defer ? c->defer + s0 : NULL, 0};
+    if (c->threads > 1 && kind == PASS_STEP && c->defer) {
+        /* the block's own cells: from its first disc's to the next block's first disc's (the
+         * slots are in the order of these cells: the reorder sorted them by them) */
+        uint32_t lo = ad_cell_index(&x.P, x.in[s0].x, x.in[s0].y);
+        uint32_t hi = s1 < n ? ad_cell_index(&x.P, x.in[s1].x, x.in[s1].y) : (uint32_t)c->ncell;
+        x.bins.lo = lo;
+        x.bins.width = hi - lo;
+    }
 #ifdef AD_CPU_AVX2
     if (kind == PASS_STEP && !c->use_bvh &&
         (integ == AD_INTEGRATOR_EULER || integ == AD_INTEGRATOR_SYMPLECTIC_EULER)) {
@@ -153,21 +161,21 @@ AD_CPU_INLINE void interact_block(const ad_world *w, cpu_world *c, size_t b, siz
         for (; s + 8 <= s1; s += 8) {
             _Alignas(32) float AX[8], AY[8];
             unsigned quiet = screen ? ad_cpu_quiet8_avx2(&x.P, &x.G, c->start, x.xy, s) : 0;
-            for (int l = 0; l < 8; l++) {
-                if (quiet >> l & 1) {
-                    AX[l] = ax0;
-                    AY[l] = ay0;
-                    if (obs) {
-                        c->pressure[s + (size_t)l] = 0.0f;
-                        c->virial[s + (size_t)l] = 0.0f;
-                    }
-                } else {
-                    pass_contacts(w, c, &x, s + (size_t)l, obs, &sums, &AX[l], &AY[l]);
-                }
-                if (obs) c->accel[s + (size_t)l] = (ad_accel){AX[l], AY[l]};
+            /* every lane as a quiet one, then the others gathered over it, in slot order */
+            _mm256_store_ps(AX, _mm256_set1_ps(ax0));
+            _mm256_store_ps(AY, _mm256_set1_ps(ay0));
+            if (obs) {
+                _mm256_storeu_ps(c->pressure + s, _mm256_setzero_ps());
+                _mm256_storeu_ps(c->virial + s, _mm256_setzero_ps());
             }
+            for (unsigned m = ~quiet & 0xffu; m; m &= m - 1) {
+                size_t l = (size_t)__builtin_ctz(m);
+                pass_contacts(w, c, &x, s + l, obs, &sums, &AX[l], &AY[l]);
+            }
+            if (obs)
+                for (int l = 0; l < 8; l++) c->accel[s + (size_t)l] = (ad_accel){AX[l], AY[l]};
             if (!ad_cpu_tail8_avx2(&x.P, x.in + s, x.out + s, AX, AY, dt, integ == AD_INTEGRATOR_SYMPLECTIC_EULER,
-                                   c->cell_of + s, c->count, x.shared_count, &sums, &outside))
+                                   c->cell_of + s, &x.bins, &sums, &outside))
                 for (int l = 0; l < 8; l++)
                     pass_motion(c, &x, s + (size_t)l, s0, AX[l], AY[l], dt, integ, kind, step, &sums, &outside);
         }
@@ -181,6 +189,7 @@ AD_CPU_INLINE void interact_block(const ad_world *w, cpu_world *c, size_t b, siz
     }
     c->blocks[b] = sums;
     c->blk_outside[b] = outside;
+    if (c->blk_defer) c->blk_defer[b] = x.bins.ndefer;
 }
 
 /* The pass of block b, for each integrator and pass kind its own inlined loop. Symplectic

@@ -48,8 +48,8 @@ AD_CPU_INLINE __m256i ad_cpu_cell_coord8(__m256 x, float origin, float inv_cell,
 /* Slots s..s+7: `in` their states before the step, AX/AY their accelerations. Returns 1
  * when it wrote them (out, cell_of, counters, sums), 0 when the scalar path must. */
 AD_CPU_INLINE int ad_cpu_tail8_avx2(const ad_params *P, const ad_state *in, ad_state *out, const float *AX,
-                                    const float *AY, float dt, int symplectic, uint32_t *cell_of, uint32_t *count,
-                                    int shared_count, ad_block_sums *sums, uint32_t *outside)
+                                    const float *AY, float dt, int symplectic, uint32_t *cell_of, ad_cpu_bins *bins,
+                                    ad_block_sums *sums, uint32_t *outside)
 {
     __m256 x, y, vx, vy;
     ad_cpu_soa8(&in[0].x, &x, &y, &vx, &vy);
@@ -90,10 +90,7 @@ AD_CPU_INLINE int ad_cpu_tail8_avx2(const ad_params *P, const ad_state *in, ad_s
     _mm256_storeu_si256((__m256i *)cell_of, cell);
     _Alignas(32) uint32_t C[8];
     _mm256_store_si256((__m256i *)C, cell);
-    for (int l = 0; l < 8; l++) {
-        if (shared_count) __atomic_fetch_add(&count[C[l]], 1u, __ATOMIC_RELAXED);
-        else count[C[l]]++;
-    }
+    for (int l = 0; l < 8; l++) ad_cpu_bin_count(bins, C[l]);
     /* the states back to AoS: rows {d0, d4}, {d1, d5}, {d2, d6}, {d3, d7}, then halves paired */
     __m256 a = _mm256_unpacklo_ps(x, y), b = _mm256_unpackhi_ps(x, y);
     __m256 c = _mm256_unpacklo_ps(vx, vy), d = _mm256_unpackhi_ps(vx, vy);
