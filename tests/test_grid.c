@@ -40,31 +40,38 @@ static double u01(uint64_t seed, uint64_t *c) { return ad_rng_uniform(seed, (*c)
 static int check_scan(void)
 {
     int errors = 0;
-    const size_t sizes[] = {1, 7, 8, 9, 1000, 65535, 65536, 70001, 200003};
+    /* several threads scan from 2^21 cells */
+    const size_t sizes[] = {1, 7, 8, 9, 1000, 65535, 70001, 200003, (1u << 21) + 7, (1u << 21) + 1000};
     for (size_t z = 0; z < sizeof sizes / sizeof *sizes; z++)
         for (int threads = 1; threads <= 3; threads++) {
             size_t nc = sizes[z];
             uint32_t *count = malloc(nc * 4), *start = malloc((nc + 1) * 4), *ref = malloc((nc + 1) * 4);
             uint64_t c = 0, over = 0;
-            uint32_t mx = 0, run = 0;
+            uint32_t mx = 0, run = 0, m3 = 0;
+            /* a few crowded cells; the largest run of three where two threads' chunks meet */
+            size_t peak = (nc + (size_t)threads - 1) / (size_t)threads - 1 - z % 3;
             for (size_t k = 0; k < nc; k++) {
                 double u = ad_rng_uniform(77 + nc, c++);
-                count[k] = u < 0.6 ? 0 : (u < 0.999 ? (uint32_t)(10 * u) : 4000u); /* a few crowded cells */
+                count[k] = u < 0.6 ? 0 : (u < 0.999 ? (uint32_t)(10 * u) : 4000u);
+                if (k >= peak && k < peak + 3 && nc > 1000) count[k] = 5000;
+            }
+            for (size_t k = 0; k < nc; k++) {
                 ref[k] = run;
                 run += count[k];
                 mx = count[k] > mx ? count[k] : mx;
                 over += count[k] > 6 ? count[k] - 6 : 0;
+                if (k + 2 < nc) m3 = count[k] + count[k + 1] + count[k + 2] > m3 ? count[k] + count[k + 1] + count[k + 2] : m3;
             }
             ref[nc] = run;
             ad_grid_diag diag;
             ad_cpu_scan(count, start, nc, threads, 6, &diag);
             int bad = memcmp(start, ref, (nc + 1) * 4) != 0 || memcmp(count, ref, nc * 4) != 0 ||
-                      diag.max_occupancy != mx || diag.overflow != over;
+                      diag.max_occupancy != mx || diag.overflow != over || diag.max_run3 != m3;
             if (bad) {
                 printf("  scan of %zu cells on %d threads: wrong starts, cursors or diagnostics (max %u/%u, overflow "
-                       "%llu/%llu)\n",
+                       "%llu/%llu, run of three %u/%u)\n",
                        nc, threads, diag.max_occupancy, mx, (unsigned long long)diag.overflow,
-                       (unsigned long long)over);
+                       (unsigned long long)over, diag.max_run3, m3);
                 errors++;
             }
             free(count);

@@ -72,13 +72,13 @@ static int screen_allowed(const ad_params *p, const ad_state *s, size_t n)
  * it, without and with the screen on xy) against ad_gather_all on the sorted discs; and
  * the AVX2 quiet-disc test: every disc it calls quiet has zero sums there. */
 static void check_gather(const ad_params *p, const uint32_t *start, const ad_state *sorted, const ad_cpu_xy *xy,
-                         size_t n, int *errors)
+                         size_t n, int rows_fit, int *errors)
 {
     ad_seg_grid g;
     memset(&g, 0, sizeof g);
     ad_params q = *p;
     q.disc_contacts = 1;
-    size_t bad = 0, fast = 0, loud = 0;
+    size_t bad = 0, fast = 0, loud = 0, quiet_differ = 0;
 #ifdef AD_CPU_X86
     int avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
     const ad_cpu_xy *screen = screen_allowed(&q, sorted, n) ? xy : NULL;
@@ -101,8 +101,11 @@ static void check_gather(const ad_params *p, const uint32_t *start, const ad_sta
                 ad_cpu_gather_all_avx2_entry(&q, &g, start, sorted, screen, (uint32_t)k, me, ad_cpu_fast_grid(&q),
                                              &a);
                 bad += !same_sums(&ref, &a);
-                if (k % 8 == 0 && k + 8 <= n && ad_cpu_fast_grid(&q))
-                    quiet = ad_cpu_quiet8_avx2_entry(&q, &g, start, screen, k);
+                if (k % 8 == 0 && k + 8 <= n && ad_cpu_fast_grid(&q)) {
+                    /* with the row lengths checked, and unchecked where the scan says they fit */
+                    quiet = ad_cpu_quiet8_avx2_entry(&q, &g, start, screen, k, 0);
+                    if (rows_fit && ad_cpu_quiet8_avx2_entry(&q, &g, start, screen, k, 1) != quiet) quiet_differ++;
+                }
                 ad_accum_zero(&zero);
                 if (quiet >> (k % 8) & 1) {
                     loud += !same_sums(&ref, &zero) || ref.energy != 0.0f;
@@ -114,6 +117,11 @@ static void check_gather(const ad_params *p, const uint32_t *start, const ad_sta
     }
     if (bad) {
         printf("  the CPU gather differs from ad_gather_all for %zu discs (%zu in contact)\n", bad, fast);
+        (*errors)++;
+    }
+    if (quiet_differ) {
+        printf("  the quiet test with rows unchecked differs for %zu groups, where the scan says rows fit\n",
+               quiet_differ);
         (*errors)++;
     }
     if (loud) {
@@ -211,12 +219,17 @@ static size_t grid_pairs(const ad_params *p, const ad_state *s, size_t n, int th
     }
     free(seen);
     /* the scan's occupancy diagnostics equal those of the cell ranges */
-    uint32_t mx = 0;
+    uint32_t mx = 0, m3 = 0;
     uint64_t ov = 0;
     for (size_t c = 0; c < ncell; c++) {
         uint32_t k = start[c + 1] - start[c];
         mx = k > mx ? k : mx;
         ov += k > 4 ? k - 4 : 0;
+        if (c + 3 <= ncell) m3 = start[c + 3] - start[c] > m3 ? start[c + 3] - start[c] : m3;
+    }
+    if (diag.max_run3 != m3) {
+        printf("  diagnostics: the most discs in three consecutive cells %u, expected %u\n", diag.max_run3, m3);
+        (*errors)++;
     }
     if (diag.max_occupancy != mx || diag.overflow != ov) {
         printf("  diagnostics: max occupancy %u, overflow %llu; expected %u, %llu\n", diag.max_occupancy,
@@ -224,7 +237,7 @@ static size_t grid_pairs(const ad_params *p, const ad_state *s, size_t n, int th
         (*errors)++;
     }
 
-    check_gather(p, start, sorted, &xy, n, errors);
+    check_gather(p, start, sorted, &xy, n, diag.max_run3 <= 8, errors);
     free(xy.x);
     free(xy.y);
 

@@ -224,6 +224,7 @@ static void build_grid(ad_world *w, cpu_world *c, size_t n)
     c->binned = 0;
     double t1 = now();
     ad_cpu_scan(c->count, c->start, c->ncell, c->threads, w->stats.cell_capacity, &diag);
+    c->rows_fit = diag.max_run3 <= 8;
     double t2 = now();
     ad_cpu_reorder(c->cell_of, n, c->count, c->ncell, c->threads, c->state[c->cur], c->state[!c->cur], c->id,
                    c->id_tmp, c->acc[c->cur], c->acc[!c->cur], c->avx2 && c->xy.x ? &c->xy : NULL, c->foreign,

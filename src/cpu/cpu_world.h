@@ -23,6 +23,7 @@ typedef struct cpu_world {
     int cur;
     uint32_t *cell_of, *count, *start;
     ad_cpu_xy xy; /* the slots' positions in SoA, for the AVX2 gather's screen (gather_cpu.h) */
+    int rows_fit; /* no three consecutive cells hold more than 8 discs (the last scan's max_run3) */
     int screen;   /* xy is current and the states are finite with speeds below 1e15: the pass may screen */
     uint32_t *blk_outside; /* per block: discs binned outside the domain by the gather pass */
     uint32_t *defer, *blk_defer; /* the pass's counts into other blocks' cells, listed per block (ad_cpu_bins) */
@@ -57,7 +58,7 @@ void ad_cpu_gather_all_avx2_entry(const ad_params *p, const ad_seg_grid *g, cons
                                   const ad_cpu_xy *xy,
                                   uint32_t i, ad_state me, int fast, ad_accum *a);
 unsigned ad_cpu_quiet8_avx2_entry(const ad_params *p, const ad_seg_grid *g, const uint32_t *start, const ad_cpu_xy *xy,
-                                  size_t s);
+                                  size_t s, int rows_fit);
 #endif
 
 #endif

@@ -305,14 +305,15 @@ AD_CPU_INLINE int ad_cpu_screen_avx2(const ad_params *p, const uint32_t *start, 
  *    outside: their positions lie in those cells, and no difference overflows);
  *  - no segment's box and no solid wall is within its reach (the tests of
  *    ad_contact_segments and ad_contact_walls, lane by lane);
- *  - its three rows hold at most eight candidates each, and no live one is closer than a
- *    diameter (the disc itself, at zero separation, excepted).
+ *  - its three rows hold at most eight candidates each (checked here unless `rows_fit`:
+ *    no three consecutive cells hold more than eight, ad_grid_diag.max_run3), and no live
+ *    one is closer than a diameter (the disc itself, at zero separation, excepted).
  * Lanes past a row's end are the next cells' discs or padding: a hit there only sends
  * the disc the full way. Valid under the same conditions as ad_cpu_screen_avx2 (no NaN
  * state, speeds below 1e15, so that the full path hands the law no lane) and with cells
  * below 1e17 m (three cells' separation squared stays finite). */
 AD_CPU_INLINE unsigned ad_cpu_quiet8_avx2(const ad_params *p, const ad_seg_grid *g, const uint32_t *start,
-                                          const ad_cpu_xy *xy, size_t s)
+                                          const ad_cpu_xy *xy, size_t s, int rows_fit)
 {
     const __m256 X = _mm256_loadu_ps(xy->x + s), Y = _mm256_loadu_ps(xy->y + s);
     /* the cell coordinates as ad_cpu_gather_all computes them */
@@ -350,7 +351,7 @@ AD_CPU_INLINE unsigned ad_cpu_quiet8_avx2(const ad_params *p, const ad_seg_grid 
         int l = __builtin_ctz(cand);
         const uint32_t *st = start + base[l];
         uint32_t l0 = st[-nx - 1], l1 = st[-1], l2 = st[nx - 1];
-        if ((st[-nx + 2] - l0 > 8) | (st[2] - l1 > 8) | (st[nx + 2] - l2 > 8)) continue;
+        if (!rows_fit && ((st[-nx + 2] - l0 > 8) | (st[2] - l1 > 8) | (st[nx + 2] - l2 > 8))) continue;
         const __m256 mx = _mm256_broadcast_ss(xy->x + s + l), my = _mm256_broadcast_ss(xy->y + s + l);
         __m256 dx0 = _mm256_sub_ps(_mm256_loadu_ps(xy->x + l0), mx), dy0 = _mm256_sub_ps(_mm256_loadu_ps(xy->y + l0), my);
         __m256 dx1 = _mm256_sub_ps(_mm256_loadu_ps(xy->x + l1), mx), dy1 = _mm256_sub_ps(_mm256_loadu_ps(xy->y + l1), my);

@@ -43,18 +43,25 @@ void ad_cpu_bin(const ad_params *p, const ad_state *s, size_t n, uint32_t *cell_
 }
 
 /* Cells [a, b) from `run`: start[c] = count[c] = the running total; returns the total
- * after b and the largest count in *mx. */
-static uint32_t scan_chunk(uint32_t *count, uint32_t *start, size_t a, size_t b, uint32_t run, uint32_t *mx)
+ * after b, the largest count in *mx and the largest sum of three consecutive counts
+ * inside [a, b) in *m3 (read ahead of the writes). */
+static uint32_t scan_chunk(uint32_t *count, uint32_t *start, size_t a, size_t b, uint32_t run, uint32_t *mx,
+                           uint32_t *m3)
 {
-    uint32_t m = 0;
+    uint32_t m = 0, w = 0;
     for (size_t c = a; c < b; c++) { /* a dependent add per cell; the rest runs beside it */
         uint32_t v = count[c];
+        if (c + 2 < b) {
+            uint32_t r = v + count[c + 1] + count[c + 2];
+            w = r > w ? r : w;
+        }
         start[c] = run;
         count[c] = run;
         run += v;
         m = v > m ? v : m;
     }
     *mx = m;
+    *m3 = w;
     return run;
 }
 
@@ -63,13 +70,16 @@ static uint32_t scan_chunk(uint32_t *count, uint32_t *start, size_t a, size_t b,
  * same values): an in-register prefix sum of eight counts, the running total carried as
  * a broadcast vector. */
 __attribute__((target("avx2"))) static uint32_t scan_chunk_avx2(uint32_t *count, uint32_t *start, size_t a, size_t b,
-                                                                uint32_t run, uint32_t *mx)
+                                                                uint32_t run, uint32_t *mx, uint32_t *m3)
 {
-    __m256i total = _mm256_set1_epi32((int)run), most = _mm256_setzero_si256();
+    __m256i total = _mm256_set1_epi32((int)run), most = _mm256_setzero_si256(), most3 = most;
     const __m256i last = _mm256_set1_epi32(7);
     size_t c = a;
-    for (; c + 8 <= b; c += 8) {
+    for (; c + 10 <= b; c += 8) {
         __m256i v = _mm256_loadu_si256((const __m256i *)(count + c));
+        /* the eight windows c..c+2, ..., c+7..c+9, before this step's stores */
+        __m256i r = _mm256_add_epi32(_mm256_add_epi32(v, _mm256_loadu_si256((const __m256i *)(count + c + 1))),
+                                     _mm256_loadu_si256((const __m256i *)(count + c + 2)));
         __m256i x = _mm256_add_epi32(v, _mm256_slli_si256(v, 4)); /* within each 128-bit half */
         x = _mm256_add_epi32(x, _mm256_slli_si256(x, 8));
         /* the low half's sum to each lane of the high half */
@@ -79,13 +89,20 @@ __attribute__((target("avx2"))) static uint32_t scan_chunk_avx2(uint32_t *count,
         _mm256_storeu_si256((__m256i *)(count + c), st);
         total = _mm256_add_epi32(total, _mm256_permutevar8x32_epi32(x, last));
         most = _mm256_max_epu32(most, v);
+        most3 = _mm256_max_epu32(most3, r);
     }
-    _Alignas(32) uint32_t m8[8];
+    _Alignas(32) uint32_t m8[8], w8[8];
     _mm256_store_si256((__m256i *)m8, most);
-    uint32_t m = 0, tail;
-    for (int l = 0; l < 8; l++) m = m8[l] > m ? m8[l] : m;
-    run = scan_chunk(count, start, c, b, (uint32_t)_mm256_cvtsi256_si32(total), &tail);
+    _mm256_store_si256((__m256i *)w8, most3);
+    uint32_t m = 0, w = 0, tail, tail3;
+    for (int l = 0; l < 8; l++) {
+        m = m8[l] > m ? m8[l] : m;
+        w = w8[l] > w ? w8[l] : w;
+    }
+    /* the rest, whose windows start at c: those before c were taken above */
+    run = scan_chunk(count, start, c, b, (uint32_t)_mm256_cvtsi256_si32(total), &tail, &tail3);
     *mx = tail > m ? tail : m;
+    *m3 = tail3 > w ? tail3 : w;
     return run;
 }
 #endif
@@ -98,7 +115,8 @@ void ad_cpu_scan(uint32_t *count, uint32_t *start, size_t ncell, int threads, ui
     /* one thread's AVX2 scan outruns two below a few million cells (measured: 0.117 against
      * 0.155 ms for 2.7e5 cells on this machine's 2 cores; the second pass and its barrier) */
     if (ncell < ((size_t)1 << 21)) t = 1;
-    uint32_t partial[MAXT + 1], most[MAXT];
+    uint32_t partial[MAXT + 1], most[MAXT], most3[MAXT];
+    size_t ends[MAXT];
     int used = 1;
 #ifdef AD_CPU_X86
     const int avx2 = __builtin_cpu_supports("avx2");
@@ -131,16 +149,26 @@ void ad_cpu_scan(uint32_t *count, uint32_t *start, size_t ncell, int threads, ui
         }
         uint32_t run;
 #ifdef AD_CPU_X86
-        if (avx2) run = scan_chunk_avx2(count, start, a, b, partial[k], &most[k]);
+        if (avx2) run = scan_chunk_avx2(count, start, a, b, partial[k], &most[k], &most3[k]);
         else
 #endif
-            run = scan_chunk(count, start, a, b, partial[k], &most[k]);
+            run = scan_chunk(count, start, a, b, partial[k], &most[k], &most3[k]);
+        ends[k] = b;
         if (k == nt - 1) partial[nt] = run;
     }
     start[ncell] = partial[used];
-    uint32_t mx = 0;
-    for (int k = 0; k < used; k++) mx = most[k] > mx ? most[k] : mx;
+    uint32_t mx = 0, m3 = 0;
+    for (int k = 0; k < used; k++) {
+        mx = most[k] > mx ? most[k] : mx;
+        m3 = most3[k] > m3 ? most3[k] : m3;
+        /* the windows across the end of chunk k, from the starts */
+        for (size_t c = ends[k] >= 2 ? ends[k] - 2 : 0; c < ends[k] && c + 3 <= ncell; c++) {
+            uint32_t r = start[c + 3] - start[c];
+            m3 = r > m3 ? r : m3;
+        }
+    }
     diag->max_occupancy = mx;
+    diag->max_run3 = m3;
     /* the discs past `capacity` in each cell, counted only where some cell has them */
     uint64_t ov = 0;
     if (mx > capacity)

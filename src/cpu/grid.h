@@ -19,8 +19,8 @@ typedef struct ad_cpu_xy {
  * DESIGN.md step 1) without atomics: the cells [lo, lo + width) are the block's own (the
  * cells of its slots before the step, which no other block shares: the slots are in cell
  * order) and are counted directly; a disc that lands in another block's cells is listed
- * in `defer` and counted after the pass (ad_cpu_count_deferred). One thread: every cell
- * is the block's own. */
+ * in `defer` and counted after the pass (interact, cpu_backend.c). One thread: every cell
+ * is the block's own (lo = 0, width = UINT32_MAX). */
 typedef struct ad_cpu_bins {
     uint32_t *count;
     uint32_t lo, width;
@@ -36,6 +36,7 @@ static inline void ad_cpu_bin_count(ad_cpu_bins *b, uint32_t cell)
 
 typedef struct ad_grid_diag {
     uint32_t max_occupancy;
+    uint32_t max_run3; /* the most discs in three consecutive cells (a row of a disc's neighbour cells) */
     uint64_t overflow; /* discs beyond `capacity` summed over cells */
     uint64_t outside;  /* centres outside the domain, clamped into border cells */
 } ad_grid_diag;
@@ -47,7 +48,8 @@ void ad_cpu_bin(const ad_params *p, const ad_state *s, size_t n, uint32_t *cell_
 /* Step 2. start[c] = sum of count[0..c-1], start[ncell] = total; each counter is left
  * at its cell's start, the scatter's cursor (the count array reused). The occupancy
  * diagnostics come from the counts: the largest is the largest occupancy, and the discs
- * beyond `capacity` in a cell, summed, the overflow (diag->outside is not touched). */
+ * beyond `capacity` in a cell, summed, the overflow; and the most discs in any three
+ * consecutive cells, max_run3 (diag->outside is not touched). */
 void ad_cpu_scan(uint32_t *count, uint32_t *start, size_t ncell, int threads, uint32_t capacity,
                  ad_grid_diag *diag);
 

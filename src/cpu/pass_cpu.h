@@ -143,7 +143,7 @@ AD_CPU_INLINE void interact_block(const ad_world *w, cpu_world *c, size_t b, siz
     memset(&sums, 0, sizeof sums);
     uint32_t outside = 0;
     size_t s0 = b * AD_BLOCK, s1 = s0 + AD_BLOCK < n ? s0 + AD_BLOCK : n, s = s0;
-    x.bins = (ad_cpu_bins){c->count, 0, (uint32_t)c->ncell, c->defer ? c->defer + s0 : NULL, 0};
+    x.bins = (ad_cpu_bins){c->count, 0, UINT32_MAX, c->defer ? c->defer + s0 : NULL, 0};
     if (c->threads > 1 && kind == PASS_STEP && c->defer) {
         /* the block's own cells: from its first disc's to the next block's first disc's (the
          * slots are in the order of these cells: the reorder sorted them by them) */
@@ -160,7 +160,7 @@ AD_CPU_INLINE void interact_block(const ad_world *w, cpu_world *c, size_t b, siz
         const int screen = x.xy && x.fast && x.P.cell_x < 1e17f && x.P.cell_y < 1e17f;
         for (; s + 8 <= s1; s += 8) {
             _Alignas(32) float AX[8], AY[8];
-            unsigned quiet = screen ? ad_cpu_quiet8_avx2(&x.P, &x.G, c->start, x.xy, s) : 0;
+            unsigned quiet = screen ? ad_cpu_quiet8_avx2(&x.P, &x.G, c->start, x.xy, s, c->rows_fit) : 0;
             /* every lane as a quiet one, then the others gathered over it, in slot order */
             _mm256_store_ps(AX, _mm256_set1_ps(ax0));
             _mm256_store_ps(AY, _mm256_set1_ps(ay0));
