@@ -78,6 +78,7 @@ static void cpu_destroy(ad_world *w)
     free(c->xy.x);
     free(c->xy.y);
     free(c->blk_outside);
+    free(c->ranges);
     free(c->defer);
     free(c->blk_defer);
     free(c->count);
@@ -165,9 +166,13 @@ static ad_status cpu_create(ad_world *w)
     c->pressure = alloc_touch(c->cap * sizeof(float), t, &fail);
     c->virial = alloc_touch(c->cap * sizeof(float), t, &fail);
     c->count = alloc_touch(c->ncell * sizeof(uint32_t), t, &fail);
-    c->start = alloc_touch((c->ncell + 1) * sizeof(uint32_t), t, &fail);
+    /* ncell + 2: the scan writes the starts one place on, the reorder counts them up into
+     * place (ad_cpu_reorder) */
+    c->start = alloc_touch((c->ncell + 2) * sizeof(uint32_t), t, &fail);
     c->blocks = alloc_touch(c->nblocks * sizeof(ad_block_sums), t, &fail);
     c->blk_outside = alloc_touch(c->nblocks * sizeof(uint32_t), t, &fail);
+    c->ranges = aligned_alloc(64, (size_t)t * sizeof *c->ranges);
+    if (!c->ranges) fail = 1;
     if (screens(d)) { /* the pass's bin (ad_cpu_bins) */
         c->defer = alloc_touch(c->cap * sizeof(uint32_t), t, &fail);
         c->blk_defer = alloc_touch(c->nblocks * sizeof(uint32_t), t, &fail);
@@ -223,10 +228,12 @@ static void build_grid(ad_world *w, cpu_world *c, size_t n)
     }
     c->binned = 0;
     double t1 = now();
-    ad_cpu_scan(c->count, c->start, c->ncell, c->threads, w->stats.cell_capacity, &diag);
+    c->start[0] = 0;
+    ad_cpu_scan(c->count, c->start + 1, c->ncell, c->threads, w->stats.cell_capacity, &diag);
     c->rows_fit = diag.max_run3 <= 8;
     double t2 = now();
-    ad_cpu_reorder(c->cell_of, n, c->count, c->ncell, c->threads, c->state[c->cur], c->state[!c->cur], c->id,
+    /* the starts, one place on, are the cursor: counted up, c->start is the start array */
+    ad_cpu_reorder(c->cell_of, n, c->start + 1, c->ncell, c->threads, c->state[c->cur], c->state[!c->cur], c->id,
                    c->id_tmp, c->acc[c->cur], c->acc[!c->cur], c->avx2 && c->xy.x ? &c->xy : NULL, c->foreign,
                    c->foreign_cap);
     uint32_t *idst = c->id_tmp;
@@ -301,6 +308,56 @@ AD_CPU_INLINE void interact_block_isa(const ad_world *w, cpu_world *c, size_t b,
     ad_cpu_pass_block_portable(w, c, b, n, dt, integ, kind, step, obs);
 }
 
+/* The pass's blocks among the threads: thread k owns the blocks of its share of the slots,
+ * [k nb / t, (k+1) nb / t), the slots of its window in the reorder (ad_cpu_reorder), so that
+ * each thread mostly reads what it wrote itself; it takes its own blocks from the front and,
+ * when they are done, the others' from the back (the cores do not always run at one speed).
+ * Each range is one word, front << 32 | end, claimed by compare-and-swap. */
+static void claim_init(cpu_world *c, size_t nb)
+{
+    for (int k = 0; k < c->threads; k++) {
+        uint64_t f = (uint64_t)k * nb / (uint64_t)c->threads, e = (uint64_t)(k + 1) * nb / (uint64_t)c->threads;
+        __atomic_store_n(&c->ranges[k].word, f << 32 | e, __ATOMIC_RELAXED);
+    }
+}
+
+static int claim_from(cpu_world *c, int j, int front, size_t *b)
+{
+    uint64_t v = __atomic_load_n(&c->ranges[j].word, __ATOMIC_RELAXED);
+    for (;;) {
+        uint64_t f = v >> 32, e = v & 0xffffffffu;
+        if (f >= e) return 0;
+        uint64_t nv = front ? (f + 1) << 32 | e : f << 32 | (e - 1);
+        if (__atomic_compare_exchange_n(&c->ranges[j].word, &v, nv, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+            *b = (size_t)(front ? f : e - 1);
+            return 1;
+        }
+    }
+}
+
+/* The next block for thread k: its own first, then another's. */
+static int claim_block(cpu_world *c, int k, size_t *b)
+{
+    if (k < c->threads && claim_from(c, k, 1, b)) return 1;
+    for (int d = 1; d <= c->threads; d++)
+        if (claim_from(c, (k + d) % c->threads, 0, b)) return 1;
+    return 0;
+}
+
+#ifdef _OPENMP
+#define AD_THREAD_NUM() omp_get_thread_num()
+#else
+#define AD_THREAD_NUM() 0
+#endif
+/* Runs `body` for every block b of the pass on the world's threads (claim_block). */
+#define FOR_BLOCKS(c, b, body)                                                                                    \
+    _Pragma("omp parallel num_threads(c->threads)")                                                              \
+    {                                                                                                             \
+        int k_ = AD_THREAD_NUM();                                                                                 \
+        size_t b;                                                                                                 \
+        while (claim_block(c, k_, &b)) body;                                                                      \
+    }
+
 /* Step 4; obs: the per-disc observables are written (a step somebody reads, cpu_step). */
 static void interact(ad_world *w, cpu_world *c, size_t n, float dt, pass_kind kind, int obs)
 {
@@ -308,26 +365,21 @@ static void interact(ad_world *w, cpu_world *c, size_t n, float dt, pass_kind ki
     size_t nb = (n + AD_BLOCK - 1) / AD_BLOCK;
     ad_integrator integ = w->def.integrator;
     /* the grid's pass bins its output (the BVH keys its discs in its own build) */
-    int bins = kind == PASS_STEP && integ != AD_INTEGRATOR_VERLET && !c->use_bvh;
-    if (bins) memset(c->count, 0, c->ncell * sizeof(uint32_t));
+    int bins = kind == PASS_STEP && integ != AD_INTEGRATOR_VERLET && !c->use_bvh; /* the scan cleared count */
     /* one call site per integrator so each loop is compiled for its own */
+    claim_init(c, nb);
     switch (kind == PASS_PRIME ? -1 : (int)integ) {
     case AD_INTEGRATOR_EULER:
-#pragma omp parallel for num_threads(c->threads) schedule(dynamic, 2)
-        for (size_t b = 0; b < nb; b++) interact_block_isa(w, c, b, n, dt, AD_INTEGRATOR_EULER, PASS_STEP, step, obs);
+        FOR_BLOCKS(c, b, interact_block_isa(w, c, b, n, dt, AD_INTEGRATOR_EULER, PASS_STEP, step, obs));
         break;
     case AD_INTEGRATOR_VERLET:
-#pragma omp parallel for num_threads(c->threads) schedule(dynamic, 2)
-        for (size_t b = 0; b < nb; b++) interact_block_isa(w, c, b, n, dt, AD_INTEGRATOR_VERLET, PASS_STEP, step, obs);
+        FOR_BLOCKS(c, b, interact_block_isa(w, c, b, n, dt, AD_INTEGRATOR_VERLET, PASS_STEP, step, obs));
         break;
     case -1:
-#pragma omp parallel for num_threads(c->threads) schedule(dynamic, 2)
-        for (size_t b = 0; b < nb; b++) interact_block_isa(w, c, b, n, dt, integ, PASS_PRIME, step, 1);
+        FOR_BLOCKS(c, b, interact_block_isa(w, c, b, n, dt, integ, PASS_PRIME, step, 1));
         break;
     default:
-#pragma omp parallel for num_threads(c->threads) schedule(dynamic, 2)
-        for (size_t b = 0; b < nb; b++)
-            interact_block_isa(w, c, b, n, dt, AD_INTEGRATOR_SYMPLECTIC_EULER, PASS_STEP, step, obs);
+        FOR_BLOCKS(c, b, interact_block_isa(w, c, b, n, dt, AD_INTEGRATOR_SYMPLECTIC_EULER, PASS_STEP, step, obs));
         break;
     }
     if (bins && c->threads > 1 && c->defer) /* the counts of discs that left their block's cells */

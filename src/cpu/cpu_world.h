@@ -26,6 +26,9 @@ typedef struct cpu_world {
     int rows_fit; /* no three consecutive cells hold more than 8 discs (the last scan's max_run3) */
     int screen;   /* xy is current and the states are finite with speeds below 1e15: the pass may screen */
     uint32_t *blk_outside; /* per block: discs binned outside the domain by the gather pass */
+    struct {
+        _Alignas(64) uint64_t word;
+    } * ranges; /* the pass's block ranges, one a thread (claim_block in cpu_backend.c) */
     uint32_t *defer, *blk_defer; /* the pass's counts into other blocks' cells, listed per block (ad_cpu_bins) */
     int binned;            /* cell_of and count hold the bin of the current state (step 1 done) */
     uint32_t re_list[AD_REENTRY_MAX]; /* the step's re-entrants (slots) */

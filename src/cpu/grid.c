@@ -42,7 +42,7 @@ void ad_cpu_bin(const ad_params *p, const ad_state *s, size_t n, uint32_t *cell_
     diag->outside = outside;
 }
 
-/* Cells [a, b) from `run`: start[c] = count[c] = the running total; returns the total
+/* Cells [a, b) from `run`: start[c] = the running total, count[c] = 0; returns the total
  * after b, the largest count in *mx and the largest sum of three consecutive counts
  * inside [a, b) in *m3 (read ahead of the writes). */
 static uint32_t scan_chunk(uint32_t *count, uint32_t *start, size_t a, size_t b, uint32_t run, uint32_t *mx,
@@ -56,7 +56,7 @@ static uint32_t scan_chunk(uint32_t *count, uint32_t *start, size_t a, size_t b,
             w = r > w ? r : w;
         }
         start[c] = run;
-        count[c] = run;
+        count[c] = 0;
         run += v;
         m = v > m ? v : m;
     }
@@ -86,7 +86,7 @@ __attribute__((target("avx2"))) static uint32_t scan_chunk_avx2(uint32_t *count,
         x = _mm256_add_epi32(x, _mm256_permute2x128_si256(_mm256_shuffle_epi32(x, 0xff), x, 0x08));
         __m256i st = _mm256_add_epi32(total, _mm256_sub_epi32(x, v)); /* exclusive */
         _mm256_storeu_si256((__m256i *)(start + c), st);
-        _mm256_storeu_si256((__m256i *)(count + c), st);
+        _mm256_storeu_si256((__m256i *)(count + c), _mm256_setzero_si256());
         total = _mm256_add_epi32(total, _mm256_permutevar8x32_epi32(x, last));
         most = _mm256_max_epu32(most, v);
         most3 = _mm256_max_epu32(most3, r);
@@ -121,8 +121,8 @@ void ad_cpu_scan(uint32_t *count, uint32_t *start, size_t ncell, int threads, ui
 #ifdef AD_CPU_X86
     const int avx2 = __builtin_cpu_supports("avx2");
 #endif
-    /* pass 1: each chunk's total; pass 2: each chunk scans from its offset, leaving each
-     * counter at its cell's start (the scatter's cursor) and taking its largest count */
+    /* pass 1: each chunk's total; pass 2: each chunk scans from its offset, clearing the
+     * counters for the next bin and taking its largest count */
 #pragma omp parallel num_threads(t) if (t > 1)
     {
 #ifdef _OPENMP
@@ -179,7 +179,7 @@ void ad_cpu_scan(uint32_t *count, uint32_t *start, size_t ncell, int threads, ui
     diag->overflow = ov;
 }
 
-/* Disc i to its cell's cursor, an absolute slot (ad_cpu_scan left it at the cell's start). */
+/* Disc i to its cell's cursor, an absolute slot (the cell's start, counted up). */
 static inline __attribute__((always_inline)) void place(size_t i, uint32_t c, uint32_t *cursor, const ad_state *src,
                                                         ad_state *dst, const uint32_t *isrc, uint32_t *idst,
                                                         const ad_accel *asrc, ad_accel *adst, const ad_cpu_xy *xy)
@@ -193,6 +193,15 @@ static inline __attribute__((always_inline)) void place(size_t i, uint32_t c, ui
         xy->x[slot] = q.x;
         xy->y[slot] = q.y;
     }
+}
+
+/* The first slot of thread k's window: whole blocks of the gather pass, k nb / t of them
+ * before it, so that a thread reorders the slots its pass wrote (claim_block,
+ * cpu_backend.c). */
+static size_t window(int k, size_t n, int t)
+{
+    size_t nb = (n + AD_BLOCK - 1) / AD_BLOCK, a = (size_t)((uint64_t)k * nb / (uint64_t)t) * AD_BLOCK;
+    return a < n ? a : n;
 }
 
 void ad_cpu_reorder(const uint32_t *cell_of, size_t n, uint32_t *cursor, size_t ncell, int threads,
@@ -210,7 +219,7 @@ void ad_cpu_reorder(const uint32_t *cell_of, size_t n, uint32_t *cursor, size_t 
         return;
     }
     /* Thread k owns the cells [split[k], split[k+1]) and the discs of the index window
-     * [k n / t, (k+1) n / t); the discs are still nearly in cell order (they moved less than
+     * [window(k), window(k+1)), about n / t of them; the discs are still nearly in cell order (they moved less than
      * a cell since the last reorder), so its window holds nearly all the discs that land in
      * its cells, and the cells of evenly spaced discs give each thread about the same share.
      * Each thread lists its window's discs that land in other threads' cells ("foreign": the
@@ -223,7 +232,8 @@ void ad_cpu_reorder(const uint32_t *cell_of, size_t n, uint32_t *cursor, size_t 
     size_t nf[MAXT];
     split[0] = 0;
     for (int k = 1; k < t; k++) {
-        uint32_t c = cell_of[(size_t)k * n / (size_t)t];
+        size_t a = window(k, n, t);
+        uint32_t c = a < n ? cell_of[a] : (uint32_t)ncell;
         split[k] = c > split[k - 1] ? c : split[k - 1];
     }
     split[t] = (uint32_t)ncell;
@@ -237,7 +247,7 @@ void ad_cpu_reorder(const uint32_t *cell_of, size_t n, uint32_t *cursor, size_t 
         int k = 0;
 #endif
         uint32_t lo = split[k], width = split[k + 1] - split[k];
-        size_t a = (size_t)k * n / (size_t)t, b = (size_t)(k + 1) * n / (size_t)t;
+        size_t a = window(k, n, t), b = window(k + 1, n, t);
         {
             uint32_t *list = foreign + (size_t)k * share;
             size_t m = 0;

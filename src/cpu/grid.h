@@ -45,19 +45,23 @@ typedef struct ad_grid_diag {
 void ad_cpu_bin(const ad_params *p, const ad_state *s, size_t n, uint32_t *cell_of, uint32_t *count, int threads,
                 ad_grid_diag *diag);
 
-/* Step 2. start[c] = sum of count[0..c-1], start[ncell] = total; each counter is left
- * at its cell's start, the scatter's cursor (the count array reused). The occupancy
- * diagnostics come from the counts: the largest is the largest occupancy, and the discs
- * beyond `capacity` in a cell, summed, the overflow; and the most discs in any three
- * consecutive cells, max_run3 (diag->outside is not touched). */
+/* Step 2. start[c] = sum of count[0..c-1], start[ncell] = total, and the counters cleared
+ * for the next bin (DESIGN.md's memset, done here where the counts are read anyway). The
+ * occupancy diagnostics come from the counts: the largest is the largest occupancy, and
+ * the discs beyond `capacity` in a cell, summed, the overflow; and the most discs in any
+ * three consecutive cells, max_run3 (diag->outside is not touched). */
 void ad_cpu_scan(uint32_t *count, uint32_t *start, size_t ncell, int threads, uint32_t capacity,
                  ad_grid_diag *diag);
 
 /* Step 3, scatter and reorder in one pass: the k-th disc (in index order) of cell c goes
  * to slot start[c] + k of dst, idst and adst (adst may be NULL), taking the slot from
- * `cursor`, which ad_cpu_scan left at start[c]: a stable counting sort, the same for any
- * number of threads. Where xy is not NULL the positions also go to xy->x[slot] and
- * xy->y[slot] (the gather's screen, gather_cpu.h). `foreign` (foreign_cap entries) is
+ * `cursor`, the starts themselves, counted up: cursor[c] = start[c] on entry (ncell
+ * entries; the scan's output), start[c + 1] on return. With the scan writing into
+ * grid + 1 where grid[0] = 0 and the reorder counting grid + 1 up, grid itself is then the
+ * start array of the reordered discs (grid[c] = start[c], grid[ncell] = total): no copy
+ * of the starts, no cursor array (ad_cpu_grid_starts). A stable counting sort, the same
+ * for any number of threads. Where xy is not NULL the positions also go to xy->x[slot]
+ * and xy->y[slot] (the gather's screen, gather_cpu.h). `foreign` (foreign_cap entries) is
  * scratch for the threads' lists of discs that left their index window's cells; any size
  * works (a small one costs speed, not results). */
 void ad_cpu_reorder(const uint32_t *cell_of, size_t n, uint32_t *cursor, size_t ncell, int threads,
