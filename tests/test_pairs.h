@@ -173,6 +173,35 @@ static size_t grid_pairs(const ad_params *p, const ad_state *s, size_t n, int th
             (*errors)++;
             break;
         }
+    /* the fused scan and reorder (ad_cpu_sort): the same starts, order, positions and
+     * diagnostics, with room for the foreign discs and without */
+    for (int room = 1; room >= 0; room--) {
+        uint32_t *count2 = calloc(ncell, sizeof *count2), *start2 = malloc((ncell + 2) * sizeof *start2);
+        uint32_t *perm2 = malloc(n * sizeof *perm2);
+        ad_state *sorted2 = calloc(n + AD_CPU_PAD, sizeof *sorted2);
+        ad_cpu_xy xy2 = {malloc((n + AD_CPU_XY_PAD) * sizeof(float)), malloc((n + AD_CPU_XY_PAD) * sizeof(float))};
+        ad_grid_diag diag2;
+        ad_cpu_bin(p, s, n, cell_of, count2, threads, &diag2);
+        start2[0] = 0;
+        ad_cpu_sort(count2, start2 + 1, cell_of, n, ncell, threads, 4, s, sorted2, ids, perm2, NULL, NULL, &xy2,
+                    foreign, room ? n : 8, &diag2);
+        int cleared = 1;
+        for (size_t c = 0; c < ncell; c++) cleared &= count2[c] == 0;
+        if (!cleared || memcmp(start2, start, (ncell + 1) * sizeof *start) || memcmp(perm2, perm, n * sizeof *perm) ||
+            memcmp(sorted2, sorted, n * sizeof *sorted) || memcmp(xy2.x, xy.x, n * sizeof(float)) ||
+            memcmp(xy2.y, xy.y, n * sizeof(float)) || diag2.max_occupancy != diag.max_occupancy ||
+            diag2.max_run3 != diag.max_run3 || diag2.overflow != diag.overflow) {
+            printf("  the fused scan and reorder (%s foreign lists) differ from the scan, then the reorder\n",
+                   room ? "long" : "short");
+            (*errors)++;
+        }
+        free(count2);
+        free(start2);
+        free(perm2);
+        free(sorted2);
+        free(xy2.x);
+        free(xy2.y);
+    }
     /* and with lists too short for them: every thread reads every disc, the same order */
     uint32_t *perm_short = malloc(n * sizeof *perm_short);
     ad_state *sorted_short = malloc(n * sizeof *sorted_short);

@@ -228,14 +228,23 @@ static void build_grid(ad_world *w, cpu_world *c, size_t n)
     }
     c->binned = 0;
     double t1 = now();
+    /* the scan writes the starts one place on; the reorder counts them up as its cursor,
+     * and c->start is then the start array (ad_cpu_reorder). On several threads the two are
+     * one region (ad_cpu_sort), timed as the scatter. */
     c->start[0] = 0;
-    ad_cpu_scan(c->count, c->start + 1, c->ncell, c->threads, w->stats.cell_capacity, &diag);
+    const ad_cpu_xy *xy = c->avx2 && c->xy.x ? &c->xy : NULL;
+    double t2 = t1;
+    if (c->threads > 1) {
+        ad_cpu_sort(c->count, c->start + 1, c->cell_of, n, c->ncell, c->threads, w->stats.cell_capacity,
+                    c->state[c->cur], c->state[!c->cur], c->id, c->id_tmp, c->acc[c->cur], c->acc[!c->cur], xy,
+                    c->foreign, c->foreign_cap, &diag);
+    } else {
+        ad_cpu_scan(c->count, c->start + 1, c->ncell, 1, w->stats.cell_capacity, &diag);
+        t2 = now();
+        ad_cpu_reorder(c->cell_of, n, c->start + 1, c->ncell, 1, c->state[c->cur], c->state[!c->cur], c->id,
+                       c->id_tmp, c->acc[c->cur], c->acc[!c->cur], xy, c->foreign, c->foreign_cap);
+    }
     c->rows_fit = diag.max_run3 <= 8;
-    double t2 = now();
-    /* the starts, one place on, are the cursor: counted up, c->start is the start array */
-    ad_cpu_reorder(c->cell_of, n, c->start + 1, c->ncell, c->threads, c->state[c->cur], c->state[!c->cur], c->id,
-                   c->id_tmp, c->acc[c->cur], c->acc[!c->cur], c->avx2 && c->xy.x ? &c->xy : NULL, c->foreign,
-                   c->foreign_cap);
     uint32_t *idst = c->id_tmp;
     c->cur = !c->cur;
     c->id_tmp = c->id;

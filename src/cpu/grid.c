@@ -42,13 +42,20 @@ void ad_cpu_bin(const ad_params *p, const ad_state *s, size_t n, uint32_t *cell_
     diag->outside = outside;
 }
 
+/* A scan chunk's diagnostics: largest count, largest sum of three consecutive counts
+ * inside the chunk, and the discs past `capacity` summed over its cells. */
+typedef struct chunk_diag {
+    uint32_t mx, m3;
+    uint64_t ov;
+} chunk_diag;
+
 /* Cells [a, b) from `run`: start[c] = the running total, count[c] = 0; returns the total
- * after b, the largest count in *mx and the largest sum of three consecutive counts
- * inside [a, b) in *m3 (read ahead of the writes). */
-static uint32_t scan_chunk(uint32_t *count, uint32_t *start, size_t a, size_t b, uint32_t run, uint32_t *mx,
-                           uint32_t *m3)
+ * after b and fills *d (the windows of three read ahead of the writes). */
+static uint32_t scan_chunk(uint32_t *count, uint32_t *start, size_t a, size_t b, uint32_t run, uint32_t capacity,
+                           chunk_diag *d)
 {
     uint32_t m = 0, w = 0;
+    uint64_t ov = 0;
     for (size_t c = a; c < b; c++) { /* a dependent add per cell; the rest runs beside it */
         uint32_t v = count[c];
         if (c + 2 < b) {
@@ -59,9 +66,11 @@ static uint32_t scan_chunk(uint32_t *count, uint32_t *start, size_t a, size_t b,
         count[c] = 0;
         run += v;
         m = v > m ? v : m;
+        ov += v > capacity ? v - capacity : 0;
     }
-    *mx = m;
-    *m3 = w;
+    d->mx = m;
+    d->m3 = w;
+    d->ov = ov;
     return run;
 }
 
@@ -70,10 +79,10 @@ static uint32_t scan_chunk(uint32_t *count, uint32_t *start, size_t a, size_t b,
  * same values): an in-register prefix sum of eight counts, the running total carried as
  * a broadcast vector. */
 __attribute__((target("avx2"))) static uint32_t scan_chunk_avx2(uint32_t *count, uint32_t *start, size_t a, size_t b,
-                                                                uint32_t run, uint32_t *mx, uint32_t *m3)
+                                                                uint32_t run, uint32_t capacity, chunk_diag *d)
 {
-    __m256i total = _mm256_set1_epi32((int)run), most = _mm256_setzero_si256(), most3 = most;
-    const __m256i last = _mm256_set1_epi32(7);
+    __m256i total = _mm256_set1_epi32((int)run), most = _mm256_setzero_si256(), most3 = most, over = most;
+    const __m256i last = _mm256_set1_epi32(7), cap = _mm256_set1_epi32((int)capacity);
     size_t c = a;
     for (; c + 10 <= b; c += 8) {
         __m256i v = _mm256_loadu_si256((const __m256i *)(count + c));
@@ -90,22 +99,50 @@ __attribute__((target("avx2"))) static uint32_t scan_chunk_avx2(uint32_t *count,
         total = _mm256_add_epi32(total, _mm256_permutevar8x32_epi32(x, last));
         most = _mm256_max_epu32(most, v);
         most3 = _mm256_max_epu32(most3, r);
+        /* past the capacity: max(v, cap) - cap (a lane's sum stays below the disc count) */
+        over = _mm256_add_epi32(over, _mm256_sub_epi32(_mm256_max_epu32(v, cap), cap));
     }
-    _Alignas(32) uint32_t m8[8], w8[8];
+    _Alignas(32) uint32_t m8[8], w8[8], o8[8];
     _mm256_store_si256((__m256i *)m8, most);
     _mm256_store_si256((__m256i *)w8, most3);
-    uint32_t m = 0, w = 0, tail, tail3;
+    _mm256_store_si256((__m256i *)o8, over);
+    uint32_t m = 0, w = 0;
+    uint64_t ov = 0;
     for (int l = 0; l < 8; l++) {
         m = m8[l] > m ? m8[l] : m;
         w = w8[l] > w ? w8[l] : w;
+        ov += o8[l];
     }
     /* the rest, whose windows start at c: those before c were taken above */
-    run = scan_chunk(count, start, c, b, (uint32_t)_mm256_cvtsi256_si32(total), &tail, &tail3);
-    *mx = tail > m ? tail : m;
-    *m3 = tail3 > w ? tail3 : w;
+    run = scan_chunk(count, start, c, b, (uint32_t)_mm256_cvtsi256_si32(total), capacity, d);
+    d->mx = d->mx > m ? d->mx : m;
+    d->m3 = d->m3 > w ? d->m3 : w;
+    d->ov += ov;
     return run;
 }
 #endif
+
+/* The chunk scan of this CPU. */
+static uint32_t scan_any(uint32_t *count, uint32_t *start, size_t a, size_t b, uint32_t run, uint32_t capacity,
+                         chunk_diag *d)
+{
+#ifdef AD_CPU_X86
+    if (__builtin_cpu_supports("avx2")) return scan_chunk_avx2(count, start, a, b, run, capacity, d);
+#endif
+    return scan_chunk(count, start, a, b, run, capacity, d);
+}
+
+/* The windows of three consecutive counts that start in [b - 2, b) and run past b: a
+ * chunk's scan does not see them. */
+static uint32_t windows_across(const uint32_t *count, size_t b, size_t ncell)
+{
+    uint32_t w = 0;
+    for (size_t c = b >= 2 ? b - 2 : 0; c < b && c + 2 < ncell; c++) {
+        uint32_t r = count[c] + count[c + 1] + count[c + 2];
+        w = r > w ? r : w;
+    }
+    return w;
+}
 
 void ad_cpu_scan(uint32_t *count, uint32_t *start, size_t ncell, int threads, uint32_t capacity,
                  ad_grid_diag *diag)
@@ -115,14 +152,12 @@ void ad_cpu_scan(uint32_t *count, uint32_t *start, size_t ncell, int threads, ui
     /* one thread's AVX2 scan outruns two below a few million cells (measured: 0.117 against
      * 0.155 ms for 2.7e5 cells on this machine's 2 cores; the second pass and its barrier) */
     if (ncell < ((size_t)1 << 21)) t = 1;
-    uint32_t partial[MAXT + 1], most[MAXT], most3[MAXT];
-    size_t ends[MAXT];
+    uint32_t partial[MAXT + 1], across[MAXT];
+    chunk_diag cd[MAXT];
     int used = 1;
-#ifdef AD_CPU_X86
-    const int avx2 = __builtin_cpu_supports("avx2");
-#endif
-    /* pass 1: each chunk's total; pass 2: each chunk scans from its offset, clearing the
-     * counters for the next bin and taking its largest count */
+    /* pass 1: each chunk's total (and the windows of three across its end, before any
+     * counter is cleared); pass 2: each chunk scans from its offset, clearing the counters
+     * for the next bin and taking its diagnostics */
 #pragma omp parallel num_threads(t) if (t > 1)
     {
 #ifdef _OPENMP
@@ -133,10 +168,12 @@ void ad_cpu_scan(uint32_t *count, uint32_t *start, size_t ncell, int threads, ui
         size_t chunk = (ncell + (size_t)nt - 1) / (size_t)nt;
         size_t a = (size_t)k * chunk < ncell ? (size_t)k * chunk : ncell;
         size_t b = a + chunk < ncell ? a + chunk : ncell;
+        across[k] = 0;
         if (nt > 1) {
             uint32_t sum = 0;
             for (size_t c = a; c < b; c++) sum += count[c];
             partial[k + 1] = sum;
+            across[k] = windows_across(count, b, ncell);
 #pragma omp barrier
 #pragma omp single
             {
@@ -147,36 +184,18 @@ void ad_cpu_scan(uint32_t *count, uint32_t *start, size_t ncell, int threads, ui
         } else {
             partial[0] = 0;
         }
-        uint32_t run;
-#ifdef AD_CPU_X86
-        if (avx2) run = scan_chunk_avx2(count, start, a, b, partial[k], &most[k], &most3[k]);
-        else
-#endif
-            run = scan_chunk(count, start, a, b, partial[k], &most[k], &most3[k]);
-        ends[k] = b;
+        uint32_t run = scan_any(count, start, a, b, partial[k], capacity, &cd[k]);
         if (k == nt - 1) partial[nt] = run;
     }
     start[ncell] = partial[used];
-    uint32_t mx = 0, m3 = 0;
+    diag->max_occupancy = diag->max_run3 = 0;
+    diag->overflow = 0;
     for (int k = 0; k < used; k++) {
-        mx = most[k] > mx ? most[k] : mx;
-        m3 = most3[k] > m3 ? most3[k] : m3;
-        /* the windows across the end of chunk k, from the starts */
-        for (size_t c = ends[k] >= 2 ? ends[k] - 2 : 0; c < ends[k] && c + 3 <= ncell; c++) {
-            uint32_t r = start[c + 3] - start[c];
-            m3 = r > m3 ? r : m3;
-        }
+        diag->max_occupancy = cd[k].mx > diag->max_occupancy ? cd[k].mx : diag->max_occupancy;
+        uint32_t w = cd[k].m3 > across[k] ? cd[k].m3 : across[k];
+        diag->max_run3 = w > diag->max_run3 ? w : diag->max_run3;
+        diag->overflow += cd[k].ov;
     }
-    diag->max_occupancy = mx;
-    diag->max_run3 = m3;
-    /* the discs past `capacity` in each cell, counted only where some cell has them */
-    uint64_t ov = 0;
-    if (mx > capacity)
-        for (size_t c = 0; c < ncell; c++) {
-            uint32_t v = start[c + 1] - start[c];
-            ov += v > capacity ? v - capacity : 0;
-        }
-    diag->overflow = ov;
 }
 
 /* What the reorder moves, for its per-thread loops (their own copies of the pointers: in an
@@ -207,31 +226,59 @@ static inline __attribute__((always_inline)) void place(const reorder_job *J, si
     }
 }
 
-/* Discs [a, b) whose cells are in [lo, lo + width), in index order. */
-static void place_range(reorder_job J, size_t a, size_t b, uint32_t lo, uint32_t width)
+/* place_range's loop, compiled once for each combination of its constant flags: `check`
+ * (only cells in [lo, lo + width)), `acc` (accelerations move too), `pos` (positions to xy). */
+static inline __attribute__((always_inline)) void place_loop(const reorder_job *J, size_t a, size_t b, uint32_t lo,
+                                                             uint32_t width, const int check, const int acc,
+                                                             const int pos)
 {
-    const uint32_t *restrict cell_of = J.cell_of;
-    if (J.adst || J.xy) {
-        for (size_t i = a; i < b; i++) {
-            uint32_t c = cell_of[i];
-            if (c - lo < width) place(&J, i, c);
-        }
-    } else {
-        J.adst = NULL;
-        J.xy = NULL;
-        for (size_t i = a; i < b; i++) {
-            uint32_t c = cell_of[i];
-            if (c - lo < width) place(&J, i, c);
+    const uint32_t *restrict cell_of = J->cell_of;
+    uint32_t *restrict cursor = J->cursor;
+    const ad_state *restrict src = J->src;
+    ad_state *restrict dst = J->dst;
+    const uint32_t *restrict isrc = J->isrc;
+    uint32_t *restrict idst = J->idst;
+    const ad_accel *restrict asrc = J->asrc;
+    ad_accel *restrict adst = J->adst;
+    float *restrict px = pos ? J->xy->x : NULL, *restrict py = pos ? J->xy->y : NULL;
+    for (size_t i = a; i < b; i++) {
+        uint32_t c = cell_of[i];
+        if (check && c - lo >= width) continue; /* another thread's cell */
+        uint32_t slot = cursor[c]++;
+        ad_state q = src[i];
+        dst[slot] = q;
+        idst[slot] = isrc[i];
+        if (acc) adst[slot] = asrc[i];
+        if (pos) {
+            px[slot] = q.x;
+            py[slot] = q.y;
         }
     }
 }
 
+/* Discs [a, b) whose cells are in [lo, lo + width), in index order (width = UINT32_MAX:
+ * every cell). */
+static void place_range(const reorder_job *J, size_t a, size_t b, uint32_t lo, uint32_t width)
+{
+    int check = width != UINT32_MAX, acc = J->adst != NULL, pos = J->xy != NULL;
+    switch (check << 2 | acc << 1 | pos) {
+    case 0: place_loop(J, a, b, lo, width, 0, 0, 0); break;
+    case 1: place_loop(J, a, b, lo, width, 0, 0, 1); break;
+    case 2: place_loop(J, a, b, lo, width, 0, 1, 0); break;
+    case 3: place_loop(J, a, b, lo, width, 0, 1, 1); break;
+    case 4: place_loop(J, a, b, lo, width, 1, 0, 0); break;
+    case 5: place_loop(J, a, b, lo, width, 1, 0, 1); break;
+    case 6: place_loop(J, a, b, lo, width, 1, 1, 0); break;
+    default: place_loop(J, a, b, lo, width, 1, 1, 1); break;
+    }
+}
+
 /* The discs of list[0..m) whose cells are in [lo, lo + width), in list order. */
-static void place_list(reorder_job J, const uint32_t *list, size_t m, uint32_t lo, uint32_t width)
+static void place_list(const reorder_job *J, const uint32_t *list, size_t m, uint32_t lo, uint32_t width)
 {
     for (size_t q = 0; q < m; q++) {
-        uint32_t i = list[q], c = J.cell_of[i];
-        if (c - lo < width) place(&J, i, c);
+        uint32_t i = list[q], c = J->cell_of[i];
+        if (c - lo < width) place(J, i, c);
     }
 }
 
@@ -285,7 +332,7 @@ void ad_cpu_reorder(const uint32_t *cell_of, size_t n, uint32_t *cursor, size_t 
     if (n < 2048) t = 1; /* small: not worth waking threads (the tests run 3000 discs on 2 to 4) */
     const reorder_job J = {cell_of, cursor, src, dst, isrc, idst, asrc, adst, xy};
     if (t == 1) { /* every cell is this thread's */
-        place_range(J, 0, n, 0, UINT32_MAX);
+        place_range(&J, 0, n, 0, UINT32_MAX);
         return;
     }
     /* Thread k owns the cells [split[k], split[k+1]) and the discs of the index window
@@ -323,12 +370,82 @@ void ad_cpu_reorder(const uint32_t *cell_of, size_t n, uint32_t *cursor, size_t 
         int spill = 0;
         for (int j = 0; j < t; j++) spill |= nf[j] == SIZE_MAX;
         if (spill) {
-            place_range(J, 0, n, lo, width);
+            place_range(&J, 0, n, lo, width);
         } else {
             for (int j = 0; j < t; j++) {
-                if (j == k) place_range(J, a, b, lo, width);
-                else place_list(J, foreign + (size_t)j * share, nf[j], lo, width);
+                if (j == k) place_range(&J, a, b, lo, width);
+                else place_list(&J, foreign + (size_t)j * share, nf[j], lo, width);
             }
         }
+    }
+}
+
+void ad_cpu_sort(uint32_t *count, uint32_t *start, const uint32_t *cell_of, size_t n, size_t ncell, int threads,
+                 uint32_t capacity, const ad_state *src, ad_state *dst, const uint32_t *isrc, uint32_t *idst,
+                 const ad_accel *asrc, ad_accel *adst, const ad_cpu_xy *xy, uint32_t *foreign, size_t foreign_cap,
+                 ad_grid_diag *diag)
+{
+    enum { MAXT = 256 };
+    int t = threads < 1 ? 1 : (threads > MAXT ? MAXT : threads);
+    if (n < 2048) t = 1; /* as ad_cpu_reorder */
+    if (t == 1) {
+        ad_cpu_scan(count, start, ncell, 1, capacity, diag);
+        ad_cpu_reorder(cell_of, n, start, ncell, 1, src, dst, isrc, idst, asrc, adst, xy, foreign, foreign_cap);
+        return;
+    }
+    /* ad_cpu_reorder's threads, each scanning its own cells just before it fills them: the
+     * scan's chunks are the reorder's cell ranges, so no thread waits for the others' starts.
+     * Phase 1 (each thread): its cells' total, the windows of three across its range's end
+     * (before any counter is cleared), its window's foreign discs. Phase 2: its cells' starts
+     * from the totals before it, then the reorder of its cells. */
+    const reorder_job J = {cell_of, start, src, dst, isrc, idst, asrc, adst, xy};
+    uint32_t split[MAXT + 1], partial[MAXT], across[MAXT];
+    size_t nf[MAXT];
+    chunk_diag cd[MAXT];
+    split[0] = 0;
+    for (int k = 1; k < t; k++) {
+        size_t a = window(k, n, t);
+        uint32_t c = a < n ? cell_of[a] : (uint32_t)ncell;
+        split[k] = c > split[k - 1] ? c : split[k - 1];
+    }
+    split[t] = (uint32_t)ncell;
+    const size_t share = foreign_cap / (size_t)t;
+#pragma omp parallel num_threads(t)
+    {
+#ifdef _OPENMP
+        int k = omp_get_thread_num();
+#else
+        int k = 0;
+#endif
+        const uint32_t lo = split[k], width = split[k + 1] - split[k];
+        const size_t a = window(k, n, t), b = window(k + 1, n, t);
+        uint32_t sum = 0;
+        for (size_t c = lo; c < split[k + 1]; c++) sum += count[c];
+        partial[k] = sum;
+        across[k] = windows_across(count, split[k + 1], ncell);
+        nf[k] = list_foreign(cell_of, a, b, lo, width, foreign + (size_t)k * share, share);
+#pragma omp barrier
+        uint32_t run = 0;
+        for (int j = 0; j < k; j++) run += partial[j];
+        run = scan_any(count, start, lo, split[k + 1], run, capacity, &cd[k]);
+        if (k == t - 1) start[ncell] = run;
+        int spill = 0;
+        for (int j = 0; j < t; j++) spill |= nf[j] == SIZE_MAX;
+        if (spill) {
+            place_range(&J, 0, n, lo, width);
+        } else {
+            for (int j = 0; j < t; j++) {
+                if (j == k) place_range(&J, a, b, lo, width);
+                else place_list(&J, foreign + (size_t)j * share, nf[j], lo, width);
+            }
+        }
+    }
+    diag->max_occupancy = diag->max_run3 = 0;
+    diag->overflow = 0;
+    for (int k = 0; k < t; k++) {
+        diag->max_occupancy = cd[k].mx > diag->max_occupancy ? cd[k].mx : diag->max_occupancy;
+        uint32_t w = cd[k].m3 > across[k] ? cd[k].m3 : across[k];
+        diag->max_run3 = w > diag->max_run3 ? w : diag->max_run3;
+        diag->overflow += cd[k].ov;
     }
 }

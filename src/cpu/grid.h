@@ -68,4 +68,12 @@ void ad_cpu_reorder(const uint32_t *cell_of, size_t n, uint32_t *cursor, size_t 
                     const ad_state *src, ad_state *dst, const uint32_t *isrc, uint32_t *idst, const ad_accel *asrc,
                     ad_accel *adst, const ad_cpu_xy *xy, uint32_t *foreign, size_t foreign_cap);
 
+/* Steps 2 and 3 at once: ad_cpu_scan into `start`, then ad_cpu_reorder with `start` as
+ * the cursor (the same results, diagnostics included). On several threads each scans the
+ * cells it then fills (one parallel region, one barrier, the scan divided among them). */
+void ad_cpu_sort(uint32_t *count, uint32_t *start, const uint32_t *cell_of, size_t n, size_t ncell, int threads,
+                 uint32_t capacity, const ad_state *src, ad_state *dst, const uint32_t *isrc, uint32_t *idst,
+                 const ad_accel *asrc, ad_accel *adst, const ad_cpu_xy *xy, uint32_t *foreign, size_t foreign_cap,
+                 ad_grid_diag *diag);
+
 #endif
