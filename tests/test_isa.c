@@ -21,7 +21,8 @@ static int same_bits(const void *a, const void *b, size_t n) { return memcmp(a, 
 
 /* What interact_block's scalar path does after a disc's gather, for one disc. */
 static int scalar_motion(const ad_params *P, ad_state me, float ax, float ay, float dt, int symplectic,
-                         ad_state *nw, uint32_t *cell, uint32_t *outside, ad_block_sums *sums)
+                         ad_state *nw, uint32_t *cell, uint32_t *outside, ad_cpu_motion8 *m8, unsigned lane,
+                         ad_block_sums *sums)
 {
     ad_state s = symplectic ? ad_step_symplectic(me, ax, ay, dt) : ad_step_euler(me, ax, ay, dt);
     ad_state probe = s;
@@ -42,7 +43,7 @@ static int scalar_motion(const ad_params *P, ad_state me, float ax, float ay, fl
     *nw = s;
     *cell = ad_cell_index(P, s.x, s.y);
     *outside += (uint32_t)ad_outside_domain(P, s.x, s.y);
-    add_motion_sums(sums, P, s);
+    ad_cpu_motion_lane(m8, sums, P, s, lane);
     return 1;
 }
 
@@ -108,13 +109,17 @@ static void lanes(void)
             ad_block_sums sums_v, sums_s;
             memset(&sums_v, 0, sizeof sums_v);
             memset(&sums_s, 0, sizeof sums_s);
+            ad_cpu_motion8 m8_v, m8_s; /* lane sums with something in them already */
+            for (int l = 0; l < 8; l++) m8_v.ke[l] = m8_v.px[l] = m8_v.py[l] = 0.1 * (trial + l);
+            m8_s = m8_v;
             memset(out_v, 0, sizeof out_v);
             int scalar_ok = 1;
             for (int l = 0; l < 8; l++)
                 scalar_ok &= scalar_motion(&P, in[l], AX[l], AY[l], dt, symplectic, &out_s[l], &cell_s[l], &outside_s,
-                                           &sums_s);
+                                           &m8_s, (unsigned)l, &sums_s);
             ad_cpu_bins bins = {count_v, 0, UINT32_MAX, NULL, 0};
-            int v = ad_cpu_tail8_avx2_entry(&P, in, out_v, AX, AY, dt, symplectic, cell_v, &bins, &sums_v, &outside_v);
+            int v = ad_cpu_tail8_avx2_entry(&P, in, out_v, AX, AY, dt, symplectic, cell_v, &bins, &m8_v, &sums_v,
+                                            &outside_v);
             if (v != scalar_ok) {
                 ENSURE_MSG(v == scalar_ok, "boundaries %d, trial %d: the tail %s, the scalar code %s", kind, trial,
                            v ? "wrote" : "gave up", scalar_ok ? "writes" : "needs its rare paths");
@@ -127,8 +132,7 @@ static void lanes(void)
             wrote++;
             for (int l = 0; l < 8; l++) count_s[cell_s[l]]++;
             int ok = same_bits(out_v, out_s, sizeof out_v) && same_bits(cell_v, cell_s, sizeof cell_v) &&
-                     outside_v == outside_s && same_bits(&sums_v.ke, &sums_s.ke, 8) &&
-                     same_bits(&sums_v.px, &sums_s.px, 8) && same_bits(&sums_v.py, &sums_s.py, 8) &&
+                     outside_v == outside_s && same_bits(&m8_v, &m8_s, sizeof m8_v) &&
                      same_bits(&sums_v.vmax2, &sums_s.vmax2, 4) && sums_v.nonfinite == sums_s.nonfinite;
             ENSURE_MSG(ok, "boundaries %d, trial %d: the tail's results differ from the scalar code's", kind, trial);
             agree += ok;

@@ -6,6 +6,7 @@
 #include "../physics/reentry.h"
 #include "bvh.h"
 #include "grid.h"
+#include "tail_cpu.h"
 
 /* x86-64 builds with GCC or Clang also compile the pass for AVX2 (pass_avx2.c). */
 #if defined(__GNUC__) && defined(__x86_64__)
@@ -55,7 +56,7 @@ void ad_cpu_pass_block_avx2(const ad_world *w, cpu_world *c, size_t b, size_t n,
                             pass_kind kind, uint64_t step, int obs);
 /* The AVX2 build's pieces, out of line for tests/test_isa.c and tests/test_pairs.h. */
 int ad_cpu_tail8_avx2_entry(const ad_params *P, const ad_state *in, ad_state *out, const float *AX, const float *AY,
-                            float dt, int symplectic, uint32_t *cell_of, ad_cpu_bins *bins,
+                            float dt, int symplectic, uint32_t *cell_of, ad_cpu_bins *bins, ad_cpu_motion8 *m8,
                             ad_block_sums *sums, uint32_t *outside);
 void ad_cpu_gather_all_avx2_entry(const ad_params *p, const ad_seg_grid *g, const uint32_t *start, const ad_state *s,
                                   const ad_cpu_xy *xy,

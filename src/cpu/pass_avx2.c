@@ -13,10 +13,10 @@
 AD_CPU_DEFINE_PASS(ad_cpu_pass_block_avx2)
 
 int ad_cpu_tail8_avx2_entry(const ad_params *P, const ad_state *in, ad_state *out, const float *AX, const float *AY,
-                            float dt, int symplectic, uint32_t *cell_of, ad_cpu_bins *bins,
+                            float dt, int symplectic, uint32_t *cell_of, ad_cpu_bins *bins, ad_cpu_motion8 *m8,
                             ad_block_sums *sums, uint32_t *outside)
 {
-    return ad_cpu_tail8_avx2(P, in, out, AX, AY, dt, symplectic, cell_of, bins, sums, outside);
+    return ad_cpu_tail8_avx2(P, in, out, AX, AY, dt, symplectic, cell_of, bins, m8, sums, outside);
 }
 
 void ad_cpu_gather_all_avx2_entry(const ad_params *p, const ad_seg_grid *g, const uint32_t *start, const ad_state *s,

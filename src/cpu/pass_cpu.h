@@ -71,6 +71,7 @@ typedef struct pass_ctx {
     const ad_cpu_xy *xy; /* the gather's screen, where valid (cpu_world.screen) */
     int fast;
     ad_cpu_bins bins; /* the block's counting into the next step's cells */
+    ad_cpu_motion8 m8; /* the block's kinetic energy and momentum by slot mod 8 */
 } pass_ctx;
 
 AD_CPU_INLINE void pass_contacts(const ad_world *w, cpu_world *c, const pass_ctx *x, size_t s, int obs,
@@ -119,7 +120,7 @@ AD_CPU_INLINE void pass_motion(cpu_world *c, pass_ctx *x, size_t s, size_t s0, f
         }
     }
     x->out[s] = nw;
-    add_motion_sums(sums, P, nw);
+    ad_cpu_motion_lane(&x->m8, sums, P, nw, (unsigned)(s - s0));
 }
 
 /* Step 4 for the one-evaluation integrators: gather, integrate, write the other buffer.
@@ -141,6 +142,7 @@ AD_CPU_INLINE void interact_block(const ad_world *w, cpu_world *c, size_t b, siz
     x.xy = kind == PASS_STEP && c->screen ? &c->xy : NULL;
     ad_block_sums sums;
     memset(&sums, 0, sizeof sums);
+    memset(&x.m8, 0, sizeof x.m8);
     uint32_t outside = 0;
     size_t s0 = b * AD_BLOCK, s1 = s0 + AD_BLOCK < n ? s0 + AD_BLOCK : n, s = s0;
     x.bins = (ad_cpu_bins){c->count, 0, UINT32_MAX, c->defer ? c->defer + s0 : NULL, 0};
@@ -175,7 +177,7 @@ AD_CPU_INLINE void interact_block(const ad_world *w, cpu_world *c, size_t b, siz
             if (obs)
                 for (int l = 0; l < 8; l++) c->accel[s + (size_t)l] = (ad_accel){AX[l], AY[l]};
             if (!ad_cpu_tail8_avx2(&x.P, x.in + s, x.out + s, AX, AY, dt, integ == AD_INTEGRATOR_SYMPLECTIC_EULER,
-                                   c->cell_of + s, &x.bins, &sums, &outside))
+                                   c->cell_of + s, &x.bins, &x.m8, &sums, &outside))
                 for (int l = 0; l < 8; l++)
                     pass_motion(c, &x, s + (size_t)l, s0, AX[l], AY[l], dt, integ, kind, step, &sums, &outside);
         }
@@ -187,6 +189,9 @@ AD_CPU_INLINE void interact_block(const ad_world *w, cpu_world *c, size_t b, siz
         if (obs && kind == PASS_STEP && integ != AD_INTEGRATOR_VERLET) c->accel[s] = (ad_accel){ax, ay};
         pass_motion(c, &x, s, s0, ax, ay, dt, integ, kind, step, &sums, &outside);
     }
+    sums.ke = ad_cpu_fold8(x.m8.ke);
+    sums.px = ad_cpu_fold8(x.m8.px);
+    sums.py = ad_cpu_fold8(x.m8.py);
     c->blocks[b] = sums;
     c->blk_outside[b] = outside;
     if (c->blk_defer) c->blk_defer[b] = x.bins.ndefer;

@@ -5,10 +5,9 @@
  * gather, for symplectic and explicit Euler on the grid: the step (ad_step_symplectic /
  * ad_step_euler), the periodic wraps (ad_wrap's first correction), the next step's cell
  * (ad_cell_index) and domain test (ad_outside_domain), the writes, and the motion sums
- * (add_motion_sums). Every lane computes the same IEEE single operations in the same
+ * (ad_cpu_motion_lane). Every lane computes the same IEEE single operations in the same
  * order as those functions (the build does not contract a*b+c), so the results are theirs
- * bit for bit; the double sums are added lane by lane in slot order, as the scalar loop
- * adds them. It gives up, having written nothing, when a lane needs what it does not do:
+ * bit for bit; the double sums go to the lane sums of ad_cpu_motion8, as the scalar code's. It gives up, having written nothing, when a lane needs what it does not do:
  * a disc crossing the inlet or outlet (re-entry), or a coordinate still outside a periodic
  * axis after one correction (ad_wrap's full reduction); the caller then takes the scalar
  * path for those eight. */
@@ -17,6 +16,34 @@
 
 #include "../core/world_internal.h"
 #include "gather_cpu.h"
+
+/* A block's kinetic energy and momentum in eight partial sums by slot: lane l takes the
+ * block's slots s0 + l, s0 + 8 + l, ..., and the lanes are folded at the block's end in a
+ * fixed tree (ad_cpu_fold8). The AVX2 tail adds a group of eight with two vector adds a
+ * quantity and the scalar code adds one lane: the same sums in both builds, in any mix. */
+typedef struct ad_cpu_motion8 {
+    double ke[8], px[8], py[8];
+} ad_cpu_motion8;
+
+/* add_motion_sums for slot s0 + l (mod 8): the lane sums, and the block's largest speed and
+ * non-finite count. */
+static inline void ad_cpu_motion_lane(ad_cpu_motion8 *m, ad_block_sums *b, const ad_params *p, ad_state s, unsigned l)
+{
+    float v2 = s.vx * s.vx + s.vy * s.vy;
+    l &= 7u;
+    m->ke[l] += 0.5 * (double)p->mass * (double)v2;
+    m->px[l] += (double)p->mass * (double)s.vx;
+    m->py[l] += (double)p->mass * (double)s.vy;
+    b->vmax2 = b->vmax2 > v2 ? b->vmax2 : v2;
+    /* x - x is NaN exactly when x is infinite or NaN, and a NaN survives the sum */
+    float z = (s.x - s.x) + (s.y - s.y) + (s.vx - s.vx) + (s.vy - s.vy);
+    b->nonfinite += z != z;
+}
+
+static inline double ad_cpu_fold8(const double *v)
+{
+    return ((v[0] + v[1]) + (v[2] + v[3])) + ((v[4] + v[5]) + (v[6] + v[7]));
+}
 
 #ifdef AD_CPU_AVX2
 
@@ -49,7 +76,7 @@ AD_CPU_INLINE __m256i ad_cpu_cell_coord8(__m256 x, float origin, float inv_cell,
  * when it wrote them (out, cell_of, counters, sums), 0 when the scalar path must. */
 AD_CPU_INLINE int ad_cpu_tail8_avx2(const ad_params *P, const ad_state *in, ad_state *out, const float *AX,
                                     const float *AY, float dt, int symplectic, uint32_t *cell_of, ad_cpu_bins *bins,
-                                    ad_block_sums *sums, uint32_t *outside)
+                                    ad_cpu_motion8 *m8, ad_block_sums *sums, uint32_t *outside)
 {
     __m256 x, y, vx, vy;
     ad_cpu_soa8(&in[0].x, &x, &y, &vx, &vy);
@@ -112,27 +139,21 @@ AD_CPU_INLINE int ad_cpu_tail8_avx2(const ad_params *P, const ad_state *in, ad_s
                                            _mm256_sub_ps(vx, vx)),
                              _mm256_sub_ps(vy, vy));
     sums->nonfinite += (uint32_t)__builtin_popcount((unsigned)_mm256_movemask_ps(_mm256_cmp_ps(z, z, _CMP_UNORD_Q)));
+    /* ad_cpu_motion_lane for the eight lanes at once */
     __m256d kc = _mm256_set1_pd(0.5 * (double)P->mass), mc = _mm256_set1_pd((double)P->mass);
-    _Alignas(32) double KE[8], PX[8], PY[8];
+    __m256 q[3] = {v2, vx, vy};
+    double *acc[3] = {m8->ke, m8->px, m8->py};
+    for (int k = 0; k < 3; k++) {
+        __m256d f = k ? mc : kc;
+        __m256d lo = _mm256_mul_pd(f, _mm256_cvtps_pd(_mm256_castps256_ps128(q[k])));
+        __m256d hi = _mm256_mul_pd(f, _mm256_cvtps_pd(_mm256_extractf128_ps(q[k], 1)));
+        _mm256_storeu_pd(acc[k], _mm256_add_pd(_mm256_loadu_pd(acc[k]), lo));
+        _mm256_storeu_pd(acc[k] + 4, _mm256_add_pd(_mm256_loadu_pd(acc[k] + 4), hi));
+    }
     _Alignas(32) float V2[8];
     _mm256_store_ps(V2, v2);
-    _mm256_store_pd(KE, _mm256_mul_pd(kc, _mm256_cvtps_pd(_mm256_castps256_ps128(v2))));
-    _mm256_store_pd(KE + 4, _mm256_mul_pd(kc, _mm256_cvtps_pd(_mm256_extractf128_ps(v2, 1))));
-    _mm256_store_pd(PX, _mm256_mul_pd(mc, _mm256_cvtps_pd(_mm256_castps256_ps128(vx))));
-    _mm256_store_pd(PX + 4, _mm256_mul_pd(mc, _mm256_cvtps_pd(_mm256_extractf128_ps(vx, 1))));
-    _mm256_store_pd(PY, _mm256_mul_pd(mc, _mm256_cvtps_pd(_mm256_castps256_ps128(vy))));
-    _mm256_store_pd(PY + 4, _mm256_mul_pd(mc, _mm256_cvtps_pd(_mm256_extractf128_ps(vy, 1))));
-    double ke = sums->ke, px = sums->px, py = sums->py;
     float vmax2 = sums->vmax2;
-    for (int l = 0; l < 8; l++) {
-        ke += KE[l];
-        px += PX[l];
-        py += PY[l];
-        vmax2 = vmax2 > V2[l] ? vmax2 : V2[l];
-    }
-    sums->ke = ke;
-    sums->px = px;
-    sums->py = py;
+    for (int l = 0; l < 8; l++) vmax2 = vmax2 > V2[l] ? vmax2 : V2[l];
     sums->vmax2 = vmax2;
     return 1;
 }
