@@ -144,6 +144,19 @@ static uint32_t windows_across(const uint32_t *count, size_t b, size_t ncell)
     return w;
 }
 
+/* The diagnostics of chunks 0..m-1 and of the windows of three across their ends. */
+static void fold_diag(const chunk_diag *cd, const uint32_t *across, int m, ad_grid_diag *diag)
+{
+    diag->max_occupancy = diag->max_run3 = 0;
+    diag->overflow = 0;
+    for (int k = 0; k < m; k++) {
+        diag->max_occupancy = cd[k].mx > diag->max_occupancy ? cd[k].mx : diag->max_occupancy;
+        uint32_t w = cd[k].m3 > across[k] ? cd[k].m3 : across[k];
+        diag->max_run3 = w > diag->max_run3 ? w : diag->max_run3;
+        diag->overflow += cd[k].ov;
+    }
+}
+
 void ad_cpu_scan(uint32_t *count, uint32_t *start, size_t ncell, int threads, uint32_t capacity,
                  ad_grid_diag *diag)
 {
@@ -188,14 +201,7 @@ void ad_cpu_scan(uint32_t *count, uint32_t *start, size_t ncell, int threads, ui
         if (k == nt - 1) partial[nt] = run;
     }
     start[ncell] = partial[used];
-    diag->max_occupancy = diag->max_run3 = 0;
-    diag->overflow = 0;
-    for (int k = 0; k < used; k++) {
-        diag->max_occupancy = cd[k].mx > diag->max_occupancy ? cd[k].mx : diag->max_occupancy;
-        uint32_t w = cd[k].m3 > across[k] ? cd[k].m3 : across[k];
-        diag->max_run3 = w > diag->max_run3 ? w : diag->max_run3;
-        diag->overflow += cd[k].ov;
-    }
+    fold_diag(cd, across, used, diag);
 }
 
 /* What the reorder moves, for its per-thread loops (their own copies of the pointers: in an
@@ -323,6 +329,75 @@ static size_t window(int k, size_t n, int t)
     return a < n ? a : n;
 }
 
+/* The cells of each thread: [split[k], split[k+1]), from the cell of its window's first disc. */
+static void thread_cells(const uint32_t *cell_of, size_t n, size_t ncell, int t, uint32_t *split)
+{
+    split[0] = 0;
+    for (int k = 1; k < t; k++) {
+        size_t a = window(k, n, t);
+        uint32_t c = a < n ? cell_of[a] : (uint32_t)ncell;
+        split[k] = c > split[k - 1] ? c : split[k - 1];
+    }
+    split[t] = (uint32_t)ncell;
+}
+
+/* Thread k's placing, after every thread listed its foreign discs (nf[j] of them, SIZE_MAX
+ * where they did not fit): those of the windows before its own, its own window's, those of
+ * the windows after; or, should any list have overflowed, every disc of its cells. */
+static void place_thread(const reorder_job *J, int k, int t, size_t n, uint32_t lo, uint32_t width,
+                         const uint32_t *foreign, size_t share, const size_t *nf)
+{
+    int spill = 0;
+    for (int j = 0; j < t; j++) spill |= nf[j] == SIZE_MAX;
+    if (spill) {
+        place_range(J, 0, n, lo, width);
+        return;
+    }
+    for (int j = 0; j < t; j++) {
+        if (j == k) place_range(J, window(k, n, t), window(k + 1, n, t), lo, width);
+        else place_list(J, foreign + (size_t)j * share, nf[j], lo, width);
+    }
+}
+
+/* The reorder on t > 1 threads (ad_cpu_reorder's comment), the starts in J->cursor; with
+ * `count` not NULL each thread first scans its own cells into them (ad_cpu_sort). */
+static void reorder_threads(const reorder_job *J, size_t n, size_t ncell, int t, uint32_t *count, uint32_t capacity,
+                            uint32_t *foreign, size_t foreign_cap, ad_grid_diag *diag)
+{
+    enum { MAXT = 256 };
+    uint32_t split[MAXT + 1], partial[MAXT], across[MAXT];
+    size_t nf[MAXT];
+    chunk_diag cd[MAXT];
+    thread_cells(J->cell_of, n, ncell, t, split);
+    const size_t share = foreign_cap / (size_t)t;
+#pragma omp parallel num_threads(t)
+    {
+#ifdef _OPENMP
+        int k = omp_get_thread_num();
+#else
+        int k = 0;
+#endif
+        const uint32_t lo = split[k], hi = split[k + 1], width = hi - lo;
+        if (count) { /* its cells' total and the windows of three across their end, before any is cleared */
+            uint32_t sum = 0;
+            for (size_t c = lo; c < hi; c++) sum += count[c];
+            partial[k] = sum;
+            across[k] = windows_across(count, hi, ncell);
+        }
+        nf[k] = list_foreign(J->cell_of, window(k, n, t), window(k + 1, n, t), lo, width,
+                             foreign + (size_t)k * share, share);
+#pragma omp barrier
+        if (count) { /* its cells' starts, from the totals before it */
+            uint32_t run = 0;
+            for (int j = 0; j < k; j++) run += partial[j];
+            run = scan_any(count, J->cursor, lo, hi, run, capacity, &cd[k]);
+            if (k == t - 1) J->cursor[ncell] = run;
+        }
+        place_thread(J, k, t, n, lo, width, foreign, share, nf);
+    }
+    if (count) fold_diag(cd, across, t, diag);
+}
+
 void ad_cpu_reorder(const uint32_t *cell_of, size_t n, uint32_t *cursor, size_t ncell, int threads,
                     const ad_state *src, ad_state *dst, const uint32_t *isrc, uint32_t *idst, const ad_accel *asrc,
                     ad_accel *adst, const ad_cpu_xy *xy, uint32_t *foreign, size_t foreign_cap)
@@ -346,38 +421,7 @@ void ad_cpu_reorder(const uint32_t *cell_of, size_t n, uint32_t *cursor, size_t 
      * order, so the result is the same for any number of threads. Should a window's foreign
      * discs not fit their share of `foreign`, every thread reads every disc instead (the
      * same result, slower). */
-    uint32_t split[MAXT + 1];
-    size_t nf[MAXT];
-    split[0] = 0;
-    for (int k = 1; k < t; k++) {
-        size_t a = window(k, n, t);
-        uint32_t c = a < n ? cell_of[a] : (uint32_t)ncell;
-        split[k] = c > split[k - 1] ? c : split[k - 1];
-    }
-    split[t] = (uint32_t)ncell;
-    const size_t share = foreign_cap / (size_t)t;
-#pragma omp parallel num_threads(t)
-    {
-#ifdef _OPENMP
-        int k = omp_get_thread_num();
-#else
-        int k = 0;
-#endif
-        const uint32_t lo = split[k], width = split[k + 1] - split[k];
-        const size_t a = window(k, n, t), b = window(k + 1, n, t);
-        nf[k] = list_foreign(cell_of, a, b, lo, width, foreign + (size_t)k * share, share);
-#pragma omp barrier
-        int spill = 0;
-        for (int j = 0; j < t; j++) spill |= nf[j] == SIZE_MAX;
-        if (spill) {
-            place_range(&J, 0, n, lo, width);
-        } else {
-            for (int j = 0; j < t; j++) {
-                if (j == k) place_range(&J, a, b, lo, width);
-                else place_list(&J, foreign + (size_t)j * share, nf[j], lo, width);
-            }
-        }
-    }
+    reorder_threads(&J, n, ncell, t, NULL, 0, foreign, foreign_cap, NULL);
 }
 
 void ad_cpu_sort(uint32_t *count, uint32_t *start, const uint32_t *cell_of, size_t n, size_t ncell, int threads,
@@ -394,58 +438,9 @@ void ad_cpu_sort(uint32_t *count, uint32_t *start, const uint32_t *cell_of, size
         return;
     }
     /* ad_cpu_reorder's threads, each scanning its own cells just before it fills them: the
-     * scan's chunks are the reorder's cell ranges, so no thread waits for the others' starts.
-     * Phase 1 (each thread): its cells' total, the windows of three across its range's end
-     * (before any counter is cleared), its window's foreign discs. Phase 2: its cells' starts
-     * from the totals before it, then the reorder of its cells. */
+     * scan's chunks are the reorder's cell ranges, so no thread waits for the others' starts
+     * (one region, one barrier; the windows of three across the chunks' ends are taken
+     * before the barrier, while every counter still holds its count). */
     const reorder_job J = {cell_of, start, src, dst, isrc, idst, asrc, adst, xy};
-    uint32_t split[MAXT + 1], partial[MAXT], across[MAXT];
-    size_t nf[MAXT];
-    chunk_diag cd[MAXT];
-    split[0] = 0;
-    for (int k = 1; k < t; k++) {
-        size_t a = window(k, n, t);
-        uint32_t c = a < n ? cell_of[a] : (uint32_t)ncell;
-        split[k] = c > split[k - 1] ? c : split[k - 1];
-    }
-    split[t] = (uint32_t)ncell;
-    const size_t share = foreign_cap / (size_t)t;
-#pragma omp parallel num_threads(t)
-    {
-#ifdef _OPENMP
-        int k = omp_get_thread_num();
-#else
-        int k = 0;
-#endif
-        const uint32_t lo = split[k], width = split[k + 1] - split[k];
-        const size_t a = window(k, n, t), b = window(k + 1, n, t);
-        uint32_t sum = 0;
-        for (size_t c = lo; c < split[k + 1]; c++) sum += count[c];
-        partial[k] = sum;
-        across[k] = windows_across(count, split[k + 1], ncell);
-        nf[k] = list_foreign(cell_of, a, b, lo, width, foreign + (size_t)k * share, share);
-#pragma omp barrier
-        uint32_t run = 0;
-        for (int j = 0; j < k; j++) run += partial[j];
-        run = scan_any(count, start, lo, split[k + 1], run, capacity, &cd[k]);
-        if (k == t - 1) start[ncell] = run;
-        int spill = 0;
-        for (int j = 0; j < t; j++) spill |= nf[j] == SIZE_MAX;
-        if (spill) {
-            place_range(&J, 0, n, lo, width);
-        } else {
-            for (int j = 0; j < t; j++) {
-                if (j == k) place_range(&J, a, b, lo, width);
-                else place_list(&J, foreign + (size_t)j * share, nf[j], lo, width);
-            }
-        }
-    }
-    diag->max_occupancy = diag->max_run3 = 0;
-    diag->overflow = 0;
-    for (int k = 0; k < t; k++) {
-        diag->max_occupancy = cd[k].mx > diag->max_occupancy ? cd[k].mx : diag->max_occupancy;
-        uint32_t w = cd[k].m3 > across[k] ? cd[k].m3 : across[k];
-        diag->max_run3 = w > diag->max_run3 ? w : diag->max_run3;
-        diag->overflow += cd[k].ov;
-    }
+    reorder_threads(&J, n, ncell, t, count, capacity, foreign, foreign_cap, diag);
 }
