@@ -35,21 +35,21 @@ static int compare(const char *name, const ad_params *p, const ad_state *s, size
 
 static double u01(uint64_t seed, uint64_t *c) { return ad_rng_uniform(seed, (*c)++); }
 
-/* ad_cpu_scan against a serial sum, on one thread and on several (chunks from 65536
- * cells up), at sizes around the AVX2 build's eight-cell steps. */
+/* ad_cpu_scan against a serial sum at sizes around the AVX2 build's eight-cell steps (the
+ * scan on several threads, inside ad_cpu_sort, is checked against this one by test_pairs.h). */
 static int check_scan(void)
 {
     int errors = 0;
-    /* several threads scan from 2^21 cells */
-    const size_t sizes[] = {1, 7, 8, 9, 1000, 65535, 70001, 200003, (1u << 21) + 7, (1u << 21) + 1000};
+    const size_t sizes[] = {1, 7, 8, 9, 1000, 65535, 70001, 200003, (1u << 21) + 7};
     for (size_t z = 0; z < sizeof sizes / sizeof *sizes; z++)
-        for (int threads = 1; threads <= 3; threads++) {
+        for (int place = 1; place <= 3; place++) {
             size_t nc = sizes[z];
             uint32_t *count = malloc(nc * 4), *start = malloc((nc + 1) * 4), *ref = malloc((nc + 1) * 4);
             uint64_t c = 0, over = 0;
             uint32_t mx = 0, run = 0, m3 = 0;
-            /* a few crowded cells; the largest run of three where two threads' chunks meet */
-            size_t peak = (nc + (size_t)threads - 1) / (size_t)threads - 1 - z % 3;
+            /* a few crowded cells; the largest run of three a third, two thirds or all the way
+             * in (the last where the eight-cell steps hand over to the scalar loop) */
+            size_t peak = (nc * (size_t)place + 2) / 3 - 1 - z % 3;
             for (size_t k = 0; k < nc; k++) {
                 double u = ad_rng_uniform(77 + nc, c++);
                 count[k] = u < 0.6 ? 0 : (u < 0.999 ? (uint32_t)(10 * u) : 4000u);
@@ -64,15 +64,15 @@ static int check_scan(void)
             }
             ref[nc] = run;
             ad_grid_diag diag;
-            ad_cpu_scan(count, start, nc, threads, 6, &diag);
+            ad_cpu_scan(count, start, nc, 6, &diag);
             int cleared = 1;
             for (size_t k = 0; k < nc; k++) cleared &= count[k] == 0;
             int bad = memcmp(start, ref, (nc + 1) * 4) != 0 || !cleared ||
                       diag.max_occupancy != mx || diag.overflow != over || diag.max_run3 != m3;
             if (bad) {
-                printf("  scan of %zu cells on %d threads: wrong starts, counters not cleared, or wrong diagnostics (max %u/%u, overflow "
+                printf("  scan of %zu cells, peak %d/3 in: wrong starts, counters not cleared, or wrong diagnostics (max %u/%u, overflow "
                        "%llu/%llu, run of three %u/%u)\n",
-                       nc, threads, diag.max_occupancy, mx, (unsigned long long)diag.overflow,
+                       nc, place, diag.max_occupancy, mx, (unsigned long long)diag.overflow,
                        (unsigned long long)over, diag.max_run3, m3);
                 errors++;
             }

@@ -145,7 +145,7 @@ static size_t grid_pairs(const ad_params *p, const ad_state *s, size_t n, int th
     ad_grid_diag diag;
     ad_cpu_bin(p, s, n, cell_of, count, threads, &diag);
     start[0] = 0;
-    ad_cpu_scan(count, start + 1, ncell, threads, 4, &diag);
+    ad_cpu_scan(count, start + 1, ncell, 4, &diag);
     memcpy(scanned, start + 1, (ncell + 1) * sizeof *scanned);
     for (size_t c = 0; c < ncell; c++)
         if (count[c] != 0) {

@@ -239,7 +239,7 @@ static void build_grid(ad_world *w, cpu_world *c, size_t n)
                     c->state[c->cur], c->state[!c->cur], c->id, c->id_tmp, c->acc[c->cur], c->acc[!c->cur], xy,
                     c->foreign, c->foreign_cap, &diag);
     } else {
-        ad_cpu_scan(c->count, c->start + 1, c->ncell, 1, w->stats.cell_capacity, &diag);
+        ad_cpu_scan(c->count, c->start + 1, c->ncell, w->stats.cell_capacity, &diag);
         t2 = now();
         ad_cpu_reorder(c->cell_of, n, c->start + 1, c->ncell, 1, c->state[c->cur], c->state[!c->cur], c->id,
                        c->id_tmp, c->acc[c->cur], c->acc[!c->cur], xy, c->foreign, c->foreign_cap);
@@ -411,6 +411,8 @@ static void rk4_stage_block(const ad_world *w, cpu_world *c, size_t b, size_t n,
     if (k == 0) memset(sums, 0, sizeof *sums);
     float skin = (float)(w->def.max_move * w->def.radius);
     size_t s0 = b * AD_BLOCK, s1 = s0 + AD_BLOCK < n ? s0 + AD_BLOCK : n;
+    ad_cpu_motion8 m8; /* the motion sums as the pass takes them (tail_cpu.h) */
+    memset(&m8, 0, sizeof m8);
     for (size_t s = s0; s < s1; s++) {
         ad_state b0 = base[s], me = in[s];
         ad_accum a;
@@ -430,12 +432,13 @@ static void rk4_stage_block(const ad_world *w, cpu_world *c, size_t b, size_t n,
         }
         out[s] = nx;
         if (k == 3) {
-            add_motion_sums(sums, &P, nx);
+            ad_cpu_motion_lane(&m8, sums, &P, nx, (unsigned)(s - s0));
             float dx = ad_min_image(nx.x - b0.x, P.periodic_x, P.len_x, P.half_x);
             float dy = ad_min_image(nx.y - b0.y, P.periodic_y, P.len_y, P.half_y);
             sums->skin_violations += dx * dx + dy * dy > skin * skin;
         }
     }
+    if (k == 3) ad_cpu_fold_motion(&m8, sums);
 }
 
 static void interact_rk4(ad_world *w, cpu_world *c, size_t n, float dt)
@@ -566,8 +569,8 @@ static ad_status cpu_step(ad_world *w, uint64_t nsteps)
             v2 = fmaxf(v2, c->blocks[b].vmax2);
         }
         /* the next pass may screen (gather_cpu.h) where the states this pass wrote (which it
-         * reads, reordered) are finite and no speed reaches 1e15 */
-        c->screen = c->xy.x && c->avx2 && !bad && v2 < 1e30f;
+         * reads, reordered) are finite and no speed reaches 1e15, and cells are below 1e17 m */
+        c->screen = c->xy.x && c->avx2 && !bad && v2 < 1e30f && w->params.cell_x < 1e17f && w->params.cell_y < 1e17f;
         if (bad)
             return ad_fail(AD_ERR_UNSTABLE, "dt",
                            "step %llu: %llu discs reached a non-finite position or velocity (the step of %g s is too "

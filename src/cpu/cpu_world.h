@@ -25,7 +25,7 @@ typedef struct cpu_world {
     uint32_t *cell_of, *count, *start;
     ad_cpu_xy xy; /* the slots' positions in SoA, for the AVX2 gather's screen (gather_cpu.h) */
     int rows_fit; /* no three consecutive cells hold more than 8 discs (the last scan's max_run3) */
-    int screen;   /* xy is current and the states are finite with speeds below 1e15: the pass may screen */
+    int screen;   /* xy is current, the states are finite with speeds below 1e15, cells below 1e17 m: the pass may screen */
     uint32_t *blk_outside; /* per block: discs binned outside the domain by the gather pass */
     struct {
         _Alignas(64) uint64_t word;

@@ -260,16 +260,17 @@ AD_CPU_INLINE int ad_cpu_screen_avx2(const ad_params *p, const uint32_t *start, 
     if ((k0 > 8) | (k1 > 8) | (k2 > 8)) return 0;
     const __m256 mx = _mm256_set1_ps(me.x), my = _mm256_set1_ps(me.y), D = _mm256_set1_ps(p->diameter_sq);
     const __m256 zero = _mm256_setzero_ps(), inf = _mm256_set1_ps(INFINITY);
-    __m256 d2[3], hit = zero;
+    __m256 near[3], big[3], hit = zero;
     for (int r = 0; r < 3; r++) {
         /* d2 as the law computes it: dx dx + dy dy, not contracted */
         __m256 dx = _mm256_sub_ps(_mm256_loadu_ps(xy->x + lo[r]), mx);
         __m256 dy = _mm256_sub_ps(_mm256_loadu_ps(xy->y + lo[r]), my);
-        d2[r] = _mm256_add_ps(_mm256_mul_ps(dx, dx), _mm256_mul_ps(dy, dy));
+        __m256 d2 = _mm256_add_ps(_mm256_mul_ps(dx, dx), _mm256_mul_ps(dy, dy));
         /* lanes past the row (the next cells' discs, or the padding past the last slot)
          * are tested too: a hit there only costs the exact look below */
-        __m256 near = _mm256_and_ps(_mm256_cmp_ps(d2[r], D, _CMP_LT_OQ), _mm256_cmp_ps(d2[r], zero, _CMP_GT_OQ));
-        hit = _mm256_or_ps(hit, _mm256_or_ps(near, _mm256_cmp_ps(d2[r], inf, _CMP_EQ_OQ)));
+        near[r] = _mm256_and_ps(_mm256_cmp_ps(d2, D, _CMP_LT_OQ), _mm256_cmp_ps(d2, zero, _CMP_GT_OQ));
+        big[r] = _mm256_cmp_ps(d2, inf, _CMP_EQ_OQ);
+        hit = _mm256_or_ps(hit, _mm256_or_ps(near[r], big[r]));
     }
     if (_mm256_testz_ps(hit, hit)) return 1; /* nothing within a diameter: no terms */
     const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
@@ -277,9 +278,8 @@ AD_CPU_INLINE int ad_cpu_screen_avx2(const ad_params *p, const uint32_t *start, 
     unsigned m[3];
     for (int r = 0; r < 3; r++) {
         __m256 live = _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32((int)k[r]), iota));
-        __m256 near = _mm256_and_ps(_mm256_cmp_ps(d2[r], D, _CMP_LT_OQ), _mm256_cmp_ps(d2[r], zero, _CMP_GT_OQ));
-        if (_mm256_movemask_ps(_mm256_and_ps(live, _mm256_cmp_ps(d2[r], inf, _CMP_EQ_OQ)))) return 0;
-        m[r] = (unsigned)_mm256_movemask_ps(_mm256_and_ps(live, near));
+        if (_mm256_movemask_ps(_mm256_and_ps(live, big[r]))) return 0;
+        m[r] = (unsigned)_mm256_movemask_ps(_mm256_and_ps(live, near[r]));
     }
     for (int r = 0; r < 3; r++)
         for (unsigned mr = m[r]; mr; mr &= mr - 1) {

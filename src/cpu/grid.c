@@ -157,51 +157,13 @@ static void fold_diag(const chunk_diag *cd, const uint32_t *across, int m, ad_gr
     }
 }
 
-void ad_cpu_scan(uint32_t *count, uint32_t *start, size_t ncell, int threads, uint32_t capacity,
-                 ad_grid_diag *diag)
+void ad_cpu_scan(uint32_t *count, uint32_t *start, size_t ncell, uint32_t capacity, ad_grid_diag *diag)
 {
-    enum { MAXT = 256 };
-    int t = threads < 1 ? 1 : (threads > MAXT ? MAXT : threads);
-    /* one thread's AVX2 scan outruns two below a few million cells (measured: 0.117 against
-     * 0.155 ms for 2.7e5 cells on this machine's 2 cores; the second pass and its barrier) */
-    if (ncell < ((size_t)1 << 21)) t = 1;
-    uint32_t partial[MAXT + 1], across[MAXT];
-    chunk_diag cd[MAXT];
-    int used = 1;
-    /* pass 1: each chunk's total (and the windows of three across its end, before any
-     * counter is cleared); pass 2: each chunk scans from its offset, clearing the counters
-     * for the next bin and taking its diagnostics */
-#pragma omp parallel num_threads(t) if (t > 1)
-    {
-#ifdef _OPENMP
-        int k = omp_get_thread_num(), nt = omp_get_num_threads();
-#else
-        int k = 0, nt = 1;
-#endif
-        size_t chunk = (ncell + (size_t)nt - 1) / (size_t)nt;
-        size_t a = (size_t)k * chunk < ncell ? (size_t)k * chunk : ncell;
-        size_t b = a + chunk < ncell ? a + chunk : ncell;
-        across[k] = 0;
-        if (nt > 1) {
-            uint32_t sum = 0;
-            for (size_t c = a; c < b; c++) sum += count[c];
-            partial[k + 1] = sum;
-            across[k] = windows_across(count, b, ncell);
-#pragma omp barrier
-#pragma omp single
-            {
-                used = nt;
-                partial[0] = 0;
-                for (int j = 0; j < nt; j++) partial[j + 1] += partial[j];
-            }
-        } else {
-            partial[0] = 0;
-        }
-        uint32_t run = scan_any(count, start, a, b, partial[k], capacity, &cd[k]);
-        if (k == nt - 1) partial[nt] = run;
-    }
-    start[ncell] = partial[used];
-    fold_diag(cd, across, used, diag);
+    /* one thread: on several the engine scans inside the reorder's region (ad_cpu_sort) */
+    chunk_diag cd;
+    uint32_t across = 0;
+    start[ncell] = scan_any(count, start, 0, ncell, 0, capacity, &cd);
+    fold_diag(&cd, &across, 1, diag);
 }
 
 /* What the reorder moves, for its per-thread loops (their own copies of the pointers: in an
@@ -433,7 +395,7 @@ void ad_cpu_sort(uint32_t *count, uint32_t *start, const uint32_t *cell_of, size
     int t = threads < 1 ? 1 : (threads > MAXT ? MAXT : threads);
     if (n < 2048) t = 1; /* as ad_cpu_reorder */
     if (t == 1) {
-        ad_cpu_scan(count, start, ncell, 1, capacity, diag);
+        ad_cpu_scan(count, start, ncell, capacity, diag);
         ad_cpu_reorder(cell_of, n, start, ncell, 1, src, dst, isrc, idst, asrc, adst, xy, foreign, foreign_cap);
         return;
     }

@@ -50,8 +50,7 @@ void ad_cpu_bin(const ad_params *p, const ad_state *s, size_t n, uint32_t *cell_
  * occupancy diagnostics come from the counts: the largest is the largest occupancy, and
  * the discs beyond `capacity` in a cell, summed, the overflow; and the most discs in any
  * three consecutive cells, max_run3 (diag->outside is not touched). */
-void ad_cpu_scan(uint32_t *count, uint32_t *start, size_t ncell, int threads, uint32_t capacity,
-                 ad_grid_diag *diag);
+void ad_cpu_scan(uint32_t *count, uint32_t *start, size_t ncell, uint32_t capacity, ad_grid_diag *diag);
 
 /* Step 3, scatter and reorder in one pass: the k-th disc (in index order) of cell c goes
  * to slot start[c] + k of dst, idst and adst (adst may be NULL), taking the slot from

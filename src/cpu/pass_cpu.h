@@ -46,18 +46,6 @@ static inline void add_contact_sums(ad_block_sums *b, const ad_accum *a)
     b->max_overlap = b->max_overlap > a->max_overlap ? b->max_overlap : a->max_overlap;
 }
 
-static inline void add_motion_sums(ad_block_sums *b, const ad_params *p, ad_state s)
-{
-    float v2 = s.vx * s.vx + s.vy * s.vy;
-    b->ke += 0.5 * (double)p->mass * (double)v2;
-    b->px += (double)p->mass * (double)s.vx;
-    b->py += (double)p->mass * (double)s.vy;
-    b->vmax2 = b->vmax2 > v2 ? b->vmax2 : v2;
-    /* x - x is NaN exactly when x is infinite or NaN, and a NaN survives the sum */
-    float z = (s.x - s.x) + (s.y - s.y) + (s.vx - s.vx) + (s.vy - s.vy);
-    b->nonfinite += z != z;
-}
-
 /* The pass's work on one disc, in two halves: its contacts (gather, accelerations, the
  * per-disc observables and the contact sums), then its motion (integrate, boundaries,
  * the next step's bin, the write and the motion sums). */
@@ -159,7 +147,7 @@ AD_CPU_INLINE void interact_block(const ad_world *w, cpu_world *c, size_t b, siz
         (integ == AD_INTEGRATOR_EULER || integ == AD_INTEGRATOR_SYMPLECTIC_EULER)) {
         /* a disc that touches nothing (ad_cpu_quiet8_avx2) has zero sums: these accelerations */
         const float ax0 = 0.0f * x.P.inv_mass + x.P.gx, ay0 = 0.0f * x.P.inv_mass + x.P.gy;
-        const int screen = x.xy && x.fast && x.P.cell_x < 1e17f && x.P.cell_y < 1e17f;
+        const int screen = x.xy && x.fast;
         for (; s + 8 <= s1; s += 8) {
             _Alignas(32) float AX[8], AY[8];
             unsigned quiet = screen ? ad_cpu_quiet8_avx2(&x.P, &x.G, c->start, x.xy, s, c->rows_fit) : 0;
@@ -189,9 +177,7 @@ AD_CPU_INLINE void interact_block(const ad_world *w, cpu_world *c, size_t b, siz
         if (obs && kind == PASS_STEP && integ != AD_INTEGRATOR_VERLET) c->accel[s] = (ad_accel){ax, ay};
         pass_motion(c, &x, s, s0, ax, ay, dt, integ, kind, step, &sums, &outside);
     }
-    sums.ke = ad_cpu_fold8(x.m8.ke);
-    sums.px = ad_cpu_fold8(x.m8.px);
-    sums.py = ad_cpu_fold8(x.m8.py);
+    ad_cpu_fold_motion(&x.m8, &sums);
     c->blocks[b] = sums;
     c->blk_outside[b] = outside;
     if (c->blk_defer) c->blk_defer[b] = x.bins.ndefer;

@@ -25,8 +25,8 @@ typedef struct ad_cpu_motion8 {
     double ke[8], px[8], py[8];
 } ad_cpu_motion8;
 
-/* add_motion_sums for slot s0 + l (mod 8): the lane sums, and the block's largest speed and
- * non-finite count. */
+/* A disc's motion sums, for slot s0 + l (mod 8): the lane sums, and the block's largest
+ * speed and non-finite count. */
 static inline void ad_cpu_motion_lane(ad_cpu_motion8 *m, ad_block_sums *b, const ad_params *p, ad_state s, unsigned l)
 {
     float v2 = s.vx * s.vx + s.vy * s.vy;
@@ -43,6 +43,14 @@ static inline void ad_cpu_motion_lane(ad_cpu_motion8 *m, ad_block_sums *b, const
 static inline double ad_cpu_fold8(const double *v)
 {
     return ((v[0] + v[1]) + (v[2] + v[3])) + ((v[4] + v[5]) + (v[6] + v[7]));
+}
+
+/* The block's kinetic energy and momentum from its lane sums. */
+static inline void ad_cpu_fold_motion(const ad_cpu_motion8 *m, ad_block_sums *b)
+{
+    b->ke = ad_cpu_fold8(m->ke);
+    b->px = ad_cpu_fold8(m->px);
+    b->py = ad_cpu_fold8(m->py);
 }
 
 #ifdef AD_CPU_AVX2
@@ -133,7 +141,7 @@ AD_CPU_INLINE int ad_cpu_tail8_avx2(const ad_params *P, const ad_state *in, ad_s
     _mm256_storeu_ps(o + 8, _mm256_permute2f128_ps(o2, o3, 0x20));
     _mm256_storeu_ps(o + 16, _mm256_permute2f128_ps(o0, o1, 0x31));
     _mm256_storeu_ps(o + 24, _mm256_permute2f128_ps(o2, o3, 0x31));
-    /* add_motion_sums, lane by lane in slot order */
+    /* ad_cpu_motion_lane's sums of the eight lanes */
     __m256 v2 = _mm256_add_ps(_mm256_mul_ps(vx, vx), _mm256_mul_ps(vy, vy));
     __m256 z = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(_mm256_sub_ps(x, x), _mm256_sub_ps(y, y)),
                                            _mm256_sub_ps(vx, vx)),
