@@ -36,24 +36,30 @@ static int compare(const char *name, const ad_params *p, const ad_state *s, size
 static double u01(uint64_t seed, uint64_t *c) { return ad_rng_uniform(seed, (*c)++); }
 
 /* ad_cpu_scan against a serial sum at sizes around the AVX2 build's eight-cell steps (the
- * scan on several threads, inside ad_cpu_sort, is checked against this one by test_pairs.h). */
+ * scan on several threads, inside ad_cpu_sort, is checked against this one by test_pairs.h),
+ * with counters that fit their 8 bits, and with some that wrapped (true counts past 255,
+ * counters holding them modulo 256): then the starts and diagnostics must come from the
+ * cells the discs are in (cell_of). */
 static int check_scan(void)
 {
     int errors = 0;
     const size_t sizes[] = {1, 7, 8, 9, 1000, 65535, 70001, 200003, (1u << 21) + 7};
     for (size_t z = 0; z < sizeof sizes / sizeof *sizes; z++)
-        for (int place = 1; place <= 3; place++) {
+        for (int place = 1; place <= 4; place++) {
+            int wrap = place == 4; /* the peak as in place 2, past 255 */
             size_t nc = sizes[z];
             uint32_t *count = malloc(nc * 4), *start = malloc((nc + 1) * 4), *ref = malloc((nc + 1) * 4);
+            uint8_t *count8 = malloc(nc);
             uint64_t c = 0, over = 0;
             uint32_t mx = 0, run = 0, m3 = 0;
             /* a few crowded cells; the largest run of three a third, two thirds or all the way
              * in (the last where the eight-cell steps hand over to the scalar loop) */
-            size_t peak = (nc * (size_t)place + 2) / 3 - 1 - z % 3;
+            size_t peak = (nc * (size_t)(wrap ? 2 : place) + 2) / 3 - 1 - z % 3;
             for (size_t k = 0; k < nc; k++) {
                 double u = ad_rng_uniform(77 + nc, c++);
-                count[k] = u < 0.6 ? 0 : (u < 0.999 ? (uint32_t)(10 * u) : 4000u);
-                if (k >= peak && k < peak + 3 && nc > 1000) count[k] = 5000;
+                count[k] = u < 0.6 ? 0 : (u < 0.999 ? (uint32_t)(10 * u) : 200u);
+                if (k >= peak && k < peak + 3 && nc > 1000) count[k] = wrap ? 300u + 7u * (uint32_t)(k - peak) : 250;
+                if (wrap && nc <= 1000 && k == nc / 2) count[k] = 256; /* wraps to 0 */
             }
             for (size_t k = 0; k < nc; k++) {
                 ref[k] = run;
@@ -61,26 +67,38 @@ static int check_scan(void)
                 mx = count[k] > mx ? count[k] : mx;
                 over += count[k] > 6 ? count[k] - 6 : 0;
                 if (k + 2 < nc) m3 = count[k] + count[k + 1] + count[k + 2] > m3 ? count[k] + count[k + 1] + count[k + 2] : m3;
+                count8[k] = (uint8_t)count[k];
             }
             ref[nc] = run;
+            uint32_t *cell_of = malloc((run + 1) * sizeof *cell_of); /* the discs' cells, shuffled a little */
+            for (size_t k = 0, i = 0; k < nc; k++)
+                for (uint32_t j = 0; j < count[k]; j++) cell_of[i++] = (uint32_t)k;
+            for (uint32_t i = 0; i + 1 < run; i += 2) {
+                uint32_t t = cell_of[i];
+                cell_of[i] = cell_of[run - 1 - i];
+                cell_of[run - 1 - i] = t;
+            }
             ad_grid_diag diag;
-            ad_cpu_scan(count, start, nc, 6, &diag);
+            ad_cpu_scan(count8, start, nc, cell_of, run, 6, &diag);
             int cleared = 1;
-            for (size_t k = 0; k < nc; k++) cleared &= count[k] == 0;
+            for (size_t k = 0; k < nc; k++) cleared &= count8[k] == 0;
             int bad = memcmp(start, ref, (nc + 1) * 4) != 0 || !cleared ||
                       diag.max_occupancy != mx || diag.overflow != over || diag.max_run3 != m3;
             if (bad) {
-                printf("  scan of %zu cells, peak %d/3 in: wrong starts, counters not cleared, or wrong diagnostics (max %u/%u, overflow "
-                       "%llu/%llu, run of three %u/%u)\n",
-                       nc, place, diag.max_occupancy, mx, (unsigned long long)diag.overflow,
-                       (unsigned long long)over, diag.max_run3, m3);
+                printf("  scan of %zu cells, peak %d/3 in%s: wrong starts, counters not cleared, or wrong diagnostics "
+                       "(max %u/%u, overflow %llu/%llu, run of three %u/%u)\n",
+                       nc, wrap ? 2 : place, wrap ? ", past 8 bits" : "", diag.max_occupancy, mx,
+                       (unsigned long long)diag.overflow, (unsigned long long)over, diag.max_run3, m3);
                 errors++;
             }
             free(count);
+            free(count8);
+            free(cell_of);
             free(start);
             free(ref);
         }
-    printf("scan: %s\n", errors ? "MISMATCH" : "starts, cleared counters and occupancy diagnostics ok");
+    printf("scan: %s\n", errors ? "MISMATCH" : "starts, cleared counters and occupancy diagnostics ok (8-bit "
+                                              "counters, and wrapped ones counted again)");
     return errors;
 }
 
@@ -134,6 +152,22 @@ int main(void)
         }
         snprintf(name, sizeof name, "clumps %s/%s", bx, by);
         failures += compare(name, &p, s, N, 2);
+
+        /* piles: 300 and 700 discs in two cells, past the 8-bit counters (grid.h: counted
+         * again in 32 bits), among uniform ones */
+        for (int i = 0; i < N; i++) {
+            double x = d.x_min + W * u01(seed, &c), y = d.y_min + H * u01(seed, &c);
+            if (i % 3 == 0 && i < 2100) { /* 700 */
+                x = d.x_min + 0.31 * W + 0.01 * u01(seed, &c);
+                y = d.y_min + 0.52 * H + 0.01 * u01(seed, &c);
+            } else if (i % 3 == 1 && i < 900) { /* 300 */
+                x = d.x_min + 0.77 * W + 0.01 * u01(seed, &c);
+                y = d.y_min + 0.21 * H + 0.01 * u01(seed, &c);
+            }
+            s[i] = (ad_state){(float)x, (float)y, 0, 0};
+        }
+        snprintf(name, sizeof name, "piles %s/%s", bx, by);
+        failures += compare(name, &p, s, N, 1 + variant % 3);
 
         /* on cell edges and domain edges exactly, and next to them */
         for (int i = 0; i < N; i++) {

@@ -135,7 +135,8 @@ static void check_gather(const ad_params *p, const uint32_t *start, const ad_sta
 static size_t grid_pairs(const ad_params *p, const ad_state *s, size_t n, int threads, pair *out, int *errors)
 {
     size_t ncell = (size_t)p->nx * (size_t)p->ny;
-    uint32_t *cell_of = malloc(n * sizeof *cell_of), *count = calloc(ncell, sizeof *count);
+    uint32_t *cell_of = malloc(n * sizeof *cell_of);
+    uint8_t *count = calloc(ncell, 1);
     /* as in the backend: the scan writes the starts one place on, the reorder counts them up
      * into place, and `start` is then the start array */
     uint32_t *start = malloc((ncell + 2) * sizeof *start), *perm = malloc(n * sizeof *perm);
@@ -145,7 +146,7 @@ static size_t grid_pairs(const ad_params *p, const ad_state *s, size_t n, int th
     ad_grid_diag diag;
     ad_cpu_bin(p, s, n, cell_of, count, threads, &diag);
     start[0] = 0;
-    ad_cpu_scan(count, start + 1, ncell, 4, &diag);
+    ad_cpu_scan(count, start + 1, ncell, cell_of, n, 4, &diag);
     memcpy(scanned, start + 1, (ncell + 1) * sizeof *scanned);
     for (size_t c = 0; c < ncell; c++)
         if (count[c] != 0) {
@@ -176,7 +177,8 @@ static size_t grid_pairs(const ad_params *p, const ad_state *s, size_t n, int th
     /* the fused scan and reorder (ad_cpu_sort): the same starts, order, positions and
      * diagnostics, with room for the foreign discs and without */
     for (int room = 1; room >= 0; room--) {
-        uint32_t *count2 = calloc(ncell, sizeof *count2), *start2 = malloc((ncell + 2) * sizeof *start2);
+        uint8_t *count2 = calloc(ncell, 1);
+        uint32_t *start2 = malloc((ncell + 2) * sizeof *start2);
         uint32_t *perm2 = malloc(n * sizeof *perm2);
         ad_state *sorted2 = calloc(n + AD_CPU_PAD, sizeof *sorted2);
         ad_cpu_xy xy2 = {malloc((n + AD_CPU_XY_PAD) * sizeof(float)), malloc((n + AD_CPU_XY_PAD) * sizeof(float))};

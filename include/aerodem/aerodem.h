@@ -187,8 +187,9 @@ typedef struct ad_stats {
     uint64_t cell_overflow;      /* discs beyond cell_capacity, summed over cells */
     uint64_t outside_grid;       /* discs whose centre lay outside the domain (clamped) */
     uint32_t cell_capacity;      /* the capacity used for cell_overflow */
-    uint32_t cell_counter_bits;  /* width of a cell's counter: 32 on the CPU; 8, 16 or 32 on the
-                                    GPU, from the cell's size (docs/ARCHITECTURE.md) */
+    uint32_t cell_counter_bits;  /* width of a cell's counter: 8 on the CPU (a wrapped one is
+                                    caught and the cells counted again in 32 bits); 8, 16 or 32
+                                    on the GPU, from the cell's size (docs/ARCHITECTURE.md) */
     uint64_t skin_violations;    /* RK4: discs that moved further than the grid's skin in a
                                     step, summed over steps (contacts may have been missed) */
     uint32_t grid_nx, grid_ny;   /* cells along x and y */

@@ -56,7 +56,7 @@ static size_t cpu_bytes_needed(const ad_world_def *d, const ad_params *p)
     size_t blocks = (d->capacity + AD_BLOCK - 1) / AD_BLOCK;
     /* the BVH replaces the grid's per-cell arrays by its per-disc tree */
     size_t broad = d->broad_phase == AD_BROAD_PHASE_BVH ? ad_cpu_bvh_bytes(d->capacity)
-                                                        : (2 * cells_of(p) + 1) * sizeof(uint32_t);
+                                                        : cells_of(p) + (cells_of(p) + 2) * sizeof(uint32_t);
     return d->capacity * per_particle_bytes(d) + broad + blocks * (sizeof(ad_block_sums) + sizeof(uint32_t)) +
            sizeof(cpu_world) + 2 * AD_CPU_PAD * sizeof(ad_state) + 2 * AD_CPU_XY_PAD * sizeof(float) + foreign_entries(d->capacity) * sizeof(uint32_t);
 }
@@ -136,7 +136,7 @@ static ad_status cpu_create(ad_world *w)
     c->threads = 1;
 #endif
     w->stats.threads = c->threads;
-    w->stats.cell_counter_bits = 32;
+    w->stats.cell_counter_bits = 8; /* grid.h */
 #ifdef AD_CPU_X86
     __builtin_cpu_init();
     c->avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && !getenv("AD_CPU_NO_AVX2");
@@ -165,7 +165,7 @@ static ad_status cpu_create(ad_world *w)
     }
     c->pressure = alloc_touch(c->cap * sizeof(float), t, &fail);
     c->virial = alloc_touch(c->cap * sizeof(float), t, &fail);
-    c->count = alloc_touch(c->ncell * sizeof(uint32_t), t, &fail);
+    c->count = alloc_touch(c->ncell, t, &fail);
     /* ncell + 2: the scan writes the starts one place on, the reorder counts them up into
      * place (ad_cpu_reorder) */
     c->start = alloc_touch((c->ncell + 2) * sizeof(uint32_t), t, &fail);
@@ -223,7 +223,7 @@ static void build_grid(ad_world *w, cpu_world *c, size_t n)
         diag.outside = 0;
         for (size_t b = 0; b < c->nblocks; b++) diag.outside += c->blk_outside[b];
     } else {
-        memset(c->count, 0, c->ncell * sizeof(uint32_t));
+        memset(c->count, 0, c->ncell);
         ad_cpu_bin(&w->params, c->state[c->cur], n, c->cell_of, c->count, c->threads, &diag);
     }
     c->binned = 0;
@@ -239,7 +239,7 @@ static void build_grid(ad_world *w, cpu_world *c, size_t n)
                     c->state[c->cur], c->state[!c->cur], c->id, c->id_tmp, c->acc[c->cur], c->acc[!c->cur], xy,
                     c->foreign, c->foreign_cap, &diag);
     } else {
-        ad_cpu_scan(c->count, c->start + 1, c->ncell, w->stats.cell_capacity, &diag);
+        ad_cpu_scan(c->count, c->start + 1, c->ncell, c->cell_of, n, w->stats.cell_capacity, &diag);
         t2 = now();
         ad_cpu_reorder(c->cell_of, n, c->start + 1, c->ncell, 1, c->state[c->cur], c->state[!c->cur], c->id,
                        c->id_tmp, c->acc[c->cur], c->acc[!c->cur], xy, c->foreign, c->foreign_cap);

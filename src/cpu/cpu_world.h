@@ -22,7 +22,8 @@ typedef struct cpu_world {
     uint32_t *foreign;     /* the reorder's lists of discs that left their thread's cells */
     size_t foreign_cap;
     int cur;
-    uint32_t *cell_of, *count, *start;
+    uint32_t *cell_of, *start;
+    uint8_t *count; /* the cell counters, 8 bits (grid.h) */
     ad_cpu_xy xy; /* the slots' positions in SoA, for the AVX2 gather's screen (gather_cpu.h) */
     int rows_fit; /* no three consecutive cells hold more than 8 discs (the last scan's max_run3) */
     int screen;   /* xy is current, the states are finite with speeds below 1e15, cells below 1e17 m: the pass may screen */

@@ -15,7 +15,7 @@
 #include <immintrin.h>
 #endif
 
-void ad_cpu_bin(const ad_params *p, const ad_state *s, size_t n, uint32_t *cell_of, uint32_t *count, int threads,
+void ad_cpu_bin(const ad_params *p, const ad_state *s, size_t n, uint32_t *cell_of, uint8_t *count, int threads,
                 ad_grid_diag *diag)
 {
     uint64_t outside = 0;
@@ -29,13 +29,13 @@ void ad_cpu_bin(const ad_params *p, const ad_state *s, size_t n, uint32_t *cell_
             outside += (uint64_t)ad_outside_domain(&P, q.x, q.y);
         }
     } else {
-        /* integer counts: atomic increments give the same totals in any order */
+        /* integer counts: atomic increments give the same totals (modulo 256) in any order */
 #pragma omp parallel for num_threads(threads) schedule(static) reduction(+ : outside)
         for (size_t i = 0; i < n; i++) {
             ad_state q = s[i];
             uint32_t c = ad_cell_index(&P, q.x, q.y);
             cell_of[i] = c;
-            __atomic_fetch_add(&count[c], 1u, __ATOMIC_RELAXED);
+            __atomic_fetch_add(&count[c], (uint8_t)1, __ATOMIC_RELAXED);
             outside += (uint64_t)ad_outside_domain(&P, q.x, q.y);
         }
     }
@@ -51,7 +51,7 @@ typedef struct chunk_diag {
 
 /* Cells [a, b) from `run`: start[c] = the running total, count[c] = 0; returns the total
  * after b and fills *d (the windows of three read ahead of the writes). */
-static uint32_t scan_chunk(uint32_t *count, uint32_t *start, size_t a, size_t b, uint32_t run, uint32_t capacity,
+static uint32_t scan_chunk(uint8_t *count, uint32_t *start, size_t a, size_t b, uint32_t run, uint32_t capacity,
                            chunk_diag *d)
 {
     uint32_t m = 0, w = 0;
@@ -59,7 +59,7 @@ static uint32_t scan_chunk(uint32_t *count, uint32_t *start, size_t a, size_t b,
     for (size_t c = a; c < b; c++) { /* a dependent add per cell; the rest runs beside it */
         uint32_t v = count[c];
         if (c + 2 < b) {
-            uint32_t r = v + count[c + 1] + count[c + 2];
+            uint32_t r = v + (uint32_t)count[c + 1] + (uint32_t)count[c + 2];
             w = r > w ? r : w;
         }
         start[c] = run;
@@ -76,26 +76,27 @@ static uint32_t scan_chunk(uint32_t *count, uint32_t *start, size_t a, size_t b,
 
 #ifdef AD_CPU_X86
 /* The same, eight cells a time in AVX2 lanes (chosen at run time; integer sums, so the
- * same values): an in-register prefix sum of eight counts, the running total carried as
- * a broadcast vector. */
-__attribute__((target("avx2"))) static uint32_t scan_chunk_avx2(uint32_t *count, uint32_t *start, size_t a, size_t b,
+ * same values): the eight counters widened to 32 bits, an in-register prefix sum, the
+ * running total carried as a broadcast vector. */
+__attribute__((target("avx2"))) static uint32_t scan_chunk_avx2(uint8_t *count, uint32_t *start, size_t a, size_t b,
                                                                 uint32_t run, uint32_t capacity, chunk_diag *d)
 {
     __m256i total = _mm256_set1_epi32((int)run), most = _mm256_setzero_si256(), most3 = most, over = most;
     const __m256i last = _mm256_set1_epi32(7), cap = _mm256_set1_epi32((int)capacity);
     size_t c = a;
     for (; c + 10 <= b; c += 8) {
-        __m256i v = _mm256_loadu_si256((const __m256i *)(count + c));
+        __m256i v = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(count + c)));
         /* the eight windows c..c+2, ..., c+7..c+9, before this step's stores */
-        __m256i r = _mm256_add_epi32(_mm256_add_epi32(v, _mm256_loadu_si256((const __m256i *)(count + c + 1))),
-                                     _mm256_loadu_si256((const __m256i *)(count + c + 2)));
+        __m256i r = _mm256_add_epi32(
+            _mm256_add_epi32(v, _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(count + c + 1)))),
+            _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(count + c + 2))));
         __m256i x = _mm256_add_epi32(v, _mm256_slli_si256(v, 4)); /* within each 128-bit half */
         x = _mm256_add_epi32(x, _mm256_slli_si256(x, 8));
         /* the low half's sum to each lane of the high half */
         x = _mm256_add_epi32(x, _mm256_permute2x128_si256(_mm256_shuffle_epi32(x, 0xff), x, 0x08));
         __m256i st = _mm256_add_epi32(total, _mm256_sub_epi32(x, v)); /* exclusive */
         _mm256_storeu_si256((__m256i *)(start + c), st);
-        _mm256_storeu_si256((__m256i *)(count + c), _mm256_setzero_si256());
+        _mm_storel_epi64((__m128i *)(count + c), _mm_setzero_si128());
         total = _mm256_add_epi32(total, _mm256_permutevar8x32_epi32(x, last));
         most = _mm256_max_epu32(most, v);
         most3 = _mm256_max_epu32(most3, r);
@@ -123,7 +124,7 @@ __attribute__((target("avx2"))) static uint32_t scan_chunk_avx2(uint32_t *count,
 #endif
 
 /* The chunk scan of this CPU. */
-static uint32_t scan_any(uint32_t *count, uint32_t *start, size_t a, size_t b, uint32_t run, uint32_t capacity,
+static uint32_t scan_any(uint8_t *count, uint32_t *start, size_t a, size_t b, uint32_t run, uint32_t capacity,
                          chunk_diag *d)
 {
 #ifdef AD_CPU_X86
@@ -134,14 +135,30 @@ static uint32_t scan_any(uint32_t *count, uint32_t *start, size_t a, size_t b, u
 
 /* The windows of three consecutive counts that start in [b - 2, b) and run past b: a
  * chunk's scan does not see them. */
-static uint32_t windows_across(const uint32_t *count, size_t b, size_t ncell)
+static uint32_t windows_across(const uint8_t *count, size_t b, size_t ncell)
 {
     uint32_t w = 0;
     for (size_t c = b >= 2 ? b - 2 : 0; c < b && c + 2 < ncell; c++) {
-        uint32_t r = count[c] + count[c + 1] + count[c + 2];
+        uint32_t r = (uint32_t)count[c] + count[c + 1] + count[c + 2];
         w = r > w ? r : w;
     }
     return w;
+}
+
+/* The sum of the counters [a, b). */
+static uint32_t sum_counts(const uint8_t *count, size_t a, size_t b)
+{
+    uint32_t sum = 0;
+    size_t c = a;
+#ifdef AD_CPU_X86
+    /* sixteen at a time: SSE2's sum of absolute differences from zero (every x86-64 CPU) */
+    __m128i acc = _mm_setzero_si128();
+    for (; c + 16 <= b; c += 16) acc = _mm_add_epi64(acc, _mm_sad_epu8(_mm_loadu_si128((const __m128i *)(count + c)),
+                                                                       _mm_setzero_si128()));
+    sum = (uint32_t)(_mm_cvtsi128_si64(acc) + _mm_cvtsi128_si64(_mm_unpackhi_epi64(acc, acc)));
+#endif
+    for (; c < b; c++) sum += count[c];
+    return sum;
 }
 
 /* The diagnostics of chunks 0..m-1 and of the windows of three across their ends. */
@@ -157,12 +174,43 @@ static void fold_diag(const chunk_diag *cd, const uint32_t *across, int m, ad_gr
     }
 }
 
-void ad_cpu_scan(uint32_t *count, uint32_t *start, size_t ncell, uint32_t capacity, ad_grid_diag *diag)
+/* The counts where a counter wrapped (ad_cpu_scan): cell_of[0..n) counted again in 32 bits
+ * into start[0..ncell), then scanned there in place, with the diagnostics. */
+static void recount(const uint32_t *cell_of, size_t n, uint32_t *start, size_t ncell, uint32_t capacity,
+                    ad_grid_diag *diag)
+{
+    memset(start, 0, ncell * sizeof *start);
+    for (size_t i = 0; i < n; i++) start[cell_of[i]]++;
+    uint32_t run = 0, m = 0, w = 0;
+    uint64_t ov = 0;
+    for (size_t c = 0; c < ncell; c++) {
+        uint32_t v = start[c];
+        if (c + 2 < ncell) { /* the window's later counts are not overwritten yet */
+            uint32_t r = v + start[c + 1] + start[c + 2];
+            w = r > w ? r : w;
+        }
+        start[c] = run;
+        run += v;
+        m = v > m ? v : m;
+        ov += v > capacity ? v - capacity : 0;
+    }
+    start[ncell] = run;
+    diag->max_occupancy = m;
+    diag->max_run3 = w;
+    diag->overflow = ov;
+}
+
+void ad_cpu_scan(uint8_t *count, uint32_t *start, size_t ncell, const uint32_t *cell_of, size_t n, uint32_t capacity,
+                 ad_grid_diag *diag)
 {
     /* one thread: on several the engine scans inside the reorder's region (ad_cpu_sort) */
     chunk_diag cd;
     uint32_t across = 0;
     start[ncell] = scan_any(count, start, 0, ncell, 0, capacity, &cd);
+    if (start[ncell] != (uint32_t)n) { /* short by a multiple of 256: a counter wrapped */
+        recount(cell_of, n, start, ncell, capacity, diag);
+        return;
+    }
     fold_diag(&cd, &across, 1, diag);
 }
 
@@ -323,7 +371,7 @@ static void place_thread(const reorder_job *J, int k, int t, size_t n, uint32_t 
 
 /* The reorder on t > 1 threads (ad_cpu_reorder's comment), the starts in J->cursor; with
  * `count` not NULL each thread first scans its own cells into them (ad_cpu_sort). */
-static void reorder_threads(const reorder_job *J, size_t n, size_t ncell, int t, uint32_t *count, uint32_t capacity,
+static void reorder_threads(const reorder_job *J, size_t n, size_t ncell, int t, uint8_t *count, uint32_t capacity,
                             uint32_t *foreign, size_t foreign_cap, ad_grid_diag *diag)
 {
     enum { MAXT = 256 };
@@ -341,23 +389,30 @@ static void reorder_threads(const reorder_job *J, size_t n, size_t ncell, int t,
 #endif
         const uint32_t lo = split[k], hi = split[k + 1], width = hi - lo;
         if (count) { /* its cells' total and the windows of three across their end, before any is cleared */
-            uint32_t sum = 0;
-            for (size_t c = lo; c < hi; c++) sum += count[c];
-            partial[k] = sum;
+            partial[k] = sum_counts(count, lo, hi);
             across[k] = windows_across(count, hi, ncell);
         }
         nf[k] = list_foreign(J->cell_of, window(k, n, t), window(k + 1, n, t), lo, width,
                              foreign + (size_t)k * share, share);
 #pragma omp barrier
-        if (count) { /* its cells' starts, from the totals before it */
-            uint32_t run = 0;
-            for (int j = 0; j < k; j++) run += partial[j];
+        int place = 1;
+        if (count) { /* its cells' starts, from the totals before it (and its counters cleared) */
+            uint32_t run = 0, total = 0;
+            for (int j = 0; j < t; j++) {
+                run += j < k ? partial[j] : 0;
+                total += partial[j];
+            }
             run = scan_any(count, J->cursor, lo, hi, run, capacity, &cd[k]);
             if (k == t - 1) J->cursor[ncell] = run;
+            place = total == (uint32_t)n; /* else a counter wrapped: the starts come from the recount below */
         }
-        place_thread(J, k, t, n, lo, width, foreign, share, nf);
+        if (place) place_thread(J, k, t, n, lo, width, foreign, share, nf);
     }
-    if (count) fold_diag(cd, across, t, diag);
+    if (count && J->cursor[ncell] != (uint32_t)n) {
+        recount(J->cell_of, n, J->cursor, ncell, capacity, diag);
+        reorder_threads(J, n, ncell, t, NULL, 0, foreign, foreign_cap, NULL);
+    } else if (count)
+        fold_diag(cd, across, t, diag);
 }
 
 void ad_cpu_reorder(const uint32_t *cell_of, size_t n, uint32_t *cursor, size_t ncell, int threads,
@@ -386,7 +441,7 @@ void ad_cpu_reorder(const uint32_t *cell_of, size_t n, uint32_t *cursor, size_t 
     reorder_threads(&J, n, ncell, t, NULL, 0, foreign, foreign_cap, NULL);
 }
 
-void ad_cpu_sort(uint32_t *count, uint32_t *start, const uint32_t *cell_of, size_t n, size_t ncell, int threads,
+void ad_cpu_sort(uint8_t *count, uint32_t *start, const uint32_t *cell_of, size_t n, size_t ncell, int threads,
                  uint32_t capacity, const ad_state *src, ad_state *dst, const uint32_t *isrc, uint32_t *idst,
                  const ad_accel *asrc, ad_accel *adst, const ad_cpu_xy *xy, uint32_t *foreign, size_t foreign_cap,
                  ad_grid_diag *diag)
@@ -395,7 +450,7 @@ void ad_cpu_sort(uint32_t *count, uint32_t *start, const uint32_t *cell_of, size
     int t = threads < 1 ? 1 : (threads > MAXT ? MAXT : threads);
     if (n < 2048) t = 1; /* as ad_cpu_reorder */
     if (t == 1) {
-        ad_cpu_scan(count, start, ncell, capacity, diag);
+        ad_cpu_scan(count, start, ncell, cell_of, n, capacity, diag);
         ad_cpu_reorder(cell_of, n, start, ncell, 1, src, dst, isrc, idst, asrc, adst, xy, foreign, foreign_cap);
         return;
     }

@@ -22,7 +22,7 @@ typedef struct ad_cpu_xy {
  * in `defer` and counted after the pass (interact, cpu_backend.c). One thread: every cell
  * is the block's own (lo = 0, width = UINT32_MAX). */
 typedef struct ad_cpu_bins {
-    uint32_t *count;
+    uint8_t *count;
     uint32_t lo, width;
     uint32_t *defer; /* room for the block's every disc */
     uint32_t ndefer;
@@ -41,16 +41,28 @@ typedef struct ad_grid_diag {
     uint64_t outside;  /* centres outside the domain, clamped into border cells */
 } ad_grid_diag;
 
-/* Step 1. cell_of[i] = cell of disc i; count[c] += 1. `count` must be zeroed. */
-void ad_cpu_bin(const ad_params *p, const ad_state *s, size_t n, uint32_t *cell_of, uint32_t *count, int threads,
+/* The cell counters are 8 bits, as the GPU's (src/cuda/counts.cuh): a cell one diameter
+ * wide holds at most 4.6 discs that do not overlap, and the counters are the grid array
+ * that is counted into, scanned and cleared every step (2.6 cells a disc: 32-bit counters
+ * moved 21 bytes a disc a step, and their megabyte per 1e5 discs did not stay in L2). A
+ * counter that passed 255 (discs piled deep into each other, or clamped into a border cell
+ * by the hundreds, or cells many diameters wide) wrapped: counting is modulo 256, so the
+ * counters' total then falls short of the discs by a multiple of 256, which the scan sees;
+ * it then counts the cells again from cell_of in 32 bits (ad_cpu_scan). Exact either way. */
+
+/* Step 1. cell_of[i] = cell of disc i; count[c] += 1 (modulo 256). `count` must be zeroed. */
+void ad_cpu_bin(const ad_params *p, const ad_state *s, size_t n, uint32_t *cell_of, uint8_t *count, int threads,
                 ad_grid_diag *diag);
 
-/* Step 2. start[c] = sum of count[0..c-1], start[ncell] = total, and the counters cleared
+/* Step 2. start[c] = the discs in cells 0..c-1, start[ncell] = n, and the counters cleared
  * for the next bin (DESIGN.md's memset, done here where the counts are read anyway). The
- * occupancy diagnostics come from the counts: the largest is the largest occupancy, and
- * the discs beyond `capacity` in a cell, summed, the overflow; and the most discs in any
- * three consecutive cells, max_run3 (diag->outside is not touched). */
-void ad_cpu_scan(uint32_t *count, uint32_t *start, size_t ncell, uint32_t capacity, ad_grid_diag *diag);
+ * counts are the counters, or, where their total is not n (one wrapped), the cells of
+ * cell_of[0..n) counted again in 32 bits. The occupancy diagnostics come from the counts:
+ * the largest is the largest occupancy, and the discs beyond `capacity` in a cell, summed,
+ * the overflow; and the most discs in any three consecutive cells, max_run3
+ * (diag->outside is not touched). */
+void ad_cpu_scan(uint8_t *count, uint32_t *start, size_t ncell, const uint32_t *cell_of, size_t n, uint32_t capacity,
+                 ad_grid_diag *diag);
 
 /* Step 3, scatter and reorder in one pass: the k-th disc (in index order) of cell c goes
  * to slot start[c] + k of dst, idst and adst (adst may be NULL), taking the slot from
@@ -70,7 +82,7 @@ void ad_cpu_reorder(const uint32_t *cell_of, size_t n, uint32_t *cursor, size_t 
 /* Steps 2 and 3 at once: ad_cpu_scan into `start`, then ad_cpu_reorder with `start` as
  * the cursor (the same results, diagnostics included). On several threads each scans the
  * cells it then fills (one parallel region, one barrier, the scan divided among them). */
-void ad_cpu_sort(uint32_t *count, uint32_t *start, const uint32_t *cell_of, size_t n, size_t ncell, int threads,
+void ad_cpu_sort(uint8_t *count, uint32_t *start, const uint32_t *cell_of, size_t n, size_t ncell, int threads,
                  uint32_t capacity, const ad_state *src, ad_state *dst, const uint32_t *isrc, uint32_t *idst,
                  const ad_accel *asrc, ad_accel *adst, const ad_cpu_xy *xy, uint32_t *foreign, size_t foreign_cap,
                  ad_grid_diag *diag);
