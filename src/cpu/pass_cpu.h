@@ -150,7 +150,9 @@ AD_CPU_INLINE void interact_block(const ad_world *w, cpu_world *c, size_t b, siz
         const int screen = x.xy && x.fast;
         for (; s + 8 <= s1; s += 8) {
             _Alignas(32) float AX[8], AY[8];
-            unsigned quiet = screen ? ad_cpu_quiet8_avx2(&x.P, &x.G, c->start, x.xy, s, c->rows_fit) : 0;
+            unsigned quiet = !screen ? 0
+                             : c->rows_fit ? ad_cpu_quiet8_avx2(&x.P, &x.G, c->start, x.xy, s, 1)
+                                           : ad_cpu_quiet8_avx2(&x.P, &x.G, c->start, x.xy, s, 0);
             /* every lane as a quiet one, then the others gathered over it, in slot order */
             _mm256_store_ps(AX, _mm256_set1_ps(ax0));
             _mm256_store_ps(AY, _mm256_set1_ps(ay0));
