@@ -102,9 +102,121 @@ static int check_scan(void)
     return errors;
 }
 
+#ifdef AD_CPU_X86
+/* The quiet test's expiries (gather_cpu.h): discs that each move by at most `move` a step,
+ * half of them straight at their nearest neighbours (the fastest way to close a gap), some
+ * across the periodic edges, with the clock grown by twice that move a step as the world grows it.
+ * Every disc the test calls quiet, by its rows or by its expiry, must have zero sums in
+ * ad_gather_all; and most tests must have been skipped by expiries for this to mean much. */
+static int check_expiry(void)
+{
+    if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) return 0;
+    ad_world_def d = ad_default_world_def();
+    d.x_max = 48.0;
+    d.y_max = 36.0;
+    d.radius = 0.5;
+    d.boundary_x = d.boundary_y = AD_BOUNDARY_PERIODIC;
+    ad_params p;
+    if (!ENSURE_OK(ad_params_from_def(&d, &p))) return 1;
+    p.disc_contacts = 1;
+    enum { NX = 29, NY = 22, N = NX * NY, STEPS = 60 }; /* area fraction 0.29 */
+    size_t ncell = (size_t)p.nx * (size_t)p.ny;
+    ad_state *s = malloc(N * sizeof *s), *sorted = calloc(N + AD_CPU_PAD, sizeof *sorted);
+    uint32_t *cell_of = malloc(N * 4), *start = malloc((ncell + 2) * 4), *ids = malloc(N * 4), *perm = malloc(N * 4);
+    uint32_t *foreign = malloc(N * 4);
+    uint8_t *count = calloc(ncell, 1);
+    float *qexp = malloc((N + 8) * 4), *qnext = malloc((N + 8) * 4);
+    ad_cpu_xy xy = {calloc(N + AD_CPU_XY_PAD, 4), calloc(N + AD_CPU_XY_PAD, 4)};
+    ad_seg_grid g;
+    memset(&g, 0, sizeof g);
+    uint64_t c = 0;
+    for (int i = 0; i < N; i++) {
+        /* a gas, not overlapping: a lattice 1.65 diameters apart, shaken by up to 0.3 */
+        s[i] = (ad_state){(float)(48.0 / NX * (i % NX + 0.5) + 0.6 * (u01(5, &c) - 0.5)),
+                          (float)(36.0 / NY * (i / NX + 0.5) + 0.6 * (u01(5, &c) - 0.5)), 0, 0};
+        ids[i] = (uint32_t)i;
+        qexp[i] = -INFINITY;
+    }
+    double ulp = ldexp(1.0, ilogb(48.0) - 23), clock = 0.0;
+    size_t quiet_n = 0, clear_n = 0, tested_n = 0, loud = 0;
+    for (int step = 0; step < STEPS; step++) {
+        /* the grid, with the expiries moved along (as cpu_backend.c's build_grid) */
+        ad_grid_diag diag;
+        ad_cpu_bin(&p, s, N, cell_of, count, 1 + step % 2, &diag);
+        start[0] = 0;
+        ad_cpu_sort(count, start + 1, cell_of, N, ncell, 1 + step % 2, 8, s, sorted, ids, perm, NULL, NULL, qexp, qnext,
+                    &xy, foreign, N, &diag);
+        memcpy(ids, perm, N * 4);
+        float *t = qexp;
+        qexp = qnext;
+        qnext = t;
+        float f = (float)clock;
+        ad_cpu_quiet_clock qc = {(double)f >= clock ? f : nextafterf(f, INFINITY),
+                                 (double)f <= clock ? f : nextafterf(f, -INFINITY), sqrtf(p.diameter_sq) * (1.0f + 1e-5f),
+                                 (float)(8.0 * ulp + 1e-6 * p.diameter)};
+        for (size_t k = 0; k + 8 <= N; k += 8) {
+            for (int l = 0; l < 8; l++) clear_n += qexp[k + l] > qc.up;
+            unsigned q = ad_cpu_quiet8_avx2_entry(&p, &g, start, &xy, k, diag.max_run3 <= 8, qexp, &qc);
+            for (int l = 0; l < 8; l++) {
+                if (!(q >> l & 1)) continue;
+                quiet_n++;
+                ad_state me = sorted[k + l];
+                ad_accum ref;
+                int cx = ad_cell_coord(me.x, p.origin_x, p.inv_cell_x, p.nx);
+                int cy = ad_cell_coord(me.y, p.origin_y, p.inv_cell_y, p.ny);
+                ad_gather_all(&p, &g, start, sorted, (uint32_t)(k + l), me, cx, cy, &ref);
+                loud += ref.energy != 0.0f || ref.fx != 0.0f || ref.fy != 0.0f || ref.pressure != 0.0f;
+            }
+        }
+        tested_n += N;
+        /* each disc at most `move`, half of them straight at their nearest neighbours; then the clock */
+        double move = 0.002 + 0.008 * (step % 5) / 4.0;
+        for (int i = 0; i < N; i++) {
+            float bx = 0, by = 0, best = INFINITY;
+            for (int j = 0; j < N; j++) {
+                if (j == i) continue;
+                float dx = ad_min_image(sorted[j].x - sorted[i].x, 1, p.len_x, p.half_x);
+                float dy = ad_min_image(sorted[j].y - sorted[i].y, 1, p.len_y, p.half_y);
+                float r2 = dx * dx + dy * dy;
+                if (r2 < best && r2 > 0.0f) best = r2, bx = dx, by = dy;
+            }
+            if (i % 2) { /* half of them in a random direction instead */
+                double a = 6.283185307179586 * u01(6, &c);
+                bx = (float)cos(a), by = (float)sin(a), best = 1.0f;
+            }
+            float r = sqrtf(best), k = r > 0.0f ? (float)move / r : 0.0f;
+            s[i] = sorted[i];
+            if (r > 2.0f * (float)move) { /* a disc already touching stays */
+                s[i].x = ad_wrap(s[i].x + k * bx, p.x_min, p.len_x);
+                s[i].y = ad_wrap(s[i].y + k * by, p.y_min, p.len_y);
+            }
+        }
+        clock += 2.0 * move * (1.0 + 1e-6) + 2.0 * ulp;
+    }
+    int errors = loud != 0 || clear_n < tested_n / 3;
+    printf("quiet expiries: %zu of %zu tests skipped by an expiry, %zu discs called quiet, %zu of them with contacts%s\n",
+           clear_n, tested_n, quiet_n, loud, errors ? "  FAILED" : "");
+    free(s);
+    free(sorted);
+    free(cell_of);
+    free(start);
+    free(ids);
+    free(perm);
+    free(foreign);
+    free(count);
+    free(qexp);
+    free(qnext);
+    free(xy.x);
+    free(xy.y);
+    return errors;
+}
+#else
+static int check_expiry(void) { return 0; }
+#endif
+
 int main(void)
 {
-    int failures = check_scan();
+    int failures = check_scan() + check_expiry();
     enum { N = 3000 };
     ad_state *s = malloc(N * sizeof *s);
     for (int variant = 0; variant < 8; variant++) {

@@ -38,12 +38,22 @@ static int screens(const ad_world_def *d)
            (d->integrator == AD_INTEGRATOR_EULER || d->integrator == AD_INTEGRATOR_SYMPLECTIC_EULER);
 }
 
+/* The worlds whose pass keeps the quiet test's expiries (gather_cpu.h): those that screen,
+ * on the grid's interior fast path, without an inlet (re-entering discs jump). */
+static int keeps_expiries(const ad_world_def *d)
+{
+    ad_params p;
+    return screens(d) && d->boundary_x != AD_BOUNDARY_FLOW && ad_params_from_def(d, &p).code == AD_OK &&
+           ad_cpu_fast_grid(&p);
+}
+
 static size_t per_particle_bytes(const ad_world_def *d)
 {
     size_t b = 2 * sizeof(ad_state) + 2 * sizeof(uint32_t) + sizeof(uint32_t) + 2 * sizeof(float);
     b += (d->integrator == AD_INTEGRATOR_VERLET ? 2 : 1) * sizeof(ad_accel);
     if (d->integrator == AD_INTEGRATOR_RK4) b += 3 * sizeof(ad_state);
     if (screens(d)) b += 2 * sizeof(float) + sizeof(uint32_t); /* xy, defer */
+    if (keeps_expiries(d)) b += 2 * sizeof(float);             /* qexp, qexp_tmp */
     return b;
 }
 
@@ -80,6 +90,8 @@ static void cpu_destroy(ad_world *w)
     free(c->blk_outside);
     free(c->ranges);
     free(c->defer);
+    free(c->qexp);
+    free(c->qexp_tmp);
     free(c->blk_defer);
     free(c->count);
     free(c->start);
@@ -108,6 +120,54 @@ static void *alloc_touch(size_t bytes, int threads, int *fail)
         memset(b + a, 0, e - a);
     }
     return p;
+}
+
+/* The quiet test's clock (gather_cpu.h, ad_cpu_quiet8_avx2). Its rounding allowances come from
+ * the largest coordinate of the grid: a float position there is good to half an ulp. */
+static double coord_ulp(const ad_params *P)
+{
+    double R = fmax(fmax(fabs((double)P->origin_x), fabs((double)P->origin_x + (double)P->nx * P->cell_x)),
+                    fmax(fabs((double)P->origin_y), fabs((double)P->origin_y + (double)P->ny * P->cell_y)));
+    return ldexp(1.0, ilogb(R > 1e-30 ? R : 1e-30) - 23);
+}
+
+/* The clock as the next pass takes it: rounded up for the expiry test, down for new expiries. */
+static void quiet_clock_floats(const ad_params *P, cpu_world *c)
+{
+    float f = (float)c->quiet_clock;
+    c->qc.up = (double)f >= c->quiet_clock ? f : nextafterf(f, INFINITY);
+    c->qc.down = (double)f <= c->quiet_clock ? f : nextafterf(f, -INFINITY);
+    c->qc.dlim = sqrtf(P->diameter_sq) * (1.0f + 1e-5f);
+    c->qc.slack = (float)(8.0 * coord_ulp(P) + 1e-6 * (double)P->diameter);
+}
+
+static void quiet_clock_init(ad_world *w, cpu_world *c)
+{
+    c->quiet_clock = 0.0;
+    c->quiet_v2 = 0.0f;
+    quiet_clock_floats(&w->params, c);
+}
+
+/* After a step: the clock grows by twice the largest distance a disc moved (its speed before
+ * or after the step, times dt), plus the positions' rounding; and past every expiry (margins
+ * stay below 1.5 cells) where the pass did not keep the expiries or a disc moved more than
+ * a quarter cell (gather_cpu.h: a disc that wraps lands that close to an edge). Far along,
+ * where a float of the clock would round margins away, it starts again from zero with every
+ * expiry cleared. */
+static void quiet_clock_step(const ad_world *w, cpu_world *c, size_t n, int kept, double dt, float v2)
+{
+    if (!c->qexp) return;
+    const ad_params *P = &w->params;
+    double move = sqrt((double)fmaxf(v2, c->quiet_v2)) * dt;
+    double wmin = fmin((double)P->cell_x, (double)P->cell_y), wmax = fmax((double)P->cell_x, (double)P->cell_y);
+    c->quiet_v2 = v2;
+    if (!kept || !(move <= 0.25 * wmin)) c->quiet_clock += 2.0 * wmax;
+    c->quiet_clock += 2.0 * move * (1.0 + 1e-6) + 2.0 * coord_ulp(P);
+    if (!(c->quiet_clock < 4096.0 * wmax)) {
+        for (size_t i = 0; i < n; i++) c->qexp[i] = -INFINITY;
+        c->quiet_clock = 0.0;
+    }
+    quiet_clock_floats(P, c);
 }
 
 static ad_status cpu_create(ad_world *w)
@@ -177,6 +237,11 @@ static ad_status cpu_create(ad_world *w)
         c->defer = alloc_touch(c->cap * sizeof(uint32_t), t, &fail);
         c->blk_defer = alloc_touch(c->nblocks * sizeof(uint32_t), t, &fail);
     }
+    if (keeps_expiries(d) && c->avx2) { /* zero: below every clock, no expiry */
+        c->qexp = alloc_touch((c->cap + 8) * sizeof(float), t, &fail);
+        c->qexp_tmp = alloc_touch((c->cap + 8) * sizeof(float), t, &fail);
+        quiet_clock_init(w, c);
+    }
     if (c->use_bvh && !fail) fail = ad_cpu_bvh_alloc(&c->bvh, c->cap);
     if (fail) {
         cpu_destroy(w);
@@ -236,19 +301,23 @@ static void build_grid(ad_world *w, cpu_world *c, size_t n)
     double t2 = t1;
     if (c->threads > 1) {
         ad_cpu_sort(c->count, c->start + 1, c->cell_of, n, c->ncell, c->threads, w->stats.cell_capacity,
-                    c->state[c->cur], c->state[!c->cur], c->id, c->id_tmp, c->acc[c->cur], c->acc[!c->cur], xy,
-                    c->foreign, c->foreign_cap, &diag);
+                    c->state[c->cur], c->state[!c->cur], c->id, c->id_tmp, c->acc[c->cur], c->acc[!c->cur], c->qexp,
+                    c->qexp_tmp, xy, c->foreign, c->foreign_cap, &diag);
     } else {
         ad_cpu_scan(c->count, c->start + 1, c->ncell, c->cell_of, n, w->stats.cell_capacity, &diag);
         t2 = now();
         ad_cpu_reorder(c->cell_of, n, c->start + 1, c->ncell, 1, c->state[c->cur], c->state[!c->cur], c->id,
-                       c->id_tmp, c->acc[c->cur], c->acc[!c->cur], xy, c->foreign, c->foreign_cap);
+                       c->id_tmp, c->acc[c->cur], c->acc[!c->cur], c->qexp, c->qexp_tmp, xy, c->foreign,
+                       c->foreign_cap);
     }
     c->rows_fit = diag.max_run3 <= 8;
     uint32_t *idst = c->id_tmp;
     c->cur = !c->cur;
     c->id_tmp = c->id;
     c->id = idst;
+    float *qdst = c->qexp_tmp;
+    c->qexp_tmp = c->qexp;
+    c->qexp = qdst;
     double t3 = now();
     w->stats.max_cell_occupancy = diag.max_occupancy;
     w->stats.cell_overflow = diag.overflow;
@@ -556,6 +625,7 @@ static ad_status cpu_step(ad_world *w, uint64_t nsteps)
         if (integ == AD_INTEGRATOR_VERLET) verlet_drift(w, c, n, dt);
         build_broad_phase(w, c, n);
         double t0 = now();
+        int kept = c->screen; /* the pass keeps the quiet test's expiries where it screens */
         if (integ == AD_INTEGRATOR_RK4) interact_rk4(w, c, n, dt);
         else interact(w, c, n, dt, PASS_STEP, obs);
         if (w->params.flow_x) place_reentries(w, c, n);
@@ -571,6 +641,7 @@ static ad_status cpu_step(ad_world *w, uint64_t nsteps)
         /* the next pass may screen (gather_cpu.h) where the states this pass wrote (which it
          * reads, reordered) are finite and no speed reaches 1e15, and cells are below 1e17 m */
         c->screen = c->xy.x && c->avx2 && !bad && v2 < 1e30f && w->params.cell_x < 1e17f && w->params.cell_y < 1e17f;
+        quiet_clock_step(w, c, n, kept, dt, v2);
         if (bad)
             return ad_fail(AD_ERR_UNSTABLE, "dt",
                            "step %llu: %llu discs reached a non-finite position or velocity (the step of %g s is too "

@@ -27,6 +27,12 @@ typedef struct cpu_world {
     ad_cpu_xy xy; /* the slots' positions in SoA, for the AVX2 gather's screen (gather_cpu.h) */
     int rows_fit; /* no three consecutive cells hold more than 8 discs (the last scan's max_run3) */
     int screen;   /* xy is current, the states are finite with speeds below 1e15, cells below 1e17 m: the pass may screen */
+    /* The quiet test's expiries (gather_cpu.h), in slot order, moved by the reorder; NULL
+     * where not kept (no AVX2, another integrator, the BVH, an inlet/outlet axis). */
+    float *qexp, *qexp_tmp;
+    double quiet_clock; /* grows by twice the largest move of every step (quiet_clock_step) */
+    float quiet_v2;     /* the largest speed squared of the last step */
+    ad_cpu_quiet_clock qc; /* the clock as the next pass takes it */
     uint32_t *blk_outside; /* per block: discs binned outside the domain by the gather pass */
     struct {
         _Alignas(64) uint64_t word;
@@ -63,7 +69,7 @@ void ad_cpu_gather_all_avx2_entry(const ad_params *p, const ad_seg_grid *g, cons
                                   const ad_cpu_xy *xy,
                                   uint32_t i, ad_state me, int fast, ad_accum *a);
 unsigned ad_cpu_quiet8_avx2_entry(const ad_params *p, const ad_seg_grid *g, const uint32_t *start, const ad_cpu_xy *xy,
-                                  size_t s, int rows_fit);
+                                  size_t s, int rows_fit, float *qexp, const ad_cpu_quiet_clock *qc);
 #endif
 
 #endif

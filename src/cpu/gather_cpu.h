@@ -39,6 +39,15 @@
 #define AD_CPU_INLINE static inline
 #endif
 
+/* The quiet test's clock (cpu_backend.c), as the pass hands it to ad_cpu_quiet8_avx2: the
+ * world's quiet clock rounded up and down to floats, the separation beyond which the law's
+ * float test sees no contact, and the rounding allowance taken off every margin. */
+typedef struct ad_cpu_quiet_clock {
+    float up, down;
+    float dlim;  /* sqrt(diameter_sq) (1 + 1e-5) */
+    float slack; /* 8 ulps of the largest coordinate of the grid, and 1e-6 diameters */
+} ad_cpu_quiet_clock;
+
 /* 1 when the grid allows the interior fast path at all. */
 AD_CPU_INLINE int ad_cpu_fast_grid(const ad_params *p)
 {
@@ -305,15 +314,34 @@ AD_CPU_INLINE int ad_cpu_screen_avx2(const ad_params *p, const uint32_t *start, 
  *    outside: their positions lie in those cells, and no difference overflows);
  *  - no segment's box and no solid wall is within its reach (the tests of
  *    ad_contact_segments and ad_contact_walls, lane by lane);
- *  - its three rows hold at most eight candidates each (checked here unless `rows_fit`:
- *    no three consecutive cells hold more than eight, ad_grid_diag.max_run3), and no live
- *    one is closer than a diameter (the disc itself, at zero separation, excepted).
+ *  - and either its expiry says it is still clear (below), or its three rows hold at most
+ *    eight candidates each (checked here unless `rows_fit`: no three consecutive cells
+ *    hold more than eight, ad_grid_diag.max_run3) and no live one other than the disc itself
+ *    is closer than a diameter (a coincident one counts as close).
  * Lanes past a row's end are the next cells' discs or padding: a hit there only sends
  * the disc the full way. Valid under the same conditions as ad_cpu_screen_avx2 (no NaN
  * state, speeds below 1e15, so that the full path hands the law no lane) and with cells
- * below 1e17 m (three cells' separation squared stays finite). */
+ * below 1e17 m (three cells' separation squared stays finite).
+ *
+ * Expiries (qexp not NULL: qexp[s..s+7], in slot order, read and written): a disc tested
+ * here also gets its margin, how much closer than now any other disc can come before it
+ * could touch: the smallest of (its nearest candidate's distance - dlim) and (its distance to
+ * the edge of its three-by-three cells + a cell - dlim: every disc outside those cells is at
+ * least that far), less the slack. Where that is positive its expiry becomes clock + margin
+ * (rounded down). The world's clock (cpu_backend.c, quiet_clock) grows after every step by
+ * twice the largest distance a disc moved in it (plus rounding), so while the clock is below
+ * a disc's expiry no two discs can have closed its margin: the disc is still clear and skips
+ * the rows. Discs that jump instead of moving (a periodic wrap: they land within a step's
+ * move of an edge, and a disc that may skip is two cells in; re-entry at an inlet, which
+ * switches expiries off) and discs added or imported are accounted for by the world: it
+ * advances the clock past every expiry where a step's move exceeds a quarter cell, where
+ * the pass did not screen, and after any change from outside. A disc that does not qualify
+ * (near an edge, a wall or a segment) gets no expiry (-inf), so one with a live expiry has
+ * qualified at every step since it was tested. Most discs of a gas are tested one step in
+ * several. */
 AD_CPU_INLINE unsigned ad_cpu_quiet8_avx2(const ad_params *p, const ad_seg_grid *g, const uint32_t *start,
-                                          const ad_cpu_xy *xy, size_t s, int rows_fit)
+                                          const ad_cpu_xy *xy, size_t s, int rows_fit, float *qexp,
+                                          const ad_cpu_quiet_clock *qc)
 {
     const __m256 X = _mm256_loadu_ps(xy->x + s), Y = _mm256_loadu_ps(xy->y + s);
     /* the cell coordinates as ad_cpu_gather_all computes them */
@@ -338,14 +366,26 @@ AD_CPU_INLINE unsigned ad_cpu_quiet8_avx2(const ad_params *p, const ad_seg_grid 
                                                 _mm256_cmp_ps(Y, _mm256_set1_ps(g->box_y1), _CMP_LE_OQ)));
         ok = _mm256_andnot_ps(in, ok);
     }
-    unsigned cand = (unsigned)_mm256_movemask_ps(ok);
-    if (!cand) return 0;
+    const __m256 none = _mm256_set1_ps(-INFINITY);
+    __m256 old = none, clear = _mm256_setzero_ps(); /* the lanes whose expiry says they are still clear */
+    if (qexp) {
+        old = _mm256_loadu_ps(qexp + s);
+        clear = _mm256_and_ps(ok, _mm256_cmp_ps(old, _mm256_set1_ps(qc->up), _CMP_GT_OQ));
+    }
+    const unsigned tested = (unsigned)_mm256_movemask_ps(ok) & ~(unsigned)_mm256_movemask_ps(clear);
+    unsigned cand = tested;
+    if (!cand) {
+        if (qexp) _mm256_storeu_ps(qexp + s, _mm256_blendv_ps(none, old, clear));
+        return (unsigned)_mm256_movemask_ps(clear);
+    }
     const ptrdiff_t nx = p->nx;
     _Alignas(32) int32_t base[8];
     _mm256_store_si256((__m256i *)base, _mm256_add_epi32(_mm256_mullo_epi32(_mm256_cvttps_epi32(fy),
                                                                             _mm256_set1_epi32(p->nx)),
                                                          _mm256_cvttps_epi32(fx)));
-    const __m256 D = _mm256_set1_ps(p->diameter_sq), zero = _mm256_setzero_ps();
+    const __m256 D = _mm256_set1_ps(p->diameter_sq), zero = _mm256_setzero_ps(), inf = _mm256_set1_ps(INFINITY);
+    const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    _Alignas(32) float M[8] = {0}; /* with expiries: the smallest d2 of the other candidates (0: not tested) */
     unsigned quiet = 0;
     for (; cand; cand &= cand - 1) {
         int l = __builtin_ctz(cand);
@@ -360,13 +400,43 @@ AD_CPU_INLINE unsigned ad_cpu_quiet8_avx2(const ad_params *p, const ad_seg_grid 
         __m256 d0 = _mm256_add_ps(_mm256_mul_ps(dx0, dx0), _mm256_mul_ps(dy0, dy0));
         __m256 d1 = _mm256_add_ps(_mm256_mul_ps(dx1, dx1), _mm256_mul_ps(dy1, dy1));
         __m256 d2 = _mm256_add_ps(_mm256_mul_ps(dx2, dx2), _mm256_mul_ps(dy2, dy2));
-        /* the disc itself is in the middle row at zero separation; coincident discs in the
-         * others count as hits (the full way gives them no force) */
-        __m256 hit = _mm256_or_ps(_mm256_or_ps(_mm256_cmp_ps(d0, D, _CMP_LT_OQ), _mm256_cmp_ps(d2, D, _CMP_LT_OQ)),
-                                  _mm256_and_ps(_mm256_cmp_ps(d1, D, _CMP_LT_OQ), _mm256_cmp_ps(d1, zero, _CMP_GT_OQ)));
-        quiet |= (unsigned)_mm256_testz_ps(hit, hit) << l;
+        if (qexp) {
+            /* the disc itself: lane s + l - l1 of the middle row (which holds at most eight) */
+            __m256 self = _mm256_castsi256_ps(_mm256_cmpeq_epi32(iota, _mm256_set1_epi32((int)(s + (size_t)l - l1))));
+            __m256 mn = _mm256_min_ps(_mm256_min_ps(d0, d2), _mm256_blendv_ps(d1, inf, self));
+            __m128 h = _mm_min_ps(_mm256_castps256_ps128(mn), _mm256_extractf128_ps(mn, 1));
+            h = _mm_min_ps(h, _mm_movehl_ps(h, h));
+            M[l] = _mm_cvtss_f32(_mm_min_ss(h, _mm_shuffle_ps(h, h, 1)));
+        } else {
+            /* the disc itself is in the middle row at zero separation; coincident discs in the
+             * others count as hits (the full way gives them no force) */
+            __m256 hit = _mm256_or_ps(_mm256_or_ps(_mm256_cmp_ps(d0, D, _CMP_LT_OQ), _mm256_cmp_ps(d2, D, _CMP_LT_OQ)),
+                                      _mm256_and_ps(_mm256_cmp_ps(d1, D, _CMP_LT_OQ), _mm256_cmp_ps(d1, zero, _CMP_GT_OQ)));
+            quiet |= (unsigned)_mm256_testz_ps(hit, hit) << l;
+        }
     }
-    return quiet;
+    if (!qexp) return quiet;
+    const __m256 m2 = _mm256_load_ps(M), one = _mm256_set1_ps(1.0f);
+    const __m256 was_tested = _mm256_castsi256_ps(
+        _mm256_cmpgt_epi32(_mm256_and_si256(_mm256_set1_epi32((int)tested), _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128)),
+                           _mm256_setzero_si256()));
+    /* quiet now: no other candidate closer than a diameter (an untested lane has M = 0) */
+    __m256 now = _mm256_and_ps(was_tested, _mm256_cmp_ps(m2, D, _CMP_GE_OQ));
+    /* the margin: the nearest candidate, and the edge of the three-by-three cells */
+    const __m256 dlim = _mm256_set1_ps(qc->dlim);
+    __m256 gap = _mm256_sub_ps(_mm256_mul_ps(_mm256_sqrt_ps(m2), _mm256_set1_ps(1.0f - 1e-6f)), dlim);
+    __m256 frx = _mm256_sub_ps(fx, _mm256_round_ps(fx, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC));
+    __m256 fry = _mm256_sub_ps(fy, _mm256_round_ps(fy, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC));
+    __m256 ex = _mm256_mul_ps(_mm256_set1_ps(p->cell_x), _mm256_add_ps(one, _mm256_min_ps(frx, _mm256_sub_ps(one, frx))));
+    __m256 ey = _mm256_mul_ps(_mm256_set1_ps(p->cell_y), _mm256_add_ps(one, _mm256_min_ps(fry, _mm256_sub_ps(one, fry))));
+    __m256 margin = _mm256_sub_ps(_mm256_min_ps(gap, _mm256_sub_ps(_mm256_min_ps(ex, ey), dlim)),
+                                  _mm256_set1_ps(qc->slack));
+    __m256 grant = _mm256_and_ps(now, _mm256_cmp_ps(margin, _mm256_setzero_ps(), _CMP_GT_OQ));
+    /* clock + margin, rounded down: one ulp below the nearest (both positive) */
+    __m256 due = _mm256_castsi256_ps(_mm256_sub_epi32(
+        _mm256_castps_si256(_mm256_add_ps(_mm256_set1_ps(qc->down), margin)), _mm256_set1_epi32(1)));
+    _mm256_storeu_ps(qexp + s, _mm256_blendv_ps(_mm256_blendv_ps(none, due, grant), old, clear));
+    return (unsigned)_mm256_movemask_ps(_mm256_or_ps(clear, now));
 }
 #endif
 

@@ -225,6 +225,8 @@ typedef struct reorder_job {
     uint32_t *idst;
     const ad_accel *asrc;
     ad_accel *adst;
+    const float *qsrc;
+    float *qdst;
     const ad_cpu_xy *xy;
 } reorder_job;
 
@@ -236,6 +238,7 @@ static inline __attribute__((always_inline)) void place(const reorder_job *J, si
     J->dst[slot] = q;
     J->idst[slot] = J->isrc[i];
     if (J->adst) J->adst[slot] = J->asrc[i];
+    if (J->qdst) J->qdst[slot] = J->qsrc[i];
     if (J->xy) {
         J->xy->x[slot] = q.x;
         J->xy->y[slot] = q.y;
@@ -243,10 +246,11 @@ static inline __attribute__((always_inline)) void place(const reorder_job *J, si
 }
 
 /* place_range's loop, compiled once for each combination of its constant flags: `check`
- * (only cells in [lo, lo + width)), `acc` (accelerations move too), `pos` (positions to xy). */
+ * (only cells in [lo, lo + width)), `acc` (accelerations move too), `pos` (positions to xy),
+ * `q` (the quiet test's expiries move too). */
 static inline __attribute__((always_inline)) void place_loop(const reorder_job *J, size_t a, size_t b, uint32_t lo,
                                                              uint32_t width, const int check, const int acc,
-                                                             const int pos)
+                                                             const int pos, const int q)
 {
     const uint32_t *restrict cell_of = J->cell_of;
     uint32_t *restrict cursor = J->cursor;
@@ -256,18 +260,21 @@ static inline __attribute__((always_inline)) void place_loop(const reorder_job *
     uint32_t *restrict idst = J->idst;
     const ad_accel *restrict asrc = J->asrc;
     ad_accel *restrict adst = J->adst;
+    const float *restrict qsrc = J->qsrc;
+    float *restrict qdst = J->qdst;
     float *restrict px = pos ? J->xy->x : NULL, *restrict py = pos ? J->xy->y : NULL;
     for (size_t i = a; i < b; i++) {
         uint32_t c = cell_of[i];
         if (check && c - lo >= width) continue; /* another thread's cell */
         uint32_t slot = cursor[c]++;
-        ad_state q = src[i];
-        dst[slot] = q;
+        ad_state v = src[i];
+        dst[slot] = v;
         idst[slot] = isrc[i];
         if (acc) adst[slot] = asrc[i];
+        if (q) qdst[slot] = qsrc[i];
         if (pos) {
-            px[slot] = q.x;
-            py[slot] = q.y;
+            px[slot] = v.x;
+            py[slot] = v.y;
         }
     }
 }
@@ -276,16 +283,15 @@ static inline __attribute__((always_inline)) void place_loop(const reorder_job *
  * every cell). */
 static void place_range(const reorder_job *J, size_t a, size_t b, uint32_t lo, uint32_t width)
 {
-    int check = width != UINT32_MAX, acc = J->adst != NULL, pos = J->xy != NULL;
-    switch (check << 2 | acc << 1 | pos) {
-    case 0: place_loop(J, a, b, lo, width, 0, 0, 0); break;
-    case 1: place_loop(J, a, b, lo, width, 0, 0, 1); break;
-    case 2: place_loop(J, a, b, lo, width, 0, 1, 0); break;
-    case 3: place_loop(J, a, b, lo, width, 0, 1, 1); break;
-    case 4: place_loop(J, a, b, lo, width, 1, 0, 0); break;
-    case 5: place_loop(J, a, b, lo, width, 1, 0, 1); break;
-    case 6: place_loop(J, a, b, lo, width, 1, 1, 0); break;
-    default: place_loop(J, a, b, lo, width, 1, 1, 1); break;
+    int check = width != UINT32_MAX, acc = J->adst != NULL, pos = J->xy != NULL, q = J->qdst != NULL;
+    switch (check << 3 | acc << 2 | pos << 1 | q) {
+#define AD_PLACE_CASE(k) \
+    case k: place_loop(J, a, b, lo, width, (k) >> 3 & 1, (k) >> 2 & 1, (k) >> 1 & 1, (k) & 1); break;
+        AD_PLACE_CASE(0) AD_PLACE_CASE(1) AD_PLACE_CASE(2) AD_PLACE_CASE(3) AD_PLACE_CASE(4) AD_PLACE_CASE(5)
+        AD_PLACE_CASE(6) AD_PLACE_CASE(7) AD_PLACE_CASE(8) AD_PLACE_CASE(9) AD_PLACE_CASE(10) AD_PLACE_CASE(11)
+        AD_PLACE_CASE(12) AD_PLACE_CASE(13) AD_PLACE_CASE(14)
+    default: place_loop(J, a, b, lo, width, 1, 1, 1, 1); break;
+#undef AD_PLACE_CASE
     }
 }
 
@@ -417,12 +423,13 @@ static void reorder_threads(const reorder_job *J, size_t n, size_t ncell, int t,
 
 void ad_cpu_reorder(const uint32_t *cell_of, size_t n, uint32_t *cursor, size_t ncell, int threads,
                     const ad_state *src, ad_state *dst, const uint32_t *isrc, uint32_t *idst, const ad_accel *asrc,
-                    ad_accel *adst, const ad_cpu_xy *xy, uint32_t *foreign, size_t foreign_cap)
+                    ad_accel *adst, const float *qsrc, float *qdst, const ad_cpu_xy *xy, uint32_t *foreign,
+                    size_t foreign_cap)
 {
     enum { MAXT = 256 };
     int t = threads < 1 ? 1 : (threads > MAXT ? MAXT : threads);
     if (n < 2048) t = 1; /* small: not worth waking threads (the tests run 3000 discs on 2 to 4) */
-    const reorder_job J = {cell_of, cursor, src, dst, isrc, idst, asrc, adst, xy};
+    const reorder_job J = {cell_of, cursor, src, dst, isrc, idst, asrc, adst, qsrc, qdst, xy};
     if (t == 1) { /* every cell is this thread's */
         place_range(&J, 0, n, 0, UINT32_MAX);
         return;
@@ -443,21 +450,22 @@ void ad_cpu_reorder(const uint32_t *cell_of, size_t n, uint32_t *cursor, size_t 
 
 void ad_cpu_sort(uint8_t *count, uint32_t *start, const uint32_t *cell_of, size_t n, size_t ncell, int threads,
                  uint32_t capacity, const ad_state *src, ad_state *dst, const uint32_t *isrc, uint32_t *idst,
-                 const ad_accel *asrc, ad_accel *adst, const ad_cpu_xy *xy, uint32_t *foreign, size_t foreign_cap,
-                 ad_grid_diag *diag)
+                 const ad_accel *asrc, ad_accel *adst, const float *qsrc, float *qdst, const ad_cpu_xy *xy,
+                 uint32_t *foreign, size_t foreign_cap, ad_grid_diag *diag)
 {
     enum { MAXT = 256 };
     int t = threads < 1 ? 1 : (threads > MAXT ? MAXT : threads);
     if (n < 2048) t = 1; /* as ad_cpu_reorder */
     if (t == 1) {
         ad_cpu_scan(count, start, ncell, cell_of, n, capacity, diag);
-        ad_cpu_reorder(cell_of, n, start, ncell, 1, src, dst, isrc, idst, asrc, adst, xy, foreign, foreign_cap);
+        ad_cpu_reorder(cell_of, n, start, ncell, 1, src, dst, isrc, idst, asrc, adst, qsrc, qdst, xy, foreign,
+                       foreign_cap);
         return;
     }
     /* ad_cpu_reorder's threads, each scanning its own cells just before it fills them: the
      * scan's chunks are the reorder's cell ranges, so no thread waits for the others' starts
      * (one region, one barrier; the windows of three across the chunks' ends are taken
      * before the barrier, while every counter still holds its count). */
-    const reorder_job J = {cell_of, start, src, dst, isrc, idst, asrc, adst, xy};
+    const reorder_job J = {cell_of, start, src, dst, isrc, idst, asrc, adst, qsrc, qdst, xy};
     reorder_threads(&J, n, ncell, t, count, capacity, foreign, foreign_cap, diag);
 }

@@ -65,7 +65,8 @@ void ad_cpu_scan(uint8_t *count, uint32_t *start, size_t ncell, const uint32_t *
                  ad_grid_diag *diag);
 
 /* Step 3, scatter and reorder in one pass: the k-th disc (in index order) of cell c goes
- * to slot start[c] + k of dst, idst and adst (adst may be NULL), taking the slot from
+ * to slot start[c] + k of dst, idst, adst and qdst (adst and qsrc/qdst may be NULL; q: the
+ * quiet test's expiries, gather_cpu.h), taking the slot from
  * `cursor`, the starts themselves, counted up: cursor[c] = start[c] on entry (ncell
  * entries; the scan's output), start[c + 1] on return. With the scan writing into
  * grid + 1 where grid[0] = 0 and the reorder counting grid + 1 up, grid itself is then the
@@ -77,14 +78,15 @@ void ad_cpu_scan(uint8_t *count, uint32_t *start, size_t ncell, const uint32_t *
  * works (a small one costs speed, not results). */
 void ad_cpu_reorder(const uint32_t *cell_of, size_t n, uint32_t *cursor, size_t ncell, int threads,
                     const ad_state *src, ad_state *dst, const uint32_t *isrc, uint32_t *idst, const ad_accel *asrc,
-                    ad_accel *adst, const ad_cpu_xy *xy, uint32_t *foreign, size_t foreign_cap);
+                    ad_accel *adst, const float *qsrc, float *qdst, const ad_cpu_xy *xy, uint32_t *foreign,
+                    size_t foreign_cap);
 
 /* Steps 2 and 3 at once: ad_cpu_scan into `start`, then ad_cpu_reorder with `start` as
  * the cursor (the same results, diagnostics included). On several threads each scans the
  * cells it then fills (one parallel region, one barrier, the scan divided among them). */
 void ad_cpu_sort(uint8_t *count, uint32_t *start, const uint32_t *cell_of, size_t n, size_t ncell, int threads,
                  uint32_t capacity, const ad_state *src, ad_state *dst, const uint32_t *isrc, uint32_t *idst,
-                 const ad_accel *asrc, ad_accel *adst, const ad_cpu_xy *xy, uint32_t *foreign, size_t foreign_cap,
-                 ad_grid_diag *diag);
+                 const ad_accel *asrc, ad_accel *adst, const float *qsrc, float *qdst, const ad_cpu_xy *xy,
+                 uint32_t *foreign, size_t foreign_cap, ad_grid_diag *diag);
 
 #endif

@@ -27,9 +27,9 @@ void ad_cpu_gather_all_avx2_entry(const ad_params *p, const ad_seg_grid *g, cons
 }
 
 unsigned ad_cpu_quiet8_avx2_entry(const ad_params *p, const ad_seg_grid *g, const uint32_t *start, const ad_cpu_xy *xy,
-                                  size_t s, int rows_fit)
+                                  size_t s, int rows_fit, float *qexp, const ad_cpu_quiet_clock *qc)
 {
-    return ad_cpu_quiet8_avx2(p, g, start, xy, s, rows_fit);
+    return ad_cpu_quiet8_avx2(p, g, start, xy, s, rows_fit, qexp, qc);
 }
 #else
 typedef int ad_cpu_pass_avx2_unused; /* not an x86-64 build: the portable pass only */

@@ -57,6 +57,7 @@ typedef struct pass_ctx {
     const ad_accel *acc_in;
     ad_accel *acc_out; /* travels with the output buffer */
     const ad_cpu_xy *xy; /* the gather's screen, where valid (cpu_world.screen) */
+    float *qexp;         /* the quiet test's expiries, where kept (cpu_world.qexp) */
     int fast;
     ad_cpu_bins bins; /* the block's counting into the next step's cells */
     ad_cpu_motion8 m8; /* the block's kinetic energy and momentum by slot mod 8 */
@@ -128,6 +129,7 @@ AD_CPU_INLINE void interact_block(const ad_world *w, cpu_world *c, size_t b, siz
     x.acc_out = c->acc[!c->cur];
     x.fast = ad_cpu_fast_grid(&x.P);
     x.xy = kind == PASS_STEP && c->screen ? &c->xy : NULL;
+    x.qexp = x.xy ? c->qexp : NULL;
     ad_block_sums sums;
     memset(&sums, 0, sizeof sums);
     memset(&x.m8, 0, sizeof x.m8);
@@ -151,8 +153,8 @@ AD_CPU_INLINE void interact_block(const ad_world *w, cpu_world *c, size_t b, siz
         for (; s + 8 <= s1; s += 8) {
             _Alignas(32) float AX[8], AY[8];
             unsigned quiet = !screen ? 0
-                             : c->rows_fit ? ad_cpu_quiet8_avx2(&x.P, &x.G, c->start, x.xy, s, 1)
-                                           : ad_cpu_quiet8_avx2(&x.P, &x.G, c->start, x.xy, s, 0);
+                             : c->rows_fit ? ad_cpu_quiet8_avx2(&x.P, &x.G, c->start, x.xy, s, 1, x.qexp, &c->qc)
+                                           : ad_cpu_quiet8_avx2(&x.P, &x.G, c->start, x.xy, s, 0, x.qexp, &c->qc);
             /* every lane as a quiet one, then the others gathered over it, in slot order */
             _mm256_store_ps(AX, _mm256_set1_ps(ax0));
             _mm256_store_ps(AY, _mm256_set1_ps(ay0));
@@ -173,6 +175,9 @@ AD_CPU_INLINE void interact_block(const ad_world *w, cpu_world *c, size_t b, siz
         }
     }
 #endif
+    /* the slots past the last eight are not tested: no expiry (gather_cpu.h) */
+    if (x.qexp)
+        for (size_t k = s; k < s1; k++) x.qexp[k] = -INFINITY;
     for (; s < s1; s++) {
         float ax, ay;
         pass_contacts(w, c, &x, s, obs, &sums, &ax, &ay);
