@@ -168,6 +168,7 @@ static int check_expiry(void)
                 loud += ref.energy != 0.0f || ref.fx != 0.0f || ref.fy != 0.0f || ref.pressure != 0.0f;
             }
         }
+        for (size_t k = N - N % 8; k < N; k++) qexp[k] = -INFINITY; /* as the pass: untested, no expiry */
         tested_n += N;
         /* each disc at most `move`, half of them straight at their nearest neighbours; then the clock */
         double move = 0.002 + 0.008 * (step % 5) / 4.0;
