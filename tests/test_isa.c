@@ -117,7 +117,7 @@ static void lanes(void)
             for (int l = 0; l < 8; l++)
                 scalar_ok &= scalar_motion(&P, in[l], AX[l], AY[l], dt, symplectic, &out_s[l], &cell_s[l], &outside_s,
                                            &m8_s, (unsigned)l, &sums_s);
-            ad_cpu_bins bins = {count_v, 0, UINT32_MAX, NULL, 0};
+            ad_cpu_bins bins = {count_v, 0, UINT32_MAX, NULL, 0, 0};
             int v = ad_cpu_tail8_avx2_entry(&P, in, out_v, AX, AY, dt, symplectic, cell_v, &bins, &m8_v, &sums_v,
                                             &outside_v);
             if (v != scalar_ok) {

@@ -93,6 +93,7 @@ static void cpu_destroy(ad_world *w)
     free(c->qexp);
     free(c->qexp_tmp);
     free(c->blk_defer);
+    free(c->blk_lo);
     free(c->count);
     free(c->start);
     free(c->pressure);
@@ -236,6 +237,7 @@ static ad_status cpu_create(ad_world *w)
     if (screens(d)) { /* the pass's bin (ad_cpu_bins) */
         c->defer = alloc_touch(c->cap * sizeof(uint32_t), t, &fail);
         c->blk_defer = alloc_touch(c->nblocks * sizeof(uint32_t), t, &fail);
+        c->blk_lo = alloc_touch(c->nblocks * sizeof(uint32_t), t, &fail);
     }
     if (keeps_expiries(d) && c->avx2) { /* zero: below every clock, no expiry */
         c->qexp = alloc_touch((c->cap + 8) * sizeof(float), t, &fail);
@@ -290,6 +292,7 @@ static void build_grid(ad_world *w, cpu_world *c, size_t n)
     } else {
         memset(c->count, 0, c->ncell);
         ad_cpu_bin(&w->params, c->state[c->cur], n, c->cell_of, c->count, c->threads, &diag);
+        c->moved = 0; /* binned here, not by the pass */
     }
     c->binned = 0;
     double t1 = now();
@@ -300,9 +303,10 @@ static void build_grid(ad_world *w, cpu_world *c, size_t n)
     const ad_cpu_xy *xy = c->avx2 && c->xy.x ? &c->xy : NULL;
     double t2 = t1;
     if (c->threads > 1) {
+        const ad_cpu_moved moved = {c->blk_lo, c->defer, c->blk_defer};
         ad_cpu_sort(c->count, c->start + 1, c->cell_of, n, c->ncell, c->threads, w->stats.cell_capacity,
                     c->state[c->cur], c->state[!c->cur], c->id, c->id_tmp, c->acc[c->cur], c->acc[!c->cur], c->qexp,
-                    c->qexp_tmp, xy, c->foreign, c->foreign_cap, &diag);
+                    c->qexp_tmp, xy, c->moved ? &moved : NULL, c->foreign, c->foreign_cap, &diag);
     } else {
         ad_cpu_scan(c->count, c->start + 1, c->ncell, c->cell_of, n, w->stats.cell_capacity, &diag);
         t2 = now();
@@ -462,7 +466,8 @@ static void interact(ad_world *w, cpu_world *c, size_t n, float dt, pass_kind ki
     }
     if (bins && c->threads > 1 && c->defer) /* the counts of discs that left their block's cells */
         for (size_t b = 0; b < nb; b++)
-            for (uint32_t k = 0; k < c->blk_defer[b]; k++) c->count[c->defer[b * AD_BLOCK + k]]++;
+            for (uint32_t k = 0; k < c->blk_defer[b]; k++) c->count[c->cell_of[c->defer[b * AD_BLOCK + k]]]++;
+    c->moved = bins && c->threads > 1 && c->defer;
     c->cur = !c->cur;
     c->binned = bins;
 }
@@ -555,6 +560,7 @@ static void place_reentries(ad_world *w, cpu_world *c, size_t n)
         c->count[c->cell_of[slot]]--;
         c->count[cell]++;
         c->cell_of[slot] = cell;
+        c->moved = 0; /* a disc changed cells after the pass listed them */
     }
 }
 

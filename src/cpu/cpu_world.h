@@ -37,7 +37,9 @@ typedef struct cpu_world {
     struct {
         _Alignas(64) uint64_t word;
     } * ranges; /* the pass's block ranges, one a thread (claim_block in cpu_backend.c) */
-    uint32_t *defer, *blk_defer; /* the pass's counts into other blocks' cells, listed per block (ad_cpu_bins) */
+    uint32_t *defer, *blk_defer; /* the pass's discs bound for other blocks' cells, listed per block (ad_cpu_bins) */
+    uint32_t *blk_lo;            /* per block: the cell of its first slot before the pass (ad_cpu_moved) */
+    int moved;                   /* defer, blk_defer and blk_lo account for the discs of the last pass (ad_cpu_moved) */
     int binned;            /* cell_of and count hold the bin of the current state (step 1 done) */
     uint32_t re_list[AD_REENTRY_MAX]; /* the step's re-entrants (slots) */
     ad_reentry_spot re_at[AD_REENTRY_MAX]; /* and where they go */

@@ -357,6 +357,37 @@ static void thread_cells(const uint32_t *cell_of, size_t n, size_t ncell, int t,
     split[t] = (uint32_t)ncell;
 }
 
+/* The same from the gather pass's account (ad_cpu_moved): from the first cell of its
+ * window's first block, so that each of its blocks' own cells are the thread's. */
+static void moved_cells(const ad_cpu_moved *mv, size_t n, size_t ncell, int t, uint32_t *split)
+{
+    split[0] = 0;
+    for (int k = 1; k < t; k++) {
+        size_t a = window(k, n, t);
+        uint32_t c = a < n ? mv->lo[a / AD_BLOCK] : (uint32_t)ncell;
+        split[k] = c > split[k - 1] ? c : split[k - 1];
+    }
+    split[t] = (uint32_t)ncell;
+}
+
+/* list_foreign from the pass's account: the listed discs of the window's blocks (whole
+ * blocks, [a, b)) whose cells are outside [lo, lo + width), in index order (each block's
+ * list is). Every other disc of the window stayed in its block's cells, which are the
+ * thread's (moved_cells). */
+static size_t list_moved(const ad_cpu_moved *mv, const uint32_t *cell_of, size_t a, size_t b, uint32_t lo,
+                         uint32_t width, uint32_t *list, size_t cap)
+{
+    size_t m = 0;
+    for (size_t blk = a / AD_BLOCK; blk * AD_BLOCK < b; blk++)
+        for (uint32_t q = 0; q < mv->count[blk]; q++) {
+            uint32_t i = mv->list[blk * AD_BLOCK + q];
+            if (cell_of[i] - lo < width) continue;
+            if (m == cap) return SIZE_MAX;
+            list[m++] = i;
+        }
+    return m;
+}
+
 /* Thread k's placing, after every thread listed its foreign discs (nf[j] of them, SIZE_MAX
  * where they did not fit): those of the windows before its own, its own window's, those of
  * the windows after; or, should any list have overflowed, every disc of its cells. */
@@ -378,13 +409,14 @@ static void place_thread(const reorder_job *J, int k, int t, size_t n, uint32_t 
 /* The reorder on t > 1 threads (ad_cpu_reorder's comment), the starts in J->cursor; with
  * `count` not NULL each thread first scans its own cells into them (ad_cpu_sort). */
 static void reorder_threads(const reorder_job *J, size_t n, size_t ncell, int t, uint8_t *count, uint32_t capacity,
-                            uint32_t *foreign, size_t foreign_cap, ad_grid_diag *diag)
+                            const ad_cpu_moved *moved, uint32_t *foreign, size_t foreign_cap, ad_grid_diag *diag)
 {
     enum { MAXT = 256 };
     uint32_t split[MAXT + 1], partial[MAXT], across[MAXT];
     size_t nf[MAXT];
     chunk_diag cd[MAXT];
-    thread_cells(J->cell_of, n, ncell, t, split);
+    if (moved) moved_cells(moved, n, ncell, t, split);
+    else thread_cells(J->cell_of, n, ncell, t, split);
     const size_t share = foreign_cap / (size_t)t;
 #pragma omp parallel num_threads(t)
     {
@@ -398,8 +430,12 @@ static void reorder_threads(const reorder_job *J, size_t n, size_t ncell, int t,
             partial[k] = sum_counts(count, lo, hi);
             across[k] = windows_across(count, hi, ncell);
         }
-        nf[k] = list_foreign(J->cell_of, window(k, n, t), window(k + 1, n, t), lo, width,
-                             foreign + (size_t)k * share, share);
+        if (moved)
+            nf[k] = list_moved(moved, J->cell_of, window(k, n, t), window(k + 1, n, t), lo, width,
+                               foreign + (size_t)k * share, share);
+        else
+            nf[k] = list_foreign(J->cell_of, window(k, n, t), window(k + 1, n, t), lo, width,
+                                 foreign + (size_t)k * share, share);
 #pragma omp barrier
         int place = 1;
         if (count) { /* its cells' starts, from the totals before it (and its counters cleared) */
@@ -416,7 +452,7 @@ static void reorder_threads(const reorder_job *J, size_t n, size_t ncell, int t,
     }
     if (count && J->cursor[ncell] != (uint32_t)n) {
         recount(J->cell_of, n, J->cursor, ncell, capacity, diag);
-        reorder_threads(J, n, ncell, t, NULL, 0, foreign, foreign_cap, NULL);
+        reorder_threads(J, n, ncell, t, NULL, 0, moved, foreign, foreign_cap, NULL);
     } else if (count)
         fold_diag(cd, across, t, diag);
 }
@@ -445,13 +481,13 @@ void ad_cpu_reorder(const uint32_t *cell_of, size_t n, uint32_t *cursor, size_t 
      * order, so the result is the same for any number of threads. Should a window's foreign
      * discs not fit their share of `foreign`, every thread reads every disc instead (the
      * same result, slower). */
-    reorder_threads(&J, n, ncell, t, NULL, 0, foreign, foreign_cap, NULL);
+    reorder_threads(&J, n, ncell, t, NULL, 0, NULL, foreign, foreign_cap, NULL);
 }
 
 void ad_cpu_sort(uint8_t *count, uint32_t *start, const uint32_t *cell_of, size_t n, size_t ncell, int threads,
                  uint32_t capacity, const ad_state *src, ad_state *dst, const uint32_t *isrc, uint32_t *idst,
                  const ad_accel *asrc, ad_accel *adst, const float *qsrc, float *qdst, const ad_cpu_xy *xy,
-                 uint32_t *foreign, size_t foreign_cap, ad_grid_diag *diag)
+                 const ad_cpu_moved *moved, uint32_t *foreign, size_t foreign_cap, ad_grid_diag *diag)
 {
     enum { MAXT = 256 };
     int t = threads < 1 ? 1 : (threads > MAXT ? MAXT : threads);
@@ -467,5 +503,5 @@ void ad_cpu_sort(uint8_t *count, uint32_t *start, const uint32_t *cell_of, size_
      * (one region, one barrier; the windows of three across the chunks' ends are taken
      * before the barrier, while every counter still holds its count). */
     const reorder_job J = {cell_of, start, src, dst, isrc, idst, asrc, adst, qsrc, qdst, xy};
-    reorder_threads(&J, n, ncell, t, count, capacity, foreign, foreign_cap, diag);
+    reorder_threads(&J, n, ncell, t, count, capacity, moved, foreign, foreign_cap, diag);
 }

@@ -19,20 +19,31 @@ typedef struct ad_cpu_xy {
  * DESIGN.md step 1) without atomics: the cells [lo, lo + width) are the block's own (the
  * cells of its slots before the step, which no other block shares: the slots are in cell
  * order) and are counted directly; a disc that lands in another block's cells is listed
- * in `defer` and counted after the pass (interact, cpu_backend.c). One thread: every cell
- * is the block's own (lo = 0, width = UINT32_MAX). */
+ * by its slot in `defer` and counted after the pass (interact, cpu_backend.c); the next
+ * reorder takes its lists of discs bound for other threads' cells from these (ad_cpu_moved).
+ * One thread: every cell is the block's own (lo = 0, width = UINT32_MAX). */
 typedef struct ad_cpu_bins {
     uint8_t *count;
     uint32_t lo, width;
     uint32_t *defer; /* room for the block's every disc */
     uint32_t ndefer;
+    uint32_t slot; /* the slot of the eight the AVX2 tail bins (tail_cpu.h) */
 } ad_cpu_bins;
 
-static inline void ad_cpu_bin_count(ad_cpu_bins *b, uint32_t cell)
+/* Slot `slot`, bound for `cell`. */
+static inline void ad_cpu_bin_count(ad_cpu_bins *b, uint32_t cell, uint32_t slot)
 {
     if (cell - b->lo < b->width) b->count[cell]++;
-    else b->defer[b->ndefer++] = cell;
+    else b->defer[b->ndefer++] = slot;
 }
+
+/* What the gather pass knows of the discs that left their block's cells, for the reorder
+ * on several threads (ad_cpu_sort): per block of AD_BLOCK slots, its first cell `lo[b]` (the
+ * cell of its first slot before the step) and the slots it listed, list[b * AD_BLOCK ..]
+ * (count[b] of them). Every disc whose cell is outside its block's cells is listed. */
+typedef struct ad_cpu_moved {
+    const uint32_t *lo, *list, *count;
+} ad_cpu_moved;
 
 typedef struct ad_grid_diag {
     uint32_t max_occupancy;
@@ -83,10 +94,13 @@ void ad_cpu_reorder(const uint32_t *cell_of, size_t n, uint32_t *cursor, size_t 
 
 /* Steps 2 and 3 at once: ad_cpu_scan into `start`, then ad_cpu_reorder with `start` as
  * the cursor (the same results, diagnostics included). On several threads each scans the
- * cells it then fills (one parallel region, one barrier, the scan divided among them). */
+ * cells it then fills (one parallel region, one barrier, the scan divided among them).
+ * `moved` (may be NULL) is the gather pass's account of the discs that left their block's
+ * cells since src was in cell order: the threads then split the cells at their windows' first
+ * blocks' first cells and list their foreign discs from it instead of reading every cell_of. */
 void ad_cpu_sort(uint8_t *count, uint32_t *start, const uint32_t *cell_of, size_t n, size_t ncell, int threads,
                  uint32_t capacity, const ad_state *src, ad_state *dst, const uint32_t *isrc, uint32_t *idst,
                  const ad_accel *asrc, ad_accel *adst, const float *qsrc, float *qdst, const ad_cpu_xy *xy,
-                 uint32_t *foreign, size_t foreign_cap, ad_grid_diag *diag);
+                 const ad_cpu_moved *moved, uint32_t *foreign, size_t foreign_cap, ad_grid_diag *diag);
 
 #endif

@@ -104,7 +104,7 @@ AD_CPU_INLINE void pass_motion(cpu_world *c, pass_ctx *x, size_t s, size_t s0, f
             /* step 1 of the next step, fused: bin the disc where its new position is written */
             uint32_t cell = ad_cell_index(P, nw.x, nw.y);
             c->cell_of[s] = cell;
-            ad_cpu_bin_count(&x->bins, cell);
+            ad_cpu_bin_count(&x->bins, cell, (uint32_t)s);
             *outside += (uint32_t)ad_outside_domain(P, nw.x, nw.y);
         }
     }
@@ -135,7 +135,7 @@ AD_CPU_INLINE void interact_block(const ad_world *w, cpu_world *c, size_t b, siz
     memset(&x.m8, 0, sizeof x.m8);
     uint32_t outside = 0;
     size_t s0 = b * AD_BLOCK, s1 = s0 + AD_BLOCK < n ? s0 + AD_BLOCK : n, s = s0;
-    x.bins = (ad_cpu_bins){c->count, 0, UINT32_MAX, c->defer ? c->defer + s0 : NULL, 0};
+    x.bins = (ad_cpu_bins){c->count, 0, UINT32_MAX, c->defer ? c->defer + s0 : NULL, 0, 0};
     if (c->threads > 1 && kind == PASS_STEP && c->defer) {
         /* the block's own cells: from its first disc's to the next block's first disc's (the
          * slots are in the order of these cells: the reorder sorted them by them) */
@@ -143,6 +143,7 @@ AD_CPU_INLINE void interact_block(const ad_world *w, cpu_world *c, size_t b, siz
         uint32_t hi = s1 < n ? ad_cell_index(&x.P, x.in[s1].x, x.in[s1].y) : (uint32_t)c->ncell;
         x.bins.lo = lo;
         x.bins.width = hi - lo;
+        c->blk_lo[b] = lo; /* for the reorder's threads (ad_cpu_moved) */
     }
 #ifdef AD_CPU_AVX2
     if (kind == PASS_STEP && !c->use_bvh &&
@@ -168,6 +169,7 @@ AD_CPU_INLINE void interact_block(const ad_world *w, cpu_world *c, size_t b, siz
             }
             if (obs)
                 for (int l = 0; l < 8; l++) c->accel[s + (size_t)l] = (ad_accel){AX[l], AY[l]};
+            x.bins.slot = (uint32_t)s;
             if (!ad_cpu_tail8_avx2(&x.P, x.in + s, x.out + s, AX, AY, dt, integ == AD_INTEGRATOR_SYMPLECTIC_EULER,
                                    c->cell_of + s, &x.bins, &x.m8, &sums, &outside))
                 for (int l = 0; l < 8; l++)

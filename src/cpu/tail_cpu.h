@@ -128,7 +128,7 @@ AD_CPU_INLINE int ad_cpu_tail8_avx2(const ad_params *P, const ad_state *in, ad_s
     if (bins->width == UINT32_MAX) /* one thread: every cell is its own */
         for (int l = 0; l < 8; l++) bins->count[C[l]]++;
     else
-        for (int l = 0; l < 8; l++) ad_cpu_bin_count(bins, C[l]);
+        for (int l = 0; l < 8; l++) ad_cpu_bin_count(bins, C[l], bins->slot + (uint32_t)l);
     /* the states back to AoS: rows {d0, d4}, {d1, d5}, {d2, d6}, {d3, d7}, then halves paired */
     __m256 a = _mm256_unpacklo_ps(x, y), b = _mm256_unpackhi_ps(x, y);
     __m256 c = _mm256_unpacklo_ps(vx, vy), d = _mm256_unpackhi_ps(vx, vy);
