@@ -40,20 +40,18 @@ static int screens(const ad_world_def *d)
 
 /* The worlds whose pass keeps the quiet test's expiries (gather_cpu.h): those that screen,
  * on the grid's interior fast path, without an inlet (re-entering discs jump). */
-static int keeps_expiries(const ad_world_def *d)
+static int keeps_expiries(const ad_world_def *d, const ad_params *p)
 {
-    ad_params p;
-    return screens(d) && d->boundary_x != AD_BOUNDARY_FLOW && ad_params_from_def(d, &p).code == AD_OK &&
-           ad_cpu_fast_grid(&p);
+    return screens(d) && !p->flow_x && ad_cpu_fast_grid(p);
 }
 
-static size_t per_particle_bytes(const ad_world_def *d)
+static size_t per_particle_bytes(const ad_world_def *d, const ad_params *p)
 {
     size_t b = 2 * sizeof(ad_state) + 2 * sizeof(uint32_t) + sizeof(uint32_t) + 2 * sizeof(float);
     b += (d->integrator == AD_INTEGRATOR_VERLET ? 2 : 1) * sizeof(ad_accel);
     if (d->integrator == AD_INTEGRATOR_RK4) b += 3 * sizeof(ad_state);
     if (screens(d)) b += 2 * sizeof(float) + sizeof(uint32_t); /* xy, defer */
-    if (keeps_expiries(d)) b += 2 * sizeof(float);             /* qexp, qexp_tmp */
+    if (keeps_expiries(d, p)) b += 2 * sizeof(float);          /* qexp, qexp_tmp */
     return b;
 }
 
@@ -67,7 +65,7 @@ static size_t cpu_bytes_needed(const ad_world_def *d, const ad_params *p)
     /* the BVH replaces the grid's per-cell arrays by its per-disc tree */
     size_t broad = d->broad_phase == AD_BROAD_PHASE_BVH ? ad_cpu_bvh_bytes(d->capacity)
                                                         : cells_of(p) + (cells_of(p) + 2) * sizeof(uint32_t);
-    return d->capacity * per_particle_bytes(d) + broad + blocks * (sizeof(ad_block_sums) + sizeof(uint32_t)) +
+    return d->capacity * per_particle_bytes(d, p) + broad + blocks * (sizeof(ad_block_sums) + sizeof(uint32_t)) +
            sizeof(cpu_world) + 2 * AD_CPU_PAD * sizeof(ad_state) + 2 * AD_CPU_XY_PAD * sizeof(float) + foreign_entries(d->capacity) * sizeof(uint32_t);
 }
 
@@ -182,7 +180,7 @@ static ad_status cpu_create(ad_world *w)
         return ad_fail(AD_ERR_NO_MEMORY, "capacity",
                        "capacity: the world needs %s (%zu particles x %zu bytes + %zu cells x 8 bytes) but only %s "
                        "of host memory is available",
-                       nb, d->capacity, per_particle_bytes(d), cells_of(&w->params), ab);
+                       nb, d->capacity, per_particle_bytes(d, &w->params), cells_of(&w->params), ab);
     if (d->broad_phase == AD_BROAD_PHASE_BVH && d->bvh_traversal == AD_BVH_REFLEXIVE)
         return ad_fail(AD_ERR_INVALID, "bvh_traversal",
                        "bvh_traversal = reflexive adds each pair's force to both discs with float atomics; the CPU "
@@ -239,7 +237,7 @@ static ad_status cpu_create(ad_world *w)
         c->blk_defer = alloc_touch(c->nblocks * sizeof(uint32_t), t, &fail);
         c->blk_lo = alloc_touch(c->nblocks * sizeof(uint32_t), t, &fail);
     }
-    if (keeps_expiries(d) && c->avx2) { /* zero: below every clock, no expiry */
+    if (keeps_expiries(d, &w->params) && c->avx2) { /* zero: below every clock, no expiry */
         c->qexp = alloc_touch((c->cap + 8) * sizeof(float), t, &fail);
         c->qexp_tmp = alloc_touch((c->cap + 8) * sizeof(float), t, &fail);
         quiet_clock_init(w, c);

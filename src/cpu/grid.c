@@ -345,26 +345,16 @@ static size_t window(int k, size_t n, int t)
     return a < n ? a : n;
 }
 
-/* The cells of each thread: [split[k], split[k+1]), from the cell of its window's first disc. */
-static void thread_cells(const uint32_t *cell_of, size_t n, size_t ncell, int t, uint32_t *split)
+/* The cells of each thread: [split[k], split[k+1]), from the cell of its window's first
+ * disc, or with the gather pass's account (ad_cpu_moved) from the first cell of its window's
+ * first block, so that each of its blocks' own cells are the thread's. */
+static void thread_cells(const uint32_t *cell_of, const ad_cpu_moved *mv, size_t n, size_t ncell, int t,
+                         uint32_t *split)
 {
     split[0] = 0;
     for (int k = 1; k < t; k++) {
         size_t a = window(k, n, t);
-        uint32_t c = a < n ? cell_of[a] : (uint32_t)ncell;
-        split[k] = c > split[k - 1] ? c : split[k - 1];
-    }
-    split[t] = (uint32_t)ncell;
-}
-
-/* The same from the gather pass's account (ad_cpu_moved): from the first cell of its
- * window's first block, so that each of its blocks' own cells are the thread's. */
-static void moved_cells(const ad_cpu_moved *mv, size_t n, size_t ncell, int t, uint32_t *split)
-{
-    split[0] = 0;
-    for (int k = 1; k < t; k++) {
-        size_t a = window(k, n, t);
-        uint32_t c = a < n ? mv->lo[a / AD_BLOCK] : (uint32_t)ncell;
+        uint32_t c = a >= n ? (uint32_t)ncell : mv ? mv->lo[a / AD_BLOCK] : cell_of[a];
         split[k] = c > split[k - 1] ? c : split[k - 1];
     }
     split[t] = (uint32_t)ncell;
@@ -373,7 +363,7 @@ static void moved_cells(const ad_cpu_moved *mv, size_t n, size_t ncell, int t, u
 /* list_foreign from the pass's account: the listed discs of the window's blocks (whole
  * blocks, [a, b)) whose cells are outside [lo, lo + width), in index order (each block's
  * list is). Every other disc of the window stayed in its block's cells, which are the
- * thread's (moved_cells). */
+ * thread's (thread_cells). */
 static size_t list_moved(const ad_cpu_moved *mv, const uint32_t *cell_of, size_t a, size_t b, uint32_t lo,
                          uint32_t width, uint32_t *list, size_t cap)
 {
@@ -415,8 +405,7 @@ static void reorder_threads(const reorder_job *J, size_t n, size_t ncell, int t,
     uint32_t split[MAXT + 1], partial[MAXT], across[MAXT];
     size_t nf[MAXT];
     chunk_diag cd[MAXT];
-    if (moved) moved_cells(moved, n, ncell, t, split);
-    else thread_cells(J->cell_of, n, ncell, t, split);
+    thread_cells(J->cell_of, moved, n, ncell, t, split);
     const size_t share = foreign_cap / (size_t)t;
 #pragma omp parallel num_threads(t)
     {
