@@ -131,20 +131,23 @@ static double coord_ulp(const ad_params *P)
 }
 
 /* The clock as the next pass takes it: rounded up for the expiry test, down for new expiries. */
-static void quiet_clock_floats(const ad_params *P, cpu_world *c)
+static void quiet_clock_floats(cpu_world *c)
 {
     float f = (float)c->quiet_clock;
     c->qc.up = (double)f >= c->quiet_clock ? f : nextafterf(f, INFINITY);
     c->qc.down = (double)f <= c->quiet_clock ? f : nextafterf(f, -INFINITY);
-    c->qc.dlim = sqrtf(P->diameter_sq) * (1.0f + 1e-5f);
-    c->qc.slack = (float)(8.0 * coord_ulp(P) + 1e-6 * (double)P->diameter);
 }
 
+/* The clock at zero, and the world's constants of it. */
 static void quiet_clock_init(ad_world *w, cpu_world *c)
 {
+    const ad_params *P = &w->params;
     c->quiet_clock = 0.0;
     c->quiet_v2 = 0.0f;
-    quiet_clock_floats(&w->params, c);
+    c->quiet_ulp = coord_ulp(P);
+    c->qc.dlim = sqrtf(P->diameter_sq) * (1.0f + 1e-5f);
+    c->qc.slack = (float)(8.0 * c->quiet_ulp + 1e-6 * (double)P->diameter);
+    quiet_clock_floats(c);
 }
 
 /* After a step: the clock grows by twice the largest distance a disc moved (its speed before
@@ -161,12 +164,12 @@ static void quiet_clock_step(const ad_world *w, cpu_world *c, size_t n, int kept
     double wmin = fmin((double)P->cell_x, (double)P->cell_y), wmax = fmax((double)P->cell_x, (double)P->cell_y);
     c->quiet_v2 = v2;
     if (!kept || !(move <= 0.25 * wmin)) c->quiet_clock += 2.0 * wmax;
-    c->quiet_clock += 2.0 * move * (1.0 + 1e-6) + 2.0 * coord_ulp(P);
+    c->quiet_clock += 2.0 * move * (1.0 + 1e-6) + 2.0 * c->quiet_ulp;
     if (!(c->quiet_clock < 4096.0 * wmax)) {
         for (size_t i = 0; i < n; i++) c->qexp[i] = -INFINITY;
         c->quiet_clock = 0.0;
     }
-    quiet_clock_floats(P, c);
+    quiet_clock_floats(c);
 }
 
 static ad_status cpu_create(ad_world *w)

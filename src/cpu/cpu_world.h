@@ -8,11 +8,6 @@
 #include "grid.h"
 #include "tail_cpu.h"
 
-/* x86-64 builds with GCC or Clang also compile the pass for AVX2 (pass_avx2.c). */
-#if defined(__GNUC__) && defined(__x86_64__)
-#define AD_CPU_X86 1
-#endif
-
 typedef struct cpu_world {
     int threads;
     int avx2; /* the CPU has AVX2 and FMA: the pass takes its AVX2 build (pass_avx2.c) */
@@ -32,6 +27,7 @@ typedef struct cpu_world {
     float *qexp, *qexp_tmp;
     double quiet_clock; /* grows by twice the largest move of every step (quiet_clock_step) */
     float quiet_v2;     /* the largest speed squared of the last step */
+    double quiet_ulp;   /* an ulp of the grid's largest coordinate (coord_ulp) */
     ad_cpu_quiet_clock qc; /* the clock as the next pass takes it */
     uint32_t *blk_outside; /* per block: discs binned outside the domain by the gather pass */
     struct {

@@ -10,8 +10,7 @@
 #include <omp.h>
 #endif
 
-#if defined(__GNUC__) && defined(__x86_64__)
-#define AD_CPU_X86 1
+#ifdef AD_CPU_X86
 #include <immintrin.h>
 #endif
 

@@ -9,6 +9,12 @@
 #include "../physics/params.h"
 #include "../physics/state.h"
 
+/* x86-64 builds with GCC or Clang: SSE2 and, chosen at run time, AVX2 paths (the scan here,
+ * the pass in pass_avx2.c). */
+#if defined(__GNUC__) && defined(__x86_64__)
+#define AD_CPU_X86 1
+#endif
+
 /* The slots' positions as two arrays (structure of arrays), in cell order: written by
  * the reorder, read by the gather's screen (gather_cpu.h). */
 typedef struct ad_cpu_xy {

@@ -7,10 +7,11 @@
  * (ad_cell_index) and domain test (ad_outside_domain), the writes, and the motion sums
  * (ad_cpu_motion_lane). Every lane computes the same IEEE single operations in the same
  * order as those functions (the build does not contract a*b+c), so the results are theirs
- * bit for bit; the double sums go to the lane sums of ad_cpu_motion8, as the scalar code's. It gives up, having written nothing, when a lane needs what it does not do:
- * a disc crossing the inlet or outlet (re-entry), or a coordinate still outside a periodic
- * axis after one correction (ad_wrap's full reduction); the caller then takes the scalar
- * path for those eight. */
+ * bit for bit; the double sums go to the lane sums of ad_cpu_motion8, as the scalar code's.
+ * It gives up, having written nothing, when a lane needs what it does not do: a disc
+ * crossing the inlet or outlet (re-entry), or a coordinate still outside a periodic axis
+ * after one correction (ad_wrap's full reduction); the caller then takes the scalar path
+ * for those eight. */
 #ifndef AD_CPU_TAIL_CPU_H
 #define AD_CPU_TAIL_CPU_H
 
