@@ -23,7 +23,7 @@ static ad_bvh build(const ad_params *p, const ad_state *s, size_t n, int threads
         printf("out of memory\n");
         exit(1);
     }
-    ad_cpu_morton_keys(p, s, n, b, threads);
+    ad_cpu_morton_keys(p, s, n, b, threads, NULL);
     ad_cpu_radix_sort(b, n, threads);
     for (size_t k = 0; k < n; k++) sorted[k] = s[b->perm[k]];
     return ad_cpu_bvh_build(b, sorted, NULL, n, threads);

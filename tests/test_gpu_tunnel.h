@@ -1,6 +1,6 @@
 /* The flow tunnel the GPU tests compare the backends on: a gas around a small closed square
- * and a plate, with gravity and inelastic discs, so that every kind of contact, the inlet and
- * the outlet take part. */
+ * and a plate, with gravity and inelastic discs, so that every kind of contact, the open inlet
+ * and outlet and the free-stream reservoir take part. */
 #ifndef AERODEM_TEST_GPU_TUNNEL_H
 #define AERODEM_TEST_GPU_TUNNEL_H
 
@@ -14,8 +14,10 @@ static inline ad_world_def gt_def(ad_backend b, ad_integrator integ)
     d.capacity = 20000;
     d.x_max = 80;
     d.y_max = 50;
-    d.boundary_x = AD_BOUNDARY_FLOW;
-    d.inflow_vx = 3.0;
+    d.boundary_x = AD_BOUNDARY_OPEN;
+    d.stream_vx = 3.0;
+    d.stream_density = 0.35 / (TU_PI * 0.25); /* the fill's area fraction 0.35 */
+    d.reservoir = 4.0;
     d.gravity_y = -0.5;
     d.restitution = 0.8;
     d.wall_restitution = 0.9;

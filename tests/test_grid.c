@@ -308,7 +308,8 @@ int main(void)
         failures += compare(name, &p, s, N, 2);
     }
 
-    /* a NaN centre is clamped into a cell and found with no one: no crash, no lost disc */
+    /* a NaN centre is a removed disc (open.h): binned in the cell after the grid's, sorted after
+     * every other, found with no one; no crash, no lost disc */
     {
         ad_world_def d = ad_default_world_def();
         ad_params p;

@@ -134,7 +134,8 @@ static void check_gather(const ad_params *p, const uint32_t *start, const ad_sta
  * way the gather does (ad_neighbour_runs / ad_neighbour_row). */
 static size_t grid_pairs(const ad_params *p, const ad_state *s, size_t n, int threads, pair *out, int *errors)
 {
-    size_t ncell = (size_t)p->nx * (size_t)p->ny;
+    /* the grid's cells and the cell of removed discs after them (open.h), as in the backend */
+    size_t ncell = (size_t)p->nx * (size_t)p->ny + 1;
     uint32_t *cell_of = malloc(n * sizeof *cell_of);
     uint8_t *count = calloc(ncell, 1);
     /* as in the backend: the scan writes the starts one place on, the reorder counts them up

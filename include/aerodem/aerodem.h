@@ -42,12 +42,14 @@ typedef struct ad_status {
 typedef enum ad_boundary {
     AD_BOUNDARY_SOLID = 0,    /* two walls with spring-dashpot contacts */
     AD_BOUNDARY_PERIODIC = 1, /* the axis wraps around */
-    AD_BOUNDARY_FLOW = 2,     /* x only: a wind tunnel's inlet (x_min) and outlet (x_max). A disc
-                                 that leaves through the outlet re-enters at the inlet at the same
-                                 height with a fresh velocity: the free stream plus Maxwellian
-                                 thermal noise (counter-based, reproducible from `seed`). Contacts
-                                 act across the boundary as if periodic, so re-entry never
-                                 creates overlaps. */
+    AD_BOUNDARY_OPEN = 2,     /* the far field of a wind tunnel: a disc whose centre leaves through a side of
+                                 the axis is removed, and the free stream (stream_* below) enters through it
+                                 with its one-way Maxwellian flux, as kinetic theory gives it (number,
+                                 velocities, entry points; counter-based, reproducible from `seed`). The
+                                 number of discs then changes from step to step, within the capacity. In a
+                                 gas with disc-disc contacts an entering disc waits for room where its spot
+                                 is taken (src/physics/open.h). With `reservoir` the gas is also held at
+                                 the free stream in a band along the open sides. */
 } ad_boundary;
 
 typedef enum ad_integrator {
@@ -92,15 +94,25 @@ typedef struct ad_world_def {
 
     double x_min, x_max;     /* domain along x [m]; default 0, 100 */
     double y_min, y_max;     /* domain along y [m]; default 0, 100 */
-    ad_boundary boundary_x;  /* left/right: solid walls, periodic or flow; default solid */
-    ad_boundary boundary_y;  /* bottom/top: solid walls or periodic; default solid */
+    ad_boundary boundary_x;  /* left/right: solid walls, periodic or open; default solid */
+    ad_boundary boundary_y;  /* bottom/top: solid walls, periodic or open; default solid */
     double gravity_x;        /* uniform body acceleration [m/s^2]; default 0 */
     double gravity_y;        /* uniform body acceleration [m/s^2]; default 0 */
-    double inflow_vx;        /* AD_BOUNDARY_FLOW: free-stream velocity [m/s]; default 0 */
-    double inflow_vy;        /* AD_BOUNDARY_FLOW: free-stream velocity [m/s]; default 0 */
-    double inflow_temperature; /* AD_BOUNDARY_FLOW: velocity variance per component kT/m
-                                  of re-entering discs [m^2/s^2]; default 1 */
-    uint64_t seed;           /* random stream of the inlet; default 1 */
+    /* The free stream beyond open sides (AD_BOUNDARY_OPEN), a drifting Maxwellian: */
+    double stream_vx;        /* velocity [m/s]; default 0 */
+    double stream_vy;        /* velocity [m/s]; default 0 */
+    double stream_temperature; /* velocity variance per component kT/m [m^2/s^2]; default 1 */
+    double stream_density;   /* number density [1/m^2]; default 0 (a vacuum: discs only leave) */
+    double reservoir;        /* width of the free-stream reservoir along each open side, inside the domain
+                                [m], rounded up to whole grid cells: there every disc gets a fresh
+                                free-stream velocity at the rate reservoir_rate (a thermostat with the
+                                stream's drift) and boxes of cells are held at stream_density by removing and
+                                adding discs at the same rate, so that a dense gas meets the free stream's
+                                density, velocity, temperature and pressure at the band's inner edge
+                                (src/physics/open.h). 0 = none (default); needs an open axis */
+    double reservoir_rate;   /* the reservoir's rate nu [1/s]; 0 = auto (default): 4 (|U| + sqrt(2) sigma)
+                                over the band's width, so that a disc crossing it is caught about 4 times */
+    uint64_t seed;           /* random stream of the open sides and the reservoir; default 1 */
 
     double cell_size;        /* grid cell edge [m]; 0 = one diameter (default) */
     ad_broad_phase broad_phase; /* how contacts are found: grid (default) or BVH. With the BVH the grid
@@ -162,6 +174,14 @@ typedef struct ad_stats {
     double dt;               /* step the next ad_world_step will take [s] */
     size_t count;            /* particles in the world */
 
+    /* Open sides (AD_BOUNDARY_OPEN) and the reservoir, since creation. */
+    uint64_t entered;        /* discs of the free stream that entered through open sides */
+    uint64_t left;           /* discs removed past open sides */
+    uint64_t reservoir_added;   /* discs the reservoir added (boxes below the stream's density) */
+    uint64_t reservoir_removed; /* discs the reservoir removed (boxes above it) */
+    uint64_t entries_lost;   /* entering discs dropped because too many were waiting for room */
+    uint32_t entries_waiting; /* entering discs waiting for room at the end of the last step */
+
     /* Instantaneous, at the end of the last step. */
     double kinetic_energy;   /* sum m v^2 / 2 [J] */
     double potential_energy; /* elastic energy stored in springs, k delta^2 / 2 [J] */
@@ -212,11 +232,13 @@ typedef struct ad_world ad_world;
 ad_status ad_world_create(const ad_world_def *def, ad_world **out);
 void ad_world_destroy(ad_world *w);
 
-/* Appends particles; ids are given in order, starting at the current count. */
+/* Appends particles; each gets a new id (ids are unique among the world's particles and below its
+ * capacity; without open sides they are 0, 1, 2, ... in the order added). */
 ad_status ad_world_add_particles(ad_world *w, const ad_particle *p, size_t n);
 
-/* Adds static segments (an outline, a plate). A vertex shared by the end of one
- * segment and the start of the next is one contact, not two. */
+/* Adds static segments (an outline, a plate). Segments that share end points (equal
+ * coordinates) form one connected outline, and a disc touching it feels one contact, from
+ * its closest point on the whole outline, whatever the panelling (src/physics/segment.h). */
 ad_status ad_world_add_segments(ad_world *w, const ad_segment *s, size_t n);
 
 /* Fills the rectangle [x0,x1]x[y0,y1] with discs at the given area fraction on a
@@ -245,7 +267,7 @@ void ad_world_set_interrupt(ad_world *w, const volatile int *flag);
 ad_status ad_world_get_stats(const ad_world *w, ad_stats *out);
 
 enum {
-    AD_READ_BY_ID = 1, /* return particles ordered by id (else in internal cell order) */
+    AD_READ_BY_ID = 1, /* return particles in ascending order of id (else in internal cell order) */
 };
 
 /* Copies out up to max particles; any output pointer may be NULL.

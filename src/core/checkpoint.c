@@ -392,11 +392,14 @@ done:
 
 void ad_snapshot_free(ad_snapshot *s)
 {
-    if (!s || !s->owned) return;
-    free(s->state);
-    free(s->id);
-    free(s->pressure);
-    free(s->virial);
-    free(s->accel);
+    if (!s) return;
+    if (s->open_owned) ad_open_state_free(&s->open);
+    if (s->owned) {
+        free(s->state);
+        free(s->id);
+        free(s->pressure);
+        free(s->virial);
+        free(s->accel);
+    }
     memset(s, 0, sizeof *s);
 }

@@ -36,8 +36,14 @@ static const key KEYS[] = {
      "round and no stream"},
     {"tunnel", "width", K_DOUBLE, OFF(width), 0, 0, BIG, 1, 0, "m", NULL, "length of the tunnel along the stream (x)"},
     {"tunnel", "height", K_DOUBLE, OFF(height), 0, 0, BIG, 1, 0, "m", NULL, "height of the tunnel (y)"},
-    {"tunnel", "walls", K_ENUM, OFF(walls), 0, 0, 0, 0, 0, "", "solid|periodic",
-     "top and bottom walls: solid (spring-dashpot walls) or periodic (an unbounded cascade)"},
+    {"tunnel", "walls", K_ENUM, OFF(walls), 0, 0, 0, 0, 0, "", "solid|periodic|far_field",
+     "top and bottom of a flow tunnel: solid (spring-dashpot walls), periodic (an unbounded cascade) or far_field "
+     "(open: gas that leaves is gone and the free stream enters, as beyond the inlet and the outlet)"},
+    {"tunnel", "reservoir", K_DOUBLE, OFF(reservoir), 0, 0, BIG, 0, 1, "m", NULL,
+     "width of the free-stream reservoir outside each open side (inlet, outlet, far-field walls): a band where "
+     "the gas is held at the free stream's density, velocity and temperature, so that a dense gas meets the "
+     "free stream's pressure there (docs/ARCHITECTURE.md); 0 = none, the open sides alone; auto = none without "
+     "disc-disc collisions or below area fraction 0.02, else the larger of 8 diameters and 2 mean free paths"},
     {"tunnel", "cell_size", K_DOUBLE, OFF(cell_size), 0, 0, BIG, 0, 0, "m", NULL,
      "contact grid cell edge; 0 = one disc diameter"},
     {"tunnel", "gravity", K_DOUBLE, OFF(gravity), 0, -BIG, BIG, 0, 0, "m/s^2", NULL,
@@ -71,7 +77,8 @@ static const key KEYS[] = {
     {"body", "naca", K_STRING, OFF(naca), SZ(naca), 0, 0, 0, 0, "", NULL,
      "shape = naca: 4 or 5 digits, e.g. 2412 or 23012"},
     {"body", "panels", K_INT, OFF(panels), 0, 8, 5000, 0, 0, "", NULL,
-     "points per surface (naca) or around (circle), cosine spaced"},
+     "naca: points per surface, cosine spaced (dense at the leading and trailing edges); circle: panels around, "
+     "uniform"},
     {"body", "trailing_edge", K_ENUM, OFF(closed_te), 0, 0, 0, 0, 0, "", "open|closed",
      "naca: the standard open trailing edge or the closed variant"},
     {"body", "file", K_STRING, OFF(file), SZ(file), 0, 0, 0, 0, "", NULL,
@@ -137,7 +144,8 @@ void ad_scene_defaults(ad_scene *s)
     s->kind = AD_TUNNEL_FLOW;
     s->width = 240;
     s->height = 120;
-    s->walls = AD_BOUNDARY_SOLID;
+    s->walls = AD_BOUNDARY_OPEN;
+    s->reservoir = NAN;
     s->radius = 0.5;
     s->mass = 1.0;
     s->stiffness = 1e4;
@@ -537,168 +545,6 @@ char *ad_scene_to_ini(const ad_scene *s)
         len += (size_t)n;
     }
     return out;
-}
-
-ad_flow_numbers ad_scene_flow_numbers(const ad_scene *s)
-{
-    ad_flow_numbers f;
-    double r = s->radius, d = 2 * r;
-    f.number_density = s->area_fraction / (AD_PI * r * r);
-    f.mass_density = f.number_density * s->mass;
-    f.thermal_speed = sqrt(2.0 * s->temperature);
-    f.sound_speed = sqrt(2.0 * s->temperature);
-    f.speed_ratio = f.thermal_speed > 0 ? s->velocity / f.thermal_speed : INFINITY;
-    f.mach = f.sound_speed > 0 ? s->velocity / f.sound_speed : INFINITY;
-    /* discs take up room: at area fraction phi the pressure is n kT Z(phi) (Henderson's hard-disc
-     * equation of state, docs/VALIDATION.md) and the isentropic sound speed of a gas whose internal
-     * energy is kT/m per mass is c^2 = kT/m (d(phi Z)/dphi + Z^2); Z = 1 gives the dilute 2 kT/m */
-    double phi = s->area_fraction, z = (1.0 + phi * phi / 8.0) / ((1.0 - phi) * (1.0 - phi));
-    double dz = (phi / 4.0) / ((1.0 - phi) * (1.0 - phi)) + 2.0 * (1.0 + phi * phi / 8.0) / pow(1.0 - phi, 3);
-    f.compressibility = z;
-    f.sound_speed_dense = sqrt(s->temperature * (z + phi * dz + z * z));
-    f.mach_dense = f.sound_speed_dense > 0 ? s->velocity / f.sound_speed_dense : INFINITY;
-    f.mean_free_path = 1.0 / (sqrt(2.0) * f.number_density * d);
-    f.knudsen = f.mean_free_path / s->chord;
-    f.dynamic_pressure = 0.5 * f.mass_density * s->velocity * s->velocity;
-    return f;
-}
-
-/* The outline in chord units for the scene's shape. */
-static ad_status scene_shape(const ad_scene *s, ad_outline *o)
-{
-    memset(o, 0, sizeof *o);
-    switch (s->shape) {
-    case AD_SHAPE_NACA: return ad_airfoil_naca(s->naca, s->panels, s->closed_te, o);
-    case AD_SHAPE_FILE: {
-        char path[2 * AD_PATH_MAX];
-        const char *slash = strrchr(s->source, '/');
-        if (s->file[0] == '/' || !slash) snprintf(path, sizeof path, "%s", s->file);
-        else snprintf(path, sizeof path, "%.*s/%s", (int)(slash - s->source), s->source, s->file);
-        return ad_airfoil_load(path, o);
-    }
-    case AD_SHAPE_PLATE: return ad_shape_plate(s->thickness, o);
-    case AD_SHAPE_WEDGE: return ad_shape_wedge(s->half_angle, o);
-    case AD_SHAPE_CIRCLE: return ad_shape_circle(s->panels, o);
-    default: return ad_ok();
-    }
-}
-
-static ad_status scene_segments(const ad_scene *s, ad_segment **segs, size_t *n, int *closed)
-{
-    *segs = NULL;
-    *n = 0;
-    *closed = 0;
-    if (s->shape == AD_SHAPE_NONE) return ad_ok();
-    ad_outline o;
-    ad_status st = scene_shape(s, &o);
-    if (st.code) return st;
-    char what[AD_PATH_MAX + 32];
-    if (s->shape == AD_SHAPE_FILE) snprintf(what, sizeof what, "%s", s->file);
-    else if (s->shape == AD_SHAPE_NACA) snprintf(what, sizeof what, "NACA %s", s->naca);
-    else snprintf(what, sizeof what, "the body");
-    st = ad_outline_check(&o, what);
-    if (!st.code) st = ad_outline_place(&o, s->chord, s->aoa, s->x, s->y, segs, n);
-    *closed = o.closed;
-    ad_outline_free(&o);
-    if (st.code) return st;
-    /* the body must sit inside the tunnel, clear of the walls by a diameter */
-    double m = 2 * s->radius;
-    for (size_t i = 0; i < *n; i++) {
-        const ad_segment *g = &(*segs)[i];
-        if (g->x0 < m || g->x0 > s->width - m || g->y0 < m || g->y0 > s->height - m) {
-            free(*segs);
-            *segs = NULL;
-            return ad_fail(AD_ERR_INVALID, "body.chord",
-                           "%s: the body (chord %g m at %g, %g) reaches outside the %g x %g m tunnel; make it smaller "
-                           "or move it",
-                           s->source, s->chord, s->x, s->y, s->width, s->height);
-        }
-    }
-    return ad_ok();
-}
-
-ad_status ad_scene_outline(const ad_scene *s, float **x, float **y, size_t *n, int *closed)
-{
-    ad_segment *segs;
-    size_t ns;
-    *x = *y = NULL;
-    *n = 0;
-    ad_status st = scene_segments(s, &segs, &ns, closed);
-    if (st.code || ns == 0) return st;
-    size_t np = *closed ? ns : ns + 1;
-    *x = malloc(np * sizeof **x);
-    *y = malloc(np * sizeof **y);
-    if (!*x || !*y) {
-        free(segs);
-        free(*x);
-        free(*y);
-        return ad_fail(AD_ERR_NO_MEMORY, "", "out of memory");
-    }
-    for (size_t i = 0; i < ns; i++) {
-        (*x)[i] = segs[i].x0;
-        (*y)[i] = segs[i].y0;
-    }
-    if (!*closed) {
-        (*x)[ns] = segs[ns - 1].x1;
-        (*y)[ns] = segs[ns - 1].y1;
-    }
-    *n = np;
-    free(segs);
-    return ad_ok();
-}
-
-ad_status ad_scene_build(const ad_scene *s, ad_world **out)
-{
-    *out = NULL;
-    ad_segment *segs = NULL;
-    size_t nseg = 0;
-    int closed = 0;
-    ad_status st = scene_segments(s, &segs, &nseg, &closed);
-    if (st.code) return st;
-    ad_world_def d = ad_default_world_def();
-    double n_est = s->area_fraction * s->width * s->height / (AD_PI * s->radius * s->radius);
-    d.capacity = (size_t)(n_est * 1.02) + 64;
-    d.radius = s->radius;
-    d.mass = s->mass;
-    d.stiffness = s->stiffness;
-    d.restitution = s->restitution;
-    d.wall_restitution = s->wall_restitution;
-    d.disc_contacts = s->collisions;
-    d.x_min = 0;
-    d.x_max = s->width;
-    d.y_min = 0;
-    d.y_max = s->height;
-    d.boundary_x = s->kind == AD_TUNNEL_BOX ? AD_BOUNDARY_SOLID : AD_BOUNDARY_FLOW;
-    d.boundary_y = s->kind == AD_TUNNEL_BOX ? AD_BOUNDARY_SOLID : (ad_boundary)s->walls;
-    d.gravity_y = -s->gravity;
-    d.inflow_vx = s->velocity;
-    d.inflow_temperature = s->temperature;
-    d.seed = s->seed;
-    d.cell_size = s->cell_size;
-    d.integrator = (ad_integrator)s->integrator;
-    d.max_move = s->max_move;
-    d.contact_steps = s->contact_steps;
-    d.dt = s->dt_max;
-    d.threads = s->threads;
-    d.deterministic = s->deterministic;
-    d.broad_phase = (ad_broad_phase)s->broad_phase;
-    d.bvh_traversal = (ad_bvh_traversal)s->bvh_traversal;
-    d.backend = (ad_backend)s->backend;
-    ad_world *w = NULL;
-    st = ad_world_create(&d, &w);
-    if (!st.code && nseg) st = ad_world_add_segments(w, segs, nseg);
-    free(segs);
-    if (!st.code) {
-        ad_fill_def f = {0, 0, s->width, s->height, s->area_fraction, s->velocity, 0, s->temperature, s->seed};
-        size_t added;
-        st = ad_world_fill(w, &f, &added);
-    }
-    if (st.code) {
-        ad_world_destroy(w);
-        return st;
-    }
-    *out = w;
-    return ad_ok();
 }
 
 void ad_scene_write_reference(FILE *f)

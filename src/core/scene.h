@@ -28,7 +28,8 @@ typedef struct ad_scene {
     /* [tunnel] */
     int kind;                  /* ad_tunnel_kind */
     double width, height;      /* m */
-    int walls;                 /* top and bottom: AD_BOUNDARY_SOLID or AD_BOUNDARY_PERIODIC */
+    int walls;                 /* top and bottom: AD_BOUNDARY_SOLID, _PERIODIC or _OPEN (far field) */
+    double reservoir;          /* m, the free-stream reservoir outside open sides; NaN = auto */
     double cell_size;          /* m, 0 = one diameter */
     double gravity;            /* m/s^2 along -y */
 
@@ -104,7 +105,21 @@ ad_flow_numbers ad_scene_flow_numbers(const ad_scene *s);
  * *n = 0 for no body. Arrays are malloc'ed. */
 ad_status ad_scene_outline(const ad_scene *s, float **x, float **y, size_t *n, int *closed);
 
-/* Creates the world: tunnel, body segments, and the gas filled at the area
+/* Where a scene's world lies: the tunnel [0, width] x [0, height], and outside its open sides the
+ * free-stream reservoir (whole cells of the grid); the probe region where the run measures the free
+ * stream that reaches the body. */
+typedef struct ad_scene_layout {
+    double x_min, x_max, y_min, y_max; /* the world's domain [m] */
+    double reservoir;                  /* the reservoir's width as resolved [m]; 0 = none */
+    double reservoir_x, reservoir_y;   /* the bands outside the tunnel along x and y [m] */
+    double probe_x0, probe_x1, probe_y0, probe_y1; /* [m]; probe_x1 <= probe_x0: no probe */
+} ad_scene_layout;
+ad_status ad_scene_layout_of(const ad_scene *s, ad_scene_layout *out);
+
+/* The reservoir's width (scene key, or its automatic value) [m]. */
+double ad_scene_reservoir(const ad_scene *s);
+
+/* Creates the world: tunnel, reservoir, body segments, and the gas filled at the area
  * fraction with the free-stream velocity (none inside the body). */
 ad_status ad_scene_build(const ad_scene *s, ad_world **out);
 

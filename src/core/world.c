@@ -39,7 +39,7 @@ ad_world_def ad_default_world_def(void)
     d.dt = 1e-2;
     d.max_move = 0.1;
     d.contact_steps = 20.0;
-    d.inflow_temperature = 1.0;
+    d.stream_temperature = 1.0;
     d.seed = 1;
     d.threads = 0;
     d.deterministic = 1;
@@ -105,6 +105,55 @@ static ad_status check_range(const char *field, double v, double lo, int lo_open
         if (s_.code != AD_OK) return s_;                                                                          \
     } while (0)
 
+/* The reservoir's cells and boxes (open.h): `reservoir` metres rounded up to whole cells along each
+ * open side; boxes of about a third of the band's width, so that the innermost boxes, which the
+ * tunnel's gas meets, are held at the stream's density on their own. */
+static ad_status reservoir_layout(const ad_world_def *d, ad_params *p, double cx, double cy)
+{
+    if (!(d->reservoir > 0.0)) return ad_ok();
+    int kx = p->open_x ? (int)ceil(d->reservoir / cx * (1.0 - 1e-9)) : 0;
+    int ky = p->open_y ? (int)ceil(d->reservoir / cy * (1.0 - 1e-9)) : 0;
+    if ((p->open_x && 2 * kx + 1 > p->nx) || (p->open_y && 2 * ky + 1 > p->ny))
+        return ad_fail(AD_ERR_INVALID, "reservoir",
+                       "reservoir = %g m: the bands along both open sides of an axis take the whole domain (%d x %d "
+                       "cells); make it narrower or the domain larger",
+                       d->reservoir, p->nx, p->ny);
+    int k = kx > ky ? kx : ky;
+    /* the band's outer edge: open where the stream leaves through it, a solid wall where it enters
+     * or runs along it (the band's controller brings the gas in there: a dense gas would stream out
+     * of an open side there, with nothing outside to hold it) */
+    for (int f = 0; f < 4; f++) {
+        if (!p->open[f]) continue;
+        double un = f == 0 ? d->stream_vx : f == 1 ? -d->stream_vx : f == 2 ? d->stream_vy : -d->stream_vy;
+        p->open[f] = un != 0.0;
+        p->wall[f] = !p->open[f];
+    }
+    p->res_l = p->res_r = kx;
+    p->res_b = p->res_t = ky;
+    p->res_box = (k + 2) / 3;
+    int B = p->res_box, inner = p->nx - 2 * kx;
+    int cols[4] = {(kx + B - 1) / B, (kx + B - 1) / B, (inner + B - 1) / B, (inner + B - 1) / B};
+    int rows[4] = {(p->ny + B - 1) / B, (p->ny + B - 1) / B, (ky + B - 1) / B, (ky + B - 1) / B};
+    long long total = 0;
+    for (int q = 0; q < 4; q++) {
+        p->res_first[q] = (int)total;
+        p->res_cols[q] = cols[q];
+        total += (long long)cols[q] * rows[q];
+    }
+    if (total > 0x7fffffffLL)
+        return ad_fail(AD_ERR_INVALID, "reservoir", "reservoir = %g m makes %.3g boxes; at most 2^31 - 1", d->reservoir,
+                       (double)total);
+    p->res_boxes = (int)total;
+    double v = fabs(d->stream_vx) > fabs(d->stream_vy) ? fabs(d->stream_vx) : fabs(d->stream_vy);
+    double rate = d->reservoir_rate > 0.0 ? d->reservoir_rate
+                                          : 4.0 * (v + sqrt(2.0 * d->stream_temperature)) / d->reservoir;
+    p->res_rate = (float)rate;
+    if (!(p->res_rate > 0.0f))
+        return ad_fail(AD_ERR_INVALID, "reservoir_rate",
+                       "reservoir_rate: the automatic rate is zero (a stream at rest at zero temperature); give one");
+    return ad_ok();
+}
+
 /* Everything about a def except memory; fills the derived float parameters. */
 ad_status ad_params_from_def(const ad_world_def *d, ad_params *p)
 {
@@ -130,15 +179,21 @@ ad_status ad_params_from_def(const ad_world_def *d, ad_params *p)
     if (!(d->y_max - d->y_min >= 2.0 * d->radius))
         return ad_fail(AD_ERR_INVALID, "y_max", "y_max = %g must exceed y_min = %g by at least one diameter (%g m)",
                        d->y_max, d->y_min, 2.0 * d->radius);
-    if ((unsigned)d->boundary_x > (unsigned)AD_BOUNDARY_FLOW)
-        return ad_fail(AD_ERR_INVALID, "boundary_x", "boundary_x = %d is invalid: solid (0), periodic (1) or flow (2)",
+    if ((unsigned)d->boundary_x > (unsigned)AD_BOUNDARY_OPEN)
+        return ad_fail(AD_ERR_INVALID, "boundary_x", "boundary_x = %d is invalid: solid (0), periodic (1) or open (2)",
                        (int)d->boundary_x);
-    if (d->boundary_y != AD_BOUNDARY_SOLID && d->boundary_y != AD_BOUNDARY_PERIODIC)
-        return ad_fail(AD_ERR_INVALID, "boundary_y",
-                       "boundary_y = %d is invalid: solid (0) or periodic (1); flow is for x only", (int)d->boundary_y);
-    TRY(check_range("inflow_vx", d->inflow_vx, -FLT_MAX, 0, FLT_MAX, "it must be finite (m/s)"));
-    TRY(check_range("inflow_vy", d->inflow_vy, -FLT_MAX, 0, FLT_MAX, "it must be finite (m/s)"));
-    TRY(check_range("inflow_temperature", d->inflow_temperature, 0.0, 0, FLT_MAX, "it must be >= 0 (m^2/s^2)"));
+    if ((unsigned)d->boundary_y > (unsigned)AD_BOUNDARY_OPEN)
+        return ad_fail(AD_ERR_INVALID, "boundary_y", "boundary_y = %d is invalid: solid (0), periodic (1) or open (2)",
+                       (int)d->boundary_y);
+    TRY(check_range("stream_vx", d->stream_vx, -FLT_MAX, 0, FLT_MAX, "it must be finite (m/s)"));
+    TRY(check_range("stream_vy", d->stream_vy, -FLT_MAX, 0, FLT_MAX, "it must be finite (m/s)"));
+    TRY(check_range("stream_temperature", d->stream_temperature, 0.0, 0, FLT_MAX, "it must be >= 0 (m^2/s^2)"));
+    TRY(check_range("stream_density", d->stream_density, 0.0, 0, FLT_MAX, "it must be >= 0 (discs per m^2)"));
+    TRY(check_range("reservoir", d->reservoir, 0.0, 0, FLT_MAX, "it must be 0 (none) or a width in m"));
+    TRY(check_range("reservoir_rate", d->reservoir_rate, 0.0, 0, FLT_MAX, "it must be 0 (auto) or a rate in 1/s"));
+    if (d->reservoir > 0.0 && d->boundary_x != AD_BOUNDARY_OPEN && d->boundary_y != AD_BOUNDARY_OPEN)
+        return ad_fail(AD_ERR_INVALID, "reservoir",
+                       "reservoir = %g m: the free-stream reservoir lines open sides, and no axis is open", d->reservoir);
     TRY(check_range("gravity_x", d->gravity_x, -FLT_MAX, 0, FLT_MAX, "it must be finite (m/s^2)"));
     TRY(check_range("gravity_y", d->gravity_y, -FLT_MAX, 0, FLT_MAX, "it must be finite (m/s^2)"));
     TRY(check_range("cell_size", d->cell_size, 0.0, 0, DBL_MAX, "it must be 0 (one diameter) or a length in m"));
@@ -190,17 +245,20 @@ ad_status ad_params_from_def(const ad_world_def *d, ad_params *p)
     p->x_max = (float)d->x_max;
     p->y_min = (float)d->y_min;
     p->y_max = (float)d->y_max;
-    /* contacts act across an inlet/outlet axis as if periodic: the gas just inside the outlet
-     * stands in for the free stream upstream of the inlet, whose collisional pressure (Z - 1 of
-     * it, a third at area fraction 0.2) would otherwise be missing there and the inlet gas would
-     * expand upstream (measured: 6 % slow and 40 % hot) */
-    p->periodic_x = d->boundary_x == AD_BOUNDARY_PERIODIC || d->boundary_x == AD_BOUNDARY_FLOW;
-    p->flow_x = d->boundary_x == AD_BOUNDARY_FLOW;
-    p->inflow_vx = (float)d->inflow_vx;
-    p->inflow_vy = (float)d->inflow_vy;
-    p->inflow_sigma = (float)sqrt(d->inflow_temperature);
-    p->seed = d->seed;
+    p->periodic_x = d->boundary_x == AD_BOUNDARY_PERIODIC;
     p->periodic_y = d->boundary_y == AD_BOUNDARY_PERIODIC;
+    p->open_x = d->boundary_x == AD_BOUNDARY_OPEN;
+    p->open_y = d->boundary_y == AD_BOUNDARY_OPEN;
+    for (int f = 0; f < 4; f++) {
+        ad_boundary b = f < 2 ? d->boundary_x : d->boundary_y;
+        p->wall[f] = b == AD_BOUNDARY_SOLID;
+        p->open[f] = b == AD_BOUNDARY_OPEN;
+    }
+    p->stream_vx = (float)d->stream_vx;
+    p->stream_vy = (float)d->stream_vy;
+    p->stream_sigma = (float)sqrt(d->stream_temperature);
+    p->stream_density = (float)d->stream_density;
+    p->seed = d->seed;
     p->len_x = p->x_max - p->x_min;
     p->len_y = p->y_max - p->y_min;
     p->half_x = 0.5f * p->len_x;
@@ -233,7 +291,7 @@ ad_status ad_params_from_def(const ad_world_def *d, ad_params *p)
     p->cell_y = (float)cy;
     p->inv_cell_x = (float)(1.0 / cx);
     p->inv_cell_y = (float)(1.0 / cy);
-    return ad_ok();
+    return reservoir_layout(d, p, cx, cy);
 }
 
 static const ad_backend_ops *pick_backend(ad_backend b, ad_status *st)
@@ -385,32 +443,53 @@ static int vkey_cmp(const void *a, const void *b)
     return (int)u->end - (int)v->end;
 }
 
-/* Which segment answers for each vertex: the first (by index) that has it. */
-static ad_status own_vertices(ad_segments *s)
+static uint32_t comp_root(uint32_t *parent, uint32_t i)
+{
+    while (parent[i] != i) i = parent[i] = parent[parent[i]];
+    return i;
+}
+
+/* The connected outlines (segment.h): segments that share an end point (equal floats) are one
+ * component, numbered in the order of their first segment; a segment both of whose ends are
+ * shared is part of a closed outline. */
+static ad_status label_components(ad_segments *s)
 {
     size_t n = s->count;
     vkey *k = malloc(2 * n * sizeof *k);
-    if (!k) return ad_fail(AD_ERR_NO_MEMORY, "", "out of memory ordering segment vertices");
+    uint32_t *parent = malloc(n * sizeof *parent), *label = malloc(n * sizeof *label);
+    unsigned char *shared = calloc(2 * n, 1);
+    if (!k || !parent || !label || !shared) {
+        free(k);
+        free(parent);
+        free(label);
+        free(shared);
+        return ad_fail(AD_ERR_NO_MEMORY, "", "out of memory ordering segment vertices");
+    }
     for (size_t i = 0; i < n; i++) {
         k[2 * i] = (vkey){s->raw[i].x0, s->raw[i].y0, (uint32_t)i, 0};
         k[2 * i + 1] = (vkey){s->raw[i].x1, s->raw[i].y1, (uint32_t)i, 1};
-        s->segs[i].flags = 0;
+        parent[i] = (uint32_t)i;
     }
     qsort(k, 2 * n, sizeof *k, vkey_cmp);
-    unsigned char *shared = calloc(2 * n, 1);
-    if (!shared) {
-        free(k);
-        return ad_fail(AD_ERR_NO_MEMORY, "", "out of memory ordering segment vertices");
-    }
     for (size_t a = 0; a < 2 * n; a++) {
         int first = a == 0 || k[a].x != k[a - 1].x || k[a].y != k[a - 1].y;
         int last = a + 1 == 2 * n || k[a].x != k[a + 1].x || k[a].y != k[a + 1].y;
-        if (first) s->segs[k[a].seg].flags |= k[a].end ? AD_SEG_OWNS_END : AD_SEG_OWNS_START;
         if (!(first && last)) shared[2 * k[a].seg + k[a].end] = 1;
+        if (!first) { /* the same point as the key before: one outline */
+            uint32_t u = comp_root(parent, k[a].seg), v = comp_root(parent, k[a - 1].seg);
+            if (u != v) parent[u > v ? u : v] = u < v ? u : v;
+        }
     }
-    for (size_t i = 0; i < n; i++)
+    uint32_t next = 0;
+    for (size_t i = 0; i < n; i++) { /* roots are each component's first segment */
+        uint32_t r = comp_root(parent, (uint32_t)i);
+        if (r == i) label[i] = next++;
+        s->segs[i].flags = label[r] << AD_SEG_COMP_SHIFT;
         if (shared[2 * i] && shared[2 * i + 1]) s->segs[i].flags |= AD_SEG_CLOSED;
+    }
     free(shared);
+    free(label);
+    free(parent);
     free(k);
     return ad_ok();
 }
@@ -519,7 +598,7 @@ static ad_status build_segment_tree(ad_world *w)
                               fmaxf(r->y0, r->y1) + rad};
         centre[i] = (ad_state){0.5f * (r->x0 + r->x1), 0.5f * (r->y0 + r->y1), 0.0f, 0.0f};
     }
-    ad_cpu_morton_keys(p, centre, n, &s->tree_nodes, 1);
+    ad_cpu_morton_keys(p, centre, n, &s->tree_nodes, 1, NULL);
     ad_cpu_radix_sort(&s->tree_nodes, n, 1);
     for (size_t k = 0; k < n; k++) {
         s->tree_item[k] = s->tree_nodes.perm[k];
@@ -547,8 +626,9 @@ ad_status ad_world_add_segments(ad_world *w, const ad_segment *seg, size_t n)
                            r->y0);
     }
     ad_segments *s = &w->seg;
-    if (s->count + n > UINT32_MAX / 4)
-        return ad_fail(AD_ERR_CAPACITY, "segments", "too many segments (%zu)", s->count + n);
+    if (s->count + n > ((size_t)1 << 24))
+        return ad_fail(AD_ERR_CAPACITY, "segments", "too many segments (%zu): at most 2^24 are supported",
+                       s->count + n);
     if (s->count + n > s->cap) {
         size_t cap = (s->count + n) * 2;
         ad_seg *a = realloc(s->segs, cap * sizeof *a);
@@ -569,7 +649,7 @@ ad_status ad_world_add_segments(ad_world *w, const ad_segment *seg, size_t n)
         k->inv_len2 = 1.0f / (k->ex * k->ex + k->ey * k->ey);
     }
     s->count += n;
-    TRY(own_vertices(s));
+    TRY(label_components(s));
     TRY(build_segment_grid(w));
     TRY(build_segment_tree(w));
     return w->ops->set_segments(w);
@@ -707,7 +787,21 @@ double ad_next_dt(const ad_world *w, double vmax)
     return dt;
 }
 
-void ad_stats_fold(ad_world *w, const ad_block_sums *b, size_t nblocks, double dt)
+ad_status ad_open_state_alloc(ad_open_state *o)
+{
+    memset(o, 0, sizeof *o);
+    o->waiting = malloc(AD_WAITING_MAX * sizeof *o->waiting);
+    if (!o->waiting) return ad_fail(AD_ERR_NO_MEMORY, "", "out of host memory for the open sides' state");
+    return ad_ok();
+}
+
+void ad_open_state_free(ad_open_state *o)
+{
+    free(o->waiting);
+    o->waiting = NULL;
+}
+
+void ad_stats_fold(ad_world *w, const ad_block_sums *b, size_t nblocks, double dt, float vmax2_new)
 {
     ad_block_sums t;
     memset(&t, 0, sizeof t);
@@ -724,7 +818,10 @@ void ad_stats_fold(ad_world *w, const ad_block_sums *b, size_t nblocks, double d
         t.max_overlap = fmaxf(t.max_overlap, b[i].max_overlap);
         t.nonfinite += b[i].nonfinite;
         t.skin_violations += b[i].skin_violations;
+        t.left += b[i].left;
+        t.res_removed += b[i].res_removed;
     }
+    t.vmax2 = fmaxf(t.vmax2, vmax2_new);
     ad_stats *s = &w->stats;
     s->kinetic_energy = t.ke;
     s->potential_energy = t.pe;
@@ -740,6 +837,8 @@ void ad_stats_fold(ad_world *w, const ad_block_sums *b, size_t nblocks, double d
     s->kinetic_energy_integral += t.ke * dt;
     s->contact_virial_integral += t.virial * dt;
     s->skin_violations += t.skin_violations;
+    s->left += t.left;
+    s->reservoir_removed += t.res_removed;
     s->time += dt;
     s->step++;
     s->dt = ad_next_dt(w, sqrt((double)t.vmax2));
@@ -748,7 +847,7 @@ void ad_stats_fold(ad_world *w, const ad_block_sums *b, size_t nblocks, double d
 ad_status ad_world_step(ad_world *w, uint64_t n)
 {
     if (!w) return ad_fail(AD_ERR_INVALID, "w", "world is NULL");
-    if (n == 0 || w->count == 0) return ad_ok(); /* nothing moves */
+    if (n == 0 || (w->count == 0 && !ad_world_open(w))) return ad_ok(); /* nothing moves (nothing enters) */
     return w->ops->step(w, n);
 }
 

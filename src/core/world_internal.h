@@ -4,6 +4,7 @@
 
 #include "aerodem/aerodem.h"
 #include "../physics/fields.h"
+#include "../physics/open.h"
 #include "../physics/params.h"
 #include "../physics/segment.h"
 #include "../physics/state.h"
@@ -21,7 +22,8 @@ typedef struct ad_block_sums {
     float vmax2, max_overlap;
     uint32_t nonfinite;
     uint32_t skin_violations;
-    uint32_t reentries;  /* CPU: re-entrants of the block, their slots listed from the block's first slot */
+    uint32_t left;        /* discs removed past open sides (open.h) */
+    uint32_t res_removed; /* discs the reservoir removed */
 } ad_block_sums;
 
 /* Host copy of the static segments and their coarse grid; with the BVH broad phase
@@ -42,6 +44,19 @@ typedef struct ad_accel {
     float ax, ay;
 } ad_accel;
 
+/* What a world carries from step to step besides its discs for its open sides (open.h): the entries
+ * owed per side, the entering discs waiting for room, and the next id. Ids count up in the order
+ * discs are added or enter (the order of a step's new discs is fixed: it does not depend on the
+ * backend, the broad phase or the thread count); a removed disc's id is not given again, until
+ * the 32-bit count wraps after 2^32 discs. */
+#define AD_WAITING_MAX 4096 /* entering discs that may wait for room at once */
+typedef struct ad_open_state {
+    double owed[4];        /* entries owed per side (the whole ones enter in a step) */
+    uint32_t next_id;      /* the id of the next disc added or entering */
+    uint32_t nwaiting;
+    ad_entry *waiting;     /* AD_WAITING_MAX entries, in the order they came */
+} ad_open_state;
+
 /* A world's particle arrays in internal order, as a checkpoint holds them. */
 typedef struct ad_snapshot {
     size_t n;
@@ -51,6 +66,8 @@ typedef struct ad_snapshot {
     ad_accel *accel;
     int primed;         /* Verlet: accel holds the forces of this state */
     int owned;          /* the arrays were allocated for the snapshot: free them */
+    ad_open_state open;
+    int open_owned;     /* open's arrays were allocated for the snapshot: free them */
 } ad_snapshot;
 
 /* Field sums on the host (the CPU backend adds into them directly). */
@@ -109,8 +126,17 @@ ad_status ad_fail(ad_code code, const char *field, const char *fmt, ...)
 /* The next step from the fastest disc (adaptive) or the fixed step. */
 double ad_next_dt(const ad_world *w, double vmax);
 
-/* Folds the block sums of one step of length dt into w->stats. */
-void ad_stats_fold(ad_world *w, const ad_block_sums *b, size_t nblocks, double dt);
+/* Folds the block sums of one step of length dt into w->stats; vmax2_new: the largest speed squared
+ * of discs added after the pass (entered, or added by the reservoir), which the next step must
+ * resolve too. */
+void ad_stats_fold(ad_world *w, const ad_block_sums *b, size_t nblocks, double dt, float vmax2_new);
+
+/* The open sides' state: allocation, release. */
+ad_status ad_open_state_alloc(ad_open_state *o);
+void ad_open_state_free(ad_open_state *o);
+
+/* 1 when the world has an open side (its disc count may change while it steps). */
+static inline int ad_world_open(const ad_world *w) { return w->params.open_x || w->params.open_y; }
 
 void ad_snapshot_free(ad_snapshot *s);
 

@@ -55,18 +55,22 @@ int ad_cpu_bvh_alloc(ad_cpu_bvh *b, size_t cap)
 
 static int threads_for(size_t n, int threads) { return n < AD_BVH_SERIAL || threads < 1 ? 1 : threads; }
 
-uint64_t ad_cpu_morton_keys(const ad_params *p, const ad_state *s, size_t n, ad_cpu_bvh *b, int threads)
+uint64_t ad_cpu_morton_keys(const ad_params *p, const ad_state *s, size_t n, ad_cpu_bvh *b, int threads,
+                            size_t *dead)
 {
     const ad_params P = *p;
     uint32_t *code = b->code, *perm = b->perm;
-    uint64_t outside = 0;
-#pragma omp parallel for num_threads(threads_for(n, threads)) schedule(static) reduction(+ : outside)
+    uint64_t outside = 0, removed = 0;
+#pragma omp parallel for num_threads(threads_for(n, threads)) schedule(static) reduction(+ : outside, removed)
     for (size_t i = 0; i < n; i++) {
         ad_state q = s[i];
-        code[i] = ad_morton_code(&P, q.x, q.y);
+        code[i] = ad_bvh_key(&P, q);
         perm[i] = (uint32_t)i;
-        outside += (uint64_t)ad_outside_domain(&P, q.x, q.y);
+        int gone = q.x != q.x;
+        removed += (uint64_t)gone;
+        outside += (uint64_t)(!gone && ad_outside_domain(&P, q.x, q.y));
     }
+    if (dead) *dead = (size_t)removed;
     return outside;
 }
 

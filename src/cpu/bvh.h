@@ -29,9 +29,11 @@ size_t ad_cpu_bvh_bytes(size_t cap);
 int ad_cpu_bvh_alloc(ad_cpu_bvh *b, size_t cap);
 void ad_cpu_bvh_free(ad_cpu_bvh *b);
 
-/* Step 1: code[i] of point i in its current order, perm[i] = i. Returns the number
- * of centres outside the domain (clamped to its border, as on the grid). */
-uint64_t ad_cpu_morton_keys(const ad_params *p, const ad_state *s, size_t n, ad_cpu_bvh *b, int threads);
+/* Step 1: code[i] = ad_bvh_key of point i in its current order, perm[i] = i. Returns the number
+ * of centres outside the domain (clamped to its border, as on the grid); *dead (may be NULL)
+ * receives the number of removed discs (open.h), whose keys sort last. */
+uint64_t ad_cpu_morton_keys(const ad_params *p, const ad_state *s, size_t n, ad_cpu_bvh *b, int threads,
+                            size_t *dead);
 
 /* Step 2: a stable LSD radix sort of (code, perm) by code, 8 bits a pass. Each thread
  * takes a fixed chunk and the chunks keep their order, so the result does not depend

@@ -7,7 +7,6 @@
 #include "../physics/fields.h"
 #include "../physics/gather.h"
 #include "../physics/integrate.h"
-#include "../physics/reentry.h"
 #include "bvh.h"
 #include "cpu_world.h"
 #include "gather_cpu.h"
@@ -42,7 +41,7 @@ static int screens(const ad_world_def *d)
  * on the grid's interior fast path, without an inlet (re-entering discs jump). */
 static int keeps_expiries(const ad_world_def *d, const ad_params *p)
 {
-    return screens(d) && !p->flow_x && ad_cpu_fast_grid(p);
+    return screens(d) && !p->open_x && !p->open_y && ad_cpu_fast_grid(p);
 }
 
 static size_t per_particle_bytes(const ad_world_def *d, const ad_params *p)
@@ -64,7 +63,7 @@ static size_t cpu_bytes_needed(const ad_world_def *d, const ad_params *p)
     size_t blocks = (d->capacity + AD_BLOCK - 1) / AD_BLOCK;
     /* the BVH replaces the grid's per-cell arrays by its per-disc tree */
     size_t broad = d->broad_phase == AD_BROAD_PHASE_BVH ? ad_cpu_bvh_bytes(d->capacity)
-                                                        : cells_of(p) + (cells_of(p) + 2) * sizeof(uint32_t);
+                                                        : cells_of(p) + 1 + (cells_of(p) + 3) * sizeof(uint32_t);
     return d->capacity * per_particle_bytes(d, p) + broad + blocks * (sizeof(ad_block_sums) + sizeof(uint32_t)) +
            sizeof(cpu_world) + 2 * AD_CPU_PAD * sizeof(ad_state) + 2 * AD_CPU_XY_PAD * sizeof(float) + foreign_entries(d->capacity) * sizeof(uint32_t);
 }
@@ -98,6 +97,7 @@ static void cpu_destroy(ad_world *w)
     free(c->virial);
     free(c->blocks);
     ad_cpu_bvh_free(&c->bvh);
+    ad_cpu_open_destroy(c);
     free(c);
     w->impl = NULL;
 }
@@ -205,7 +205,8 @@ static ad_status cpu_create(ad_world *w)
 #endif
     c->cap = d->capacity;
     c->use_bvh = d->broad_phase == AD_BROAD_PHASE_BVH;
-    c->ncell = c->use_bvh ? 0 : cells_of(&w->params);
+    /* the grid's cells and, after them, the cell of discs removed in a pass (open.h) */
+    c->ncell = c->use_bvh ? 0 : cells_of(&w->params) + 1;
     c->nblocks = (c->cap + AD_BLOCK - 1) / AD_BLOCK;
     int fail = 0, t = c->threads;
     for (int k = 0; k < 2; k++) {
@@ -250,23 +251,29 @@ static ad_status cpu_create(ad_world *w)
         cpu_destroy(w);
         return ad_fail(AD_ERR_NO_MEMORY, "capacity", "capacity: allocating %s for the world failed", nb);
     }
-    return ad_ok();
+    ad_status st = ad_cpu_open_create(w, c);
+    if (st.code) cpu_destroy(w);
+    return st;
 }
 
 static ad_status cpu_add_particles(ad_world *w, const ad_particle *p, size_t n)
 {
     cpu_world *c = w->impl;
-    ad_state *s = c->state[c->cur] + w->count;
-    uint32_t *id = c->id + w->count;
+    if (c->n + n > c->cap) /* removed discs still hold their slots until the next sort */
+        return ad_fail(AD_ERR_CAPACITY, "capacity", "capacity: adding %zu particles to %zu slots in use exceeds %zu",
+                       n, c->n, c->cap);
+    size_t at = c->n;
+    ad_state *s = c->state[c->cur] + at;
     for (size_t i = 0; i < n; i++) {
         s[i] = (ad_state){p[i].x, p[i].y, p[i].vx, p[i].vy};
         s[i] = ad_wrap_state(&w->params, s[i]);
-        id[i] = (uint32_t)(w->count + i);
-        c->pressure[w->count + i] = 0.0f;
-        c->virial[w->count + i] = 0.0f;
+        c->id[at + i] = ad_cpu_new_id(c);
+        c->pressure[at + i] = 0.0f;
+        c->virial[at + i] = 0.0f;
     }
-    if (c->acc[c->cur]) memset(c->acc[c->cur] + w->count, 0, n * sizeof(ad_accel));
-    if (c->accel) memset(c->accel + w->count, 0, n * sizeof(ad_accel));
+    c->n += n;
+    if (c->acc[c->cur]) memset(c->acc[c->cur] + at, 0, n * sizeof(ad_accel));
+    if (c->accel) memset(c->accel + at, 0, n * sizeof(ad_accel));
     c->primed = 0;
     c->dt_stale = 1;
     c->binned = 0;
@@ -323,6 +330,9 @@ static void build_grid(ad_world *w, cpu_world *c, size_t n)
     float *qdst = c->qexp_tmp;
     c->qexp_tmp = c->qexp;
     c->qexp = qdst;
+    /* the removed discs are in the dead cell, after every other: the world ends there */
+    size_t alive = c->start[c->ncell - 1];
+    if (alive != n) ad_cpu_open_compact(w, c, alive);
     double t3 = now();
     w->stats.max_cell_occupancy = diag.max_occupancy;
     w->stats.cell_overflow = diag.overflow;
@@ -338,7 +348,8 @@ static void build_grid(ad_world *w, cpu_world *c, size_t n)
 static void build_bvh(ad_world *w, cpu_world *c, size_t n)
 {
     double t0 = now();
-    uint64_t outside = ad_cpu_morton_keys(&w->params, c->state[c->cur], n, &c->bvh, c->threads);
+    size_t dead = 0;
+    uint64_t outside = ad_cpu_morton_keys(&w->params, c->state[c->cur], n, &c->bvh, c->threads, &dead);
     double t1 = now();
     ad_cpu_radix_sort(&c->bvh, n, c->threads);
     double t2 = now();
@@ -358,6 +369,11 @@ static void build_bvh(ad_world *w, cpu_world *c, size_t n)
     c->cur = !c->cur;
     c->id_tmp = c->id;
     c->id = idst;
+    /* removed discs have the largest key and sort last (ad_bvh_key): the tree leaves them out */
+    if (dead) {
+        ad_cpu_open_compact(w, c, n - dead);
+        n -= dead;
+    }
     c->tree = ad_cpu_bvh_build(&c->bvh, c->state[c->cur], NULL, n, c->threads);
     double t3 = now();
     w->stats.max_cell_occupancy = 0; /* no cells */
@@ -500,13 +516,13 @@ static void rk4_stage_block(const ad_world *w, cpu_world *c, size_t b, size_t n,
             add_contact_sums(sums, &a);
         }
         ad_state nx = ad_rk4_stage(b0, me, ax, ay, dt, k, &acc[s]);
+        int fate = 0;
         if (k == 3) {
-            int re = 0;
-            nx = ad_apply_boundaries(&P, nx, c->id, s, w->stats.step, &re);
-            if (re) c->id_tmp[s0 + sums->reentries++] = (uint32_t)s;
+            nx = ad_apply_boundaries(&P, nx, c->id[s], w->stats.step, dt, doomed(c, s), &fate);
+            count_removed(sums, fate);
         }
         out[s] = nx;
-        if (k == 3) {
+        if (k == 3 && !fate) {
             ad_cpu_motion_lane(&m8, sums, &P, nx, (unsigned)(s - s0));
             float dx = ad_min_image(nx.x - b0.x, P.periodic_x, P.len_x, P.half_x);
             float dy = ad_min_image(nx.y - b0.y, P.periodic_y, P.len_y, P.half_y);
@@ -531,42 +547,8 @@ static void interact_rk4(ad_world *w, cpu_world *c, size_t n, float dt)
     c->cur = !c->cur;
 }
 
-/* Step 5, second half: the discs that re-entered in the pass just run get their heights
- * (reentry.h). Their slots were listed per block in `id_tmp` (free until the next reorder);
- * gathered in block order. Heights are chosen from the positions before any of them moves,
- * then written, and where the pass binned its output for the next step, re-binned. */
-static void place_reentries(ad_world *w, cpu_world *c, size_t n)
-{
-    size_t nb = (n + AD_BLOCK - 1) / AD_BLOCK;
-    uint32_t count = 0;
-    for (size_t b = 0; b < nb; b++) count += c->blocks[b].reentries;
-    if (count == 0 || count > AD_REENTRY_MAX) return; /* too many: all keep their heights (reentry.h) */
-    uint32_t *list = c->re_list;
-    ad_reentry_spot *at = c->re_at;
-    count = 0;
-    for (size_t b = 0; b < nb; b++)
-        for (uint32_t k = 0; k < c->blocks[b].reentries; k++) list[count++] = c->id_tmp[b * AD_BLOCK + k];
-    const ad_params P = w->params;
-    ad_state *s = c->state[c->cur];
-    const ad_bvh *tree = c->use_bvh ? &c->tree : NULL;
-#pragma omp parallel for num_threads(c->threads) schedule(dynamic, 4) if (count > 64)
-    for (uint32_t k = 0; k < count; k++)
-        at[k] = ad_reentry_place(&P, c->start, tree, s, c->id, list, count, k, w->stats.step);
-    for (uint32_t k = 0; k < count; k++) {
-        uint32_t slot = list[k];
-        s[slot].x = at[k].x;
-        s[slot].y = at[k].y;
-        if (!c->binned) continue;
-        uint32_t cell = ad_cell_index(&P, s[slot].x, s[slot].y);
-        c->count[c->cell_of[slot]]--;
-        c->count[cell]++;
-        c->cell_of[slot] = cell;
-        c->moved = 0; /* a disc changed cells after the pass listed them */
-    }
-}
-
-/* Verlet's drift runs before binning, in place: each disc moves itself only. The
- * inlet/outlet crossings wait for the end of the step (the kick in interact_block). */
+/* Verlet's drift runs before binning, in place: each disc moves itself only. Removals past
+ * open sides wait for the end of the step (the kick in interact_block). */
 static void verlet_drift(ad_world *w, cpu_world *c, size_t n, float dt)
 {
     const ad_params P = w->params;
@@ -574,7 +556,7 @@ static void verlet_drift(ad_world *w, cpu_world *c, size_t n, float dt)
     const ad_accel *acc = c->acc[c->cur];
 #pragma omp parallel for num_threads(c->threads) schedule(static)
     for (size_t i = 0; i < n; i++)
-        s[i] = ad_wrap_periodic(&P, ad_verlet_drift(s[i], acc[i].ax, acc[i].ay, dt));
+        s[i] = ad_wrap_state(&P, ad_verlet_drift(s[i], acc[i].ax, acc[i].ay, dt));
 }
 
 static const ad_accel *observed_accel(const cpu_world *c)
@@ -583,13 +565,14 @@ static const ad_accel *observed_accel(const cpu_world *c)
 }
 
 /* Adds the current discs to the field sums, serially in slot order: cheap next to
- * a step (it runs every `interval` steps) and the same sums for any thread count. */
+ * a step (it runs every `interval` steps) and the same sums for any thread count. A removed
+ * disc (NaN position, until the next sort) falls in no cell. */
 static void sample_fields(ad_world *w, const cpu_world *c)
 {
     ad_fields *f = &w->fields;
     const ad_state *s = c->state[c->cur];
     const ad_accel *acc = observed_accel(c);
-    for (size_t k = 0; k < w->count; k++) {
+    for (size_t k = 0; k < c->n; k++) {
         int cell = ad_field_cell(&f->grid, s[k].x, s[k].y);
         if (cell < 0) continue;
         double v[AD_FS_COUNT];
@@ -600,15 +583,70 @@ static void sample_fields(ad_world *w, const cpu_world *c)
     f->samples++;
 }
 
+/* The removals of the last pass, from its block sums. */
+static size_t removed_in_pass(const cpu_world *c, size_t nb)
+{
+    size_t r = 0;
+    for (size_t b = 0; b < nb; b++) r += c->blocks[b].left + c->blocks[b].res_removed;
+    return r;
+}
+
+/* One step: steps 1-3 (build_broad_phase), the reservoir's plan, step 4 (the pass), step 5's
+ * entries (open sides, reservoir), step 6's fold. */
+static ad_status cpu_one_step(ad_world *w, cpu_world *c, float dt, int obs)
+{
+    ad_integrator integ = w->def.integrator;
+    int open = ad_world_open(w);
+    if (integ == AD_INTEGRATOR_VERLET && !c->primed) {
+        /* Verlet needs the forces of the current state before its first drift */
+        build_broad_phase(w, c, c->n);
+        interact(w, c, c->n, dt, PASS_PRIME, 1);
+        c->primed = 1;
+    }
+    if (integ == AD_INTEGRATOR_VERLET) verlet_drift(w, c, c->n, dt);
+    build_broad_phase(w, c, c->n);
+    if (w->params.res_boxes) ad_cpu_reservoir_plan(w, c, dt);
+    size_t n = c->n, nb = (n + AD_BLOCK - 1) / AD_BLOCK;
+    double t0 = now();
+    int kept = c->screen; /* the pass keeps the quiet test's expiries where it screens */
+    if (integ == AD_INTEGRATOR_RK4) interact_rk4(w, c, n, dt);
+    else interact(w, c, n, dt, PASS_STEP, obs);
+    float v2_new = 0.0f;
+    ad_status st = open ? ad_cpu_open_enter(w, c, dt, &v2_new) : ad_ok();
+    ad_stats_fold(w, c->blocks, nb, dt, v2_new);
+    if (open) {
+        w->count = c->n - removed_in_pass(c, nb);
+        w->stats.count = w->count;
+    }
+    w->stats.phase_seconds[AD_PHASE_INTERACT] += now() - t0;
+    if (w->fields.enabled && w->stats.step % w->fields.def.interval == 0) sample_fields(w, c);
+    uint64_t bad = 0;
+    float v2 = 0.0f;
+    for (size_t b = 0; b < nb; b++) {
+        bad += c->blocks[b].nonfinite;
+        v2 = fmaxf(v2, c->blocks[b].vmax2);
+    }
+    /* the next pass may screen (gather_cpu.h) where the states this pass wrote (which it
+     * reads, reordered) are finite and no speed reaches 1e15, and cells are below 1e17 m */
+    c->screen = c->xy.x && c->avx2 && !bad && v2 < 1e30f && v2_new < 1e30f && w->params.cell_x < 1e17f &&
+                w->params.cell_y < 1e17f;
+    quiet_clock_step(w, c, n, kept, dt, v2);
+    if (bad)
+        return ad_fail(AD_ERR_UNSTABLE, "dt",
+                       "step %llu: %llu discs reached a non-finite position or velocity (the step of %g s is too "
+                       "large for the stiffness, or discs were placed overlapping)",
+                       (unsigned long long)w->stats.step, (unsigned long long)bad, (double)dt);
+    return st;
+}
+
 static ad_status cpu_step(ad_world *w, uint64_t nsteps)
 {
     cpu_world *c = w->impl;
-    size_t n = w->count, nb = (n + AD_BLOCK - 1) / AD_BLOCK;
-    ad_integrator integ = w->def.integrator;
     if (c->dt_stale) {
         /* after particles are added the next step's size comes from their speeds */
         float v2 = 0.0f;
         const ad_state *s = c->state[c->cur];
+        size_t n = c->n;
 #pragma omp parallel for num_threads(c->threads) reduction(max : v2)
         for (size_t i = 0; i < n; i++) v2 = fmaxf(v2, s[i].vx * s[i].vx + s[i].vy * s[i].vy);
         w->stats.dt = ad_next_dt(w, sqrt((double)v2));
@@ -623,39 +661,47 @@ static ad_status cpu_step(ad_world *w, uint64_t nsteps)
         int stop = w->interrupt && *w->interrupt;
         int obs = stop || k + 1 == nsteps ||
                   (w->fields.enabled && (w->stats.step + 1) % w->fields.def.interval == 0);
-        if (integ == AD_INTEGRATOR_VERLET && !c->primed) {
-            /* Verlet needs the forces of the current state before its first drift */
-            build_broad_phase(w, c, n);
-            interact(w, c, n, dt, PASS_PRIME, 1);
-            c->primed = 1;
-        }
-        if (integ == AD_INTEGRATOR_VERLET) verlet_drift(w, c, n, dt);
-        build_broad_phase(w, c, n);
-        double t0 = now();
-        int kept = c->screen; /* the pass keeps the quiet test's expiries where it screens */
-        if (integ == AD_INTEGRATOR_RK4) interact_rk4(w, c, n, dt);
-        else interact(w, c, n, dt, PASS_STEP, obs);
-        if (w->params.flow_x) place_reentries(w, c, n);
-        ad_stats_fold(w, c->blocks, nb, dt);
-        w->stats.phase_seconds[AD_PHASE_INTERACT] += now() - t0;
-        if (w->fields.enabled && w->stats.step % w->fields.def.interval == 0) sample_fields(w, c);
-        uint64_t bad = 0;
-        float v2 = 0.0f;
-        for (size_t b = 0; b < nb; b++) {
-            bad += c->blocks[b].nonfinite;
-            v2 = fmaxf(v2, c->blocks[b].vmax2);
-        }
-        /* the next pass may screen (gather_cpu.h) where the states this pass wrote (which it
-         * reads, reordered) are finite and no speed reaches 1e15, and cells are below 1e17 m */
-        c->screen = c->xy.x && c->avx2 && !bad && v2 < 1e30f && w->params.cell_x < 1e17f && w->params.cell_y < 1e17f;
-        quiet_clock_step(w, c, n, kept, dt, v2);
-        if (bad)
-            return ad_fail(AD_ERR_UNSTABLE, "dt",
-                           "step %llu: %llu discs reached a non-finite position or velocity (the step of %g s is too "
-                           "large for the stiffness, or discs were placed overlapping)",
-                           (unsigned long long)w->stats.step, (unsigned long long)bad, (double)dt);
+        ad_status st = cpu_one_step(w, c, dt, obs);
+        if (st.code) return st;
         if (stop) break;
     }
+    return ad_ok();
+}
+
+typedef struct id_slot {
+    uint32_t id, slot;
+} id_slot;
+
+static int id_slot_cmp(const void *a, const void *b)
+{
+    uint32_t x = ((const id_slot *)a)->id, y = ((const id_slot *)b)->id;
+    return x < y ? -1 : x > y;
+}
+
+/* The slots of the world's discs in the order asked for: slot order, or ascending ids (*order is
+ * NULL where that is slot order too: no removed disc and the ids 0..count-1 in place). */
+static ad_status read_order(const ad_world *w, const cpu_world *c, int by_id, uint32_t **order)
+{
+    *order = NULL;
+    const ad_state *s = c->state[c->cur];
+    int plain = c->n == w->count;
+    if (plain && by_id)
+        for (size_t k = 0; k < c->n && plain; k++) plain = c->id[k] == k;
+    if (plain && !by_id) return ad_ok();
+    id_slot *v = malloc((c->n + 1) * sizeof *v);
+    uint32_t *o = malloc((c->n + 1) * sizeof *o);
+    if (!v || !o) {
+        free(v);
+        free(o);
+        return ad_fail(AD_ERR_NO_MEMORY, "", "out of host memory reading %zu particles", c->n);
+    }
+    size_t m = 0;
+    for (size_t k = 0; k < c->n; k++)
+        if (!ad_is_dead(s[k])) v[m++] = (id_slot){c->id[k], (uint32_t)k};
+    if (by_id) qsort(v, m, sizeof *v, id_slot_cmp);
+    for (size_t k = 0; k < m; k++) o[k] = v[k].slot;
+    free(v);
+    *order = o;
     return ad_ok();
 }
 
@@ -666,8 +712,11 @@ static ad_status cpu_read(const ad_world *w, int flags, size_t max, const ad_par
     const ad_state *s = c->state[c->cur];
     const uint32_t *ids = c->id;
     const ad_accel *acc = observed_accel(c);
-    for (size_t k = 0; k < n; k++) {
-        size_t o = (flags & AD_READ_BY_ID) ? ids[k] : k;
+    uint32_t *order;
+    ad_status st = read_order(w, c, (flags & AD_READ_BY_ID) != 0, &order);
+    if (st.code) return st;
+    for (size_t o = 0; o < n; o++) {
+        size_t k = order ? order[o] : o;
         if (out->state) out->state[o] = (ad_particle){s[k].x, s[k].y, s[k].vx, s[k].vy};
         if (out->id) out->id[o] = ids[k];
         if (out->pressure) out->pressure[o] = c->pressure[k];
@@ -677,22 +726,51 @@ static ad_status cpu_read(const ad_world *w, int flags, size_t max, const ad_par
             out->accel[2 * o + 1] = acc[k].ay;
         }
     }
+    free(order);
     if (count) *count = n;
     return ad_ok();
 }
 
-/* The CPU's arrays are the snapshot: no copy. */
+/* The CPU's arrays are the snapshot, with no copy where no removed disc holds a slot; else the
+ * discs are copied out in slot order. The open sides' state is the world's own (not owned). */
 static ad_status cpu_export(const ad_world *w, ad_snapshot *s)
 {
     const cpu_world *c = w->impl;
     memset(s, 0, sizeof *s);
     s->n = w->count;
-    s->state = c->state[c->cur];
-    s->id = c->id;
-    s->pressure = c->pressure;
-    s->virial = c->virial;
-    s->accel = (ad_accel *)observed_accel(c);
     s->primed = c->primed;
+    s->open = c->open;
+    const ad_accel *acc = observed_accel(c);
+    if (c->n == w->count) {
+        s->state = c->state[c->cur];
+        s->id = c->id;
+        s->pressure = c->pressure;
+        s->virial = c->virial;
+        s->accel = (ad_accel *)acc;
+        return ad_ok();
+    }
+    size_t n = w->count;
+    s->owned = 1;
+    s->state = malloc(n * sizeof *s->state + 1);
+    s->id = malloc(n * 4 + 1);
+    s->pressure = malloc(n * 4 + 1);
+    s->virial = malloc(n * 4 + 1);
+    s->accel = malloc(n * sizeof *s->accel + 1);
+    if (!s->state || !s->id || !s->pressure || !s->virial || !s->accel) {
+        ad_snapshot_free(s);
+        return ad_fail(AD_ERR_NO_MEMORY, "", "out of host memory for a snapshot of %zu particles", n);
+    }
+    const ad_state *st = c->state[c->cur];
+    size_t m = 0;
+    for (size_t k = 0; k < c->n && m < n; k++) {
+        if (ad_is_dead(st[k])) continue;
+        s->state[m] = st[k];
+        s->id[m] = c->id[k];
+        s->pressure[m] = c->pressure[k];
+        s->virial[m] = c->virial[k];
+        s->accel[m] = acc[k];
+        m++;
+    }
     return ad_ok();
 }
 
@@ -705,6 +783,11 @@ static ad_status cpu_import(ad_world *w, const ad_snapshot *s)
     memcpy(c->pressure, s->pressure, s->n * sizeof(float));
     memcpy(c->virial, s->virial, s->n * sizeof(float));
     memcpy(c->accel ? c->accel : c->acc[c->cur], s->accel, s->n * sizeof(ad_accel));
+    c->n = s->n;
+    memcpy(c->open.owed, s->open.owed, sizeof c->open.owed);
+    c->open.next_id = s->open.next_id;
+    c->open.nwaiting = s->open.nwaiting;
+    if (s->open.nwaiting) memcpy(c->open.waiting, s->open.waiting, s->open.nwaiting * sizeof(ad_entry));
     c->primed = s->primed;
     c->dt_stale = 0;
     c->binned = 0;

@@ -3,7 +3,6 @@
 #define AD_CPU_WORLD_H
 
 #include "../core/world_internal.h"
-#include "../physics/reentry.h"
 #include "bvh.h"
 #include "grid.h"
 #include "tail_cpu.h"
@@ -37,8 +36,19 @@ typedef struct cpu_world {
     uint32_t *blk_lo;            /* per block: the cell of its first slot before the pass (ad_cpu_moved) */
     int moved;                   /* defer, blk_defer and blk_lo account for the discs of the last pass (ad_cpu_moved) */
     int binned;            /* cell_of and count hold the bin of the current state (step 1 done) */
-    uint32_t re_list[AD_REENTRY_MAX]; /* the step's re-entrants (slots) */
-    ad_reentry_spot re_at[AD_REENTRY_MAX]; /* and where they go */
+    size_t n;              /* slots in use: the discs, and those removed in the last pass until the next sort */
+    /* open sides and the reservoir (open_cpu.c) */
+    ad_open_state open;
+    ad_entry *entries;     /* a step's entering discs: the waiting ones, then the new ones */
+    ad_state *spots;       /* where the step's new discs would go: the entries', then the reservoir's */
+    unsigned char *room;   /* per spot: 1 where it had room */
+    double *res_debt;      /* per reservoir box: its controller's debt (ad_reservoir_decide) */
+    uint32_t *res_add;     /* per box: discs to add after the pass */
+    uint8_t *res_doomed;   /* per slot: the pass removes it (the step's plan) */
+    uint32_t *res_doomed_list; /* the slots marked, to clear after the step */
+    size_t res_ndoomed, res_doomed_cap;
+    int *spot_box;         /* per spot: the reservoir box it would join, -1 for an entering disc */
+    size_t spots_cap;
     float *pressure, *virial;
     ad_accel *acc[2];           /* Verlet: acceleration of the last force evaluation */
     ad_accel *accel;            /* other integrators: the same, for observers only */
@@ -52,6 +62,20 @@ typedef struct cpu_world {
 } cpu_world;
 
 typedef enum { PASS_STEP, PASS_PRIME } pass_kind;
+
+/* Open sides and the reservoir on the CPU (open_cpu.c). */
+ad_status ad_cpu_open_create(ad_world *w, cpu_world *c);
+void ad_cpu_open_destroy(cpu_world *c);
+/* Before the pass, on the grid of the step: each reservoir box's count, the discs its controller
+ * removes in the pass (marked in res_doomed) and adds after it. */
+void ad_cpu_reservoir_plan(const ad_world *w, cpu_world *c, float dt);
+/* After the pass: the free stream's entering discs and the reservoir's additions, appended at slot
+ * c->n (binned where the pass binned). *vmax2 receives their largest speed squared. */
+ad_status ad_cpu_open_enter(ad_world *w, cpu_world *c, float dt, float *vmax2);
+/* The id of a new disc (ad_open_state). */
+uint32_t ad_cpu_new_id(cpu_world *c);
+/* After a sort that put the removed discs in slots [alive, n): the world ends at alive. */
+void ad_cpu_open_compact(ad_world *w, cpu_world *c, size_t alive);
 
 /* Step 4 for one block of AD_BLOCK slots (pass_cpu.h), portable and AVX2 builds. */
 void ad_cpu_pass_block_portable(const ad_world *w, cpu_world *c, size_t b, size_t n, float dt, ad_integrator integ,

@@ -353,12 +353,11 @@ AD_CPU_INLINE unsigned ad_cpu_quiet8_avx2(const ad_params *p, const ad_seg_grid 
                               _mm256_and_ps(_mm256_cmp_ps(fy, two, _CMP_GE_OQ),
                                             _mm256_cmp_ps(fy, _mm256_set1_ps((float)(p->ny - 2)), _CMP_LT_OQ)));
     const __m256 r = _mm256_set1_ps(p->radius);
-    if (!p->periodic_x) /* ad_contact_walls: lo < radius or hi < radius touches */
-        ok = _mm256_and_ps(ok, _mm256_and_ps(_mm256_cmp_ps(_mm256_sub_ps(X, _mm256_set1_ps(p->x_min)), r, _CMP_NLT_UQ),
-                                             _mm256_cmp_ps(_mm256_sub_ps(_mm256_set1_ps(p->x_max), X), r, _CMP_NLT_UQ)));
-    if (!p->periodic_y)
-        ok = _mm256_and_ps(ok, _mm256_and_ps(_mm256_cmp_ps(_mm256_sub_ps(Y, _mm256_set1_ps(p->y_min)), r, _CMP_NLT_UQ),
-                                             _mm256_cmp_ps(_mm256_sub_ps(_mm256_set1_ps(p->y_max), Y), r, _CMP_NLT_UQ)));
+    /* ad_contact_walls: lo < radius or hi < radius touches */
+    if (p->wall[0]) ok = _mm256_and_ps(ok, _mm256_cmp_ps(_mm256_sub_ps(X, _mm256_set1_ps(p->x_min)), r, _CMP_NLT_UQ));
+    if (p->wall[1]) ok = _mm256_and_ps(ok, _mm256_cmp_ps(_mm256_sub_ps(_mm256_set1_ps(p->x_max), X), r, _CMP_NLT_UQ));
+    if (p->wall[2]) ok = _mm256_and_ps(ok, _mm256_cmp_ps(_mm256_sub_ps(Y, _mm256_set1_ps(p->y_min)), r, _CMP_NLT_UQ));
+    if (p->wall[3]) ok = _mm256_and_ps(ok, _mm256_cmp_ps(_mm256_sub_ps(_mm256_set1_ps(p->y_max), Y), r, _CMP_NLT_UQ));
     if (g->count) { /* ad_contact_segments: inside the segments' box looks further */
         __m256 in = _mm256_and_ps(_mm256_and_ps(_mm256_cmp_ps(X, _mm256_set1_ps(g->box_x0), _CMP_GE_OQ),
                                                 _mm256_cmp_ps(X, _mm256_set1_ps(g->box_x1), _CMP_LE_OQ)),

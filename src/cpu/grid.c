@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "../physics/grid.h"
+#include "../physics/open.h"
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -22,20 +23,20 @@ void ad_cpu_bin(const ad_params *p, const ad_state *s, size_t n, uint32_t *cell_
     if (threads <= 1) {
         for (size_t i = 0; i < n; i++) {
             ad_state q = s[i];
-            uint32_t c = ad_cell_index(&P, q.x, q.y);
+            uint32_t c = ad_bin_cell(&P, q); /* a removed disc: the dead cell (open.h) */
             cell_of[i] = c;
             count[c]++;
-            outside += (uint64_t)ad_outside_domain(&P, q.x, q.y);
+            outside += (uint64_t)(!ad_is_dead(q) && ad_outside_domain(&P, q.x, q.y));
         }
     } else {
         /* integer counts: atomic increments give the same totals (modulo 256) in any order */
 #pragma omp parallel for num_threads(threads) schedule(static) reduction(+ : outside)
         for (size_t i = 0; i < n; i++) {
             ad_state q = s[i];
-            uint32_t c = ad_cell_index(&P, q.x, q.y);
+            uint32_t c = ad_bin_cell(&P, q);
             cell_of[i] = c;
             __atomic_fetch_add(&count[c], (uint8_t)1, __ATOMIC_RELAXED);
-            outside += (uint64_t)ad_outside_domain(&P, q.x, q.y);
+            outside += (uint64_t)(!ad_is_dead(q) && ad_outside_domain(&P, q.x, q.y));
         }
     }
     diag->outside = outside;

@@ -67,7 +67,8 @@ typedef struct ad_grid_diag {
  * counters' total then falls short of the discs by a multiple of 256, which the scan sees;
  * it then counts the cells again from cell_of in 32 bits (ad_cpu_scan). Exact either way. */
 
-/* Step 1. cell_of[i] = cell of disc i; count[c] += 1 (modulo 256). `count` must be zeroed. */
+/* Step 1. cell_of[i] = cell of disc i (ad_bin_cell: removed discs go to the cell after the grid's);
+ * count[c] += 1 (modulo 256). `count` must be zeroed and hold that extra cell. */
 void ad_cpu_bin(const ad_params *p, const ad_state *s, size_t n, uint32_t *cell_of, uint8_t *count, int threads,
                 ad_grid_diag *diag);
 

@@ -79,37 +79,47 @@ AD_CPU_INLINE void pass_contacts(const ad_world *w, cpu_world *c, const pass_ctx
     add_contact_sums(sums, &a);
 }
 
+/* 1 where the reservoir's plan removes slot s in this step (ad_cpu_reservoir_plan). */
+AD_CPU_INLINE int doomed(const cpu_world *c, size_t s) { return c->res_doomed && c->res_doomed[s]; }
+
+/* A disc's fate in step 5 (ad_apply_boundaries): kept, or removed past an open side or by the
+ * reservoir, counted in the block's sums. */
+AD_CPU_INLINE void count_removed(ad_block_sums *sums, int fate)
+{
+    sums->left += fate == AD_LEFT;
+    sums->res_removed += fate == AD_RESERVOIR_REMOVED;
+}
+
 AD_CPU_INLINE void pass_motion(cpu_world *c, pass_ctx *x, size_t s, size_t s0, float ax, float ay, float dt,
                                ad_integrator integ, pass_kind kind, uint64_t step, ad_block_sums *sums,
                                uint32_t *outside)
 {
     const ad_params *P = &x->P;
     ad_state me = x->in[s], nw;
+    int fate = 0;
     if (kind == PASS_PRIME) {
         x->acc_out[s] = (ad_accel){ax, ay};
         nw = me;
     } else if (integ == AD_INTEGRATOR_VERLET) {
         nw = ad_verlet_kick(me, x->acc_in[s].ax, x->acc_in[s].ay, ax, ay, dt);
         x->acc_out[s] = (ad_accel){ax, ay};
-        int re = 0; /* the drift left the inlet/outlet crossings to here */
-        nw = ad_apply_boundaries(P, nw, c->id, s, step, &re);
-        if (re) c->id_tmp[s0 + sums->reentries++] = (uint32_t)s;
+        nw = ad_apply_boundaries(P, nw, c->id[s], step, dt, doomed(c, s), &fate); /* the drift left removals here */
+        count_removed(sums, fate);
     } else {
         /* the Verlet drift moved discs before binning; these move them here */
         nw = integ == AD_INTEGRATOR_EULER ? ad_step_euler(me, ax, ay, dt) : ad_step_symplectic(me, ax, ay, dt);
-        int re = 0;
-        nw = ad_apply_boundaries(P, nw, c->id, s, step, &re);
-        if (re) c->id_tmp[s0 + sums->reentries++] = (uint32_t)s; /* id_tmp is free until the next reorder */
+        nw = ad_apply_boundaries(P, nw, c->id[s], step, dt, doomed(c, s), &fate);
+        count_removed(sums, fate);
         if (!c->use_bvh) {
             /* step 1 of the next step, fused: bin the disc where its new position is written */
-            uint32_t cell = ad_cell_index(P, nw.x, nw.y);
+            uint32_t cell = ad_bin_cell(P, nw);
             c->cell_of[s] = cell;
             ad_cpu_bin_count(&x->bins, cell, (uint32_t)s);
-            *outside += (uint32_t)ad_outside_domain(P, nw.x, nw.y);
+            *outside += (uint32_t)(!fate && ad_outside_domain(P, nw.x, nw.y));
         }
     }
     x->out[s] = nw;
-    ad_cpu_motion_lane(&x->m8, sums, P, nw, (unsigned)(s - s0));
+    if (!fate) ad_cpu_motion_lane(&x->m8, sums, P, nw, (unsigned)(s - s0));
 }
 
 /* Step 4 for the one-evaluation integrators: gather, integrate, write the other buffer.

@@ -9,9 +9,9 @@
  * order as those functions (the build does not contract a*b+c), so the results are theirs
  * bit for bit; the double sums go to the lane sums of ad_cpu_motion8, as the scalar code's.
  * It gives up, having written nothing, when a lane needs what it does not do: a disc
- * crossing the inlet or outlet (re-entry), or a coordinate still outside a periodic axis
- * after one correction (ad_wrap's full reduction); the caller then takes the scalar path
- * for those eight. */
+ * past an open side (removed) or in the reservoir's band (its draws, open.h), or a
+ * coordinate still outside a periodic axis after one correction (ad_wrap's full
+ * reduction); the caller then takes the scalar path for those eight. */
 #ifndef AD_CPU_TAIL_CPU_H
 #define AD_CPU_TAIL_CPU_H
 
@@ -102,24 +102,33 @@ AD_CPU_INLINE int ad_cpu_tail8_avx2(const ad_params *P, const ad_state *in, ad_s
         vx = _mm256_add_ps(vx, _mm256_mul_ps(ax, vdt));
         vy = _mm256_add_ps(vy, _mm256_mul_ps(ay, vdt));
     }
-    /* ad_apply_boundaries: a flow crossing re-enters (scalar); then ad_wrap_state */
-    if (P->flow_x) {
-        __m256 cross = _mm256_or_ps(_mm256_cmp_ps(x, _mm256_set1_ps(P->x_max), _CMP_GE_OQ),
-                                    _mm256_cmp_ps(x, _mm256_set1_ps(P->x_min), _CMP_LT_OQ));
-        if (_mm256_movemask_ps(cross)) return 0;
-    }
+    /* ad_apply_boundaries: ad_wrap_state, then a disc past an open side is removed (scalar) */
     __m256 ok = _mm256_castsi256_ps(_mm256_set1_epi32(-1));
     if (P->periodic_x) x = ad_cpu_wrap8(x, P->x_min, P->len_x, &ok);
     if (P->periodic_y) y = ad_cpu_wrap8(y, P->y_min, P->len_y, &ok);
+    /* ad_left_open, side by side */
+    if (P->open[0]) ok = _mm256_and_ps(ok, _mm256_cmp_ps(x, _mm256_set1_ps(P->x_min), _CMP_GE_OQ));
+    if (P->open[1]) ok = _mm256_and_ps(ok, _mm256_cmp_ps(x, _mm256_set1_ps(P->x_max), _CMP_LT_OQ));
+    if (P->open[2]) ok = _mm256_and_ps(ok, _mm256_cmp_ps(y, _mm256_set1_ps(P->y_min), _CMP_GE_OQ));
+    if (P->open[3]) ok = _mm256_and_ps(ok, _mm256_cmp_ps(y, _mm256_set1_ps(P->y_max), _CMP_LT_OQ));
     if (_mm256_movemask_ps(ok) != 0xff) return 0;
     /* the next step's bin (ad_cell_index, ad_outside_domain) */
     __m256i cx = ad_cpu_cell_coord8(x, P->origin_x, P->inv_cell_x, P->nx);
     __m256i cy = ad_cpu_cell_coord8(y, P->origin_y, P->inv_cell_y, P->ny);
+    if (P->res_boxes) { /* a disc in the reservoir's band (open.h): its draws are scalar */
+        __m256i band = _mm256_or_si256(
+            _mm256_or_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32(P->res_l), cx),
+                            _mm256_cmpgt_epi32(cx, _mm256_set1_epi32(P->nx - P->res_r - 1))),
+            _mm256_or_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32(P->res_b), cy),
+                            _mm256_cmpgt_epi32(cy, _mm256_set1_epi32(P->ny - P->res_t - 1))));
+        if (!_mm256_testz_si256(band, band)) return 0;
+    }
     __m256i cell = _mm256_add_epi32(_mm256_mullo_epi32(cy, _mm256_set1_epi32(P->nx)), cx);
-    __m256 yin = _mm256_and_ps(_mm256_cmp_ps(y, _mm256_set1_ps(P->y_min), _CMP_GE_OQ),
+    __m256 inside = _mm256_castsi256_ps(_mm256_set1_epi32(-1));
+    if (!P->open_y)
+        inside = _mm256_and_ps(_mm256_cmp_ps(y, _mm256_set1_ps(P->y_min), _CMP_GE_OQ),
                                _mm256_cmp_ps(y, _mm256_set1_ps(P->y_max), _CMP_LE_OQ));
-    __m256 inside = yin;
-    if (!P->flow_x)
+    if (!P->open_x)
         inside = _mm256_and_ps(inside, _mm256_and_ps(_mm256_cmp_ps(x, _mm256_set1_ps(P->x_min), _CMP_GE_OQ),
                                                      _mm256_cmp_ps(x, _mm256_set1_ps(P->x_max), _CMP_LE_OQ)));
     *outside += (uint32_t)__builtin_popcount(~(unsigned)_mm256_movemask_ps(inside) & 0xffu);

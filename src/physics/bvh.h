@@ -84,6 +84,15 @@ AD_HD static inline uint32_t ad_morton_code(const ad_params *p, float x, float y
     return ad_morton_spread((uint32_t)qx) | (ad_morton_spread((uint32_t)qy) << 1);
 }
 
+/* The key a disc is sorted by: its Morton code, the top quantum's merged into its neighbour's, and a
+ * removed disc (open.h) the largest, so that removed discs sort after every other. */
+AD_HD static inline uint32_t ad_bvh_key(const ad_params *p, ad_state s)
+{
+    if (s.x != s.x) return 0xffffffffu;
+    uint32_t k = ad_morton_code(p, s.x, s.y);
+    return k < 0xffffffffu ? k : 0xfffffffeu;
+}
+
 AD_HD static inline int ad_clz32(uint32_t x)
 {
 #if defined(__CUDA_ARCH__)
@@ -299,8 +308,11 @@ AD_HD static inline void ad_bvh_contact_segments(const ad_params *p, const ad_se
     ad_bvh_box q = {x, y, x, y};
     ad_bvh_walk w;
     ad_bvh_walk_begin(&g->t, &w, q, 0, stack, stride);
+    ad_seg_touches t; /* one contact a connected outline (segment.h) */
+    t.n = 0;
     for (uint32_t k = ad_bvh_walk_next(&g->t, &w); k != AD_BVH_NONE; k = ad_bvh_walk_next(&g->t, &w))
-        ad_contact_segment(p, &g->segs[g->item[k]], x, y, vx, vy, a);
+        ad_seg_touch(p, &g->segs[g->item[k]], x, y, vx, vy, &t, a);
+    ad_seg_touches_apply(p, &t, x, y, vx, vy, a);
 }
 
 /* All contacts of disc i through the trees: discs, segments, walls. */

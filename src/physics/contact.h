@@ -142,20 +142,17 @@ AD_HD static inline void ad_closest_on_segment(float x, float y, float x0, float
     *qy = y0 + s * ey;
 }
 
-/* Disc against the walls of solid axes. Walls push along their inward normal even
+/* Disc against the solid walls (params.wall, per side). Walls push along their inward normal even
  * when a centre has crossed them; wall force, outward positive, goes into a->wall. */
 AD_HD static inline void ad_contact_walls(const ad_params *p, float x, float y, float vx, float vy, ad_accum *a)
 {
-    if (!p->periodic_x) {
-        float lo = x - p->x_min, hi = p->x_max - x;
-        if (lo < p->radius) a->wall[0] += ad_contact_static(p, p->radius - lo, 1.0f, 0.0f, vx, vy, a);
-        if (hi < p->radius) a->wall[1] += ad_contact_static(p, p->radius - hi, -1.0f, 0.0f, vx, vy, a);
-    }
-    if (!p->periodic_y) {
-        float lo = y - p->y_min, hi = p->y_max - y;
-        if (lo < p->radius) a->wall[2] += ad_contact_static(p, p->radius - lo, 0.0f, 1.0f, vx, vy, a);
-        if (hi < p->radius) a->wall[3] += ad_contact_static(p, p->radius - hi, 0.0f, -1.0f, vx, vy, a);
-    }
+    float lo = x - p->x_min, hi = p->x_max - x;
+    if (p->wall[0] && lo < p->radius) a->wall[0] += ad_contact_static(p, p->radius - lo, 1.0f, 0.0f, vx, vy, a);
+    if (p->wall[1] && hi < p->radius) a->wall[1] += ad_contact_static(p, p->radius - hi, -1.0f, 0.0f, vx, vy, a);
+    lo = y - p->y_min;
+    hi = p->y_max - y;
+    if (p->wall[2] && lo < p->radius) a->wall[2] += ad_contact_static(p, p->radius - lo, 0.0f, 1.0f, vx, vy, a);
+    if (p->wall[3] && hi < p->radius) a->wall[3] += ad_contact_static(p, p->radius - hi, 0.0f, -1.0f, vx, vy, a);
 }
 
 #endif

@@ -34,11 +34,11 @@ AD_HD static inline uint32_t ad_cell_index(const ad_params *p, float x, float y)
 }
 
 /* 1 when the centre lies outside the domain (it was clamped into a border cell). Along an
- * inlet/outlet axis a disc is past the outlet only until the end of its step (Verlet's
- * drift leaves the crossing to then): not counted. */
+ * open axis a disc is past its side only until the end of its step (Verlet's drift leaves
+ * the removal to then): not counted. */
 AD_HD static inline int ad_outside_domain(const ad_params *p, float x, float y)
 {
-    return !((p->flow_x || (x >= p->x_min && x <= p->x_max)) && y >= p->y_min && y <= p->y_max);
+    return !((p->open_x || (x >= p->x_min && x <= p->x_max)) && (p->open_y || (y >= p->y_min && y <= p->y_max)));
 }
 
 /* The columns [lo, hi] of neighbour cells of column cx within `reach`, split in

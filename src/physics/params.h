@@ -16,10 +16,19 @@ typedef struct ad_params {
     float x_min, x_max, y_min, y_max;
     float len_x, len_y, half_x, half_y;
     int disc_contacts;        /* 0: discs pass through each other (free-molecular flow) */
-    int periodic_x, periodic_y; /* flow (inlet/outlet) axes count as periodic for contacts */
-    int flow_x;               /* x is an inlet/outlet pair */
-    float inflow_vx, inflow_vy, inflow_sigma; /* free stream and thermal speed per component */
+    int periodic_x, periodic_y; /* the axis wraps */
+    int open_x, open_y;       /* the axis is open (far field, open.h): its disc count changes */
+    int wall[4];              /* per side (x_min, x_max, y_min, y_max): a solid spring-dashpot wall */
+    int open[4];              /* per side: discs past it are removed, the free stream enters through it */
+    float stream_vx, stream_vy, stream_sigma, stream_density; /* free stream: velocity, thermal speed per
+                                                                 component, number density [1/m^2] */
     uint64_t seed;
+    /* the free-stream reservoir (open.h): the outer cells of the grid on open sides */
+    int res_l, res_r, res_b, res_t; /* band width in cells: left, right, bottom, top (0: none) */
+    int res_box;              /* box edge [cells] */
+    int res_boxes;            /* boxes in all (0: no reservoir) */
+    int res_first[4], res_cols[4]; /* per part (left, right, bottom, top): first box, boxes per row */
+    float res_rate;           /* the thermostat's and the density's rate nu [1/s] */
     /* grid */
     float origin_x, origin_y; /* lower corner of cell (0,0) [m] */
     float cell_x, cell_y;     /* cell edges [m] */

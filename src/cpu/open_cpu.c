@@ -1,0 +1,272 @@
+/* Open sides and the free-stream reservoir on the CPU: the discs that enter, those the reservoir adds, ids. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../physics/open.h"
+#include "../physics/room.h"
+#include "cpu_world.h"
+
+/* Spots that are judged for room in one step, at most (entries past it wait; reservoir additions past it
+ * are left to the next step, whose boxes ask again). */
+#define AD_ROOM_MAX 8192
+
+ad_status ad_cpu_open_create(ad_world *w, cpu_world *c)
+{
+    ad_status st = ad_open_state_alloc(&c->open);
+    if (st.code) return st;
+    const ad_params *P = &w->params;
+    if (P->res_boxes) {
+        c->res_debt = calloc(2 * (size_t)P->res_boxes, sizeof *c->res_debt);
+        c->res_add = calloc((size_t)P->res_boxes, sizeof *c->res_add);
+        c->res_doomed = calloc(c->cap ? c->cap : 1, 1);
+        if (!c->res_debt || !c->res_add || !c->res_doomed)
+            return ad_fail(AD_ERR_NO_MEMORY, "reservoir", "out of host memory for the reservoir's boxes");
+    }
+    return ad_ok();
+}
+
+void ad_cpu_open_destroy(cpu_world *c)
+{
+    ad_open_state_free(&c->open);
+    free(c->entries);
+    free(c->spots);
+    free(c->room);
+    free(c->res_debt);
+    free(c->res_add);
+    free(c->res_doomed);
+    free(c->res_doomed_list);
+    free(c->spot_box);
+}
+
+uint32_t ad_cpu_new_id(cpu_world *c) { return c->open.next_id++; }
+
+void ad_cpu_open_compact(ad_world *w, cpu_world *c, size_t alive)
+{
+    c->n = alive;
+    w->count = alive;
+    w->stats.count = alive;
+}
+
+/* Marks slot k for removal in this step's pass. */
+static int doom(cpu_world *c, uint32_t k)
+{
+    if (c->res_ndoomed == c->res_doomed_cap) {
+        size_t cap = c->res_doomed_cap ? 2 * c->res_doomed_cap : 256;
+        uint32_t *l = realloc(c->res_doomed_list, cap * sizeof *l);
+        if (!l) return 0;
+        c->res_doomed_list = l;
+        c->res_doomed_cap = cap;
+    }
+    c->res_doomed_list[c->res_ndoomed++] = k;
+    c->res_doomed[k] = 1;
+    return 1;
+}
+
+/* The rm discs of box b with the smallest keys of the step (ad_reservoir_key), marked; rm is at most
+ * AD_RES_ADD_MAX... of a box's count. Through the grid's starts (a row's cells are one slot range),
+ * or, with the BVH, over every disc. */
+static uint32_t doom_box(const ad_world *w, cpu_world *c, int b, uint32_t rm)
+{
+    const ad_params *P = &w->params;
+    enum { K = 16 };
+    uint64_t key[K];
+    uint32_t slot[K], m = 0;
+    if (rm > K) rm = K;
+    int cx0, cx1, cy0, cy1;
+    ad_reservoir_box_cells(P, b, &cx0, &cx1, &cy0, &cy1);
+    const ad_state *s = c->state[c->cur];
+    for (int cy = cy0; cy < cy1; cy++) {
+        size_t row = (size_t)cy * (size_t)P->nx;
+        uint32_t j0 = c->use_bvh ? 0 : c->start[row + (size_t)cx0], j1 = c->use_bvh ? (uint32_t)c->n : c->start[row + (size_t)cx1];
+        for (uint32_t j = j0; j < j1; j++) {
+            if (c->use_bvh && ad_reservoir_box(P, s[j].x, s[j].y) != b) continue;
+            uint64_t k = ad_reservoir_key(P, w->stats.step, c->id[j]);
+            if (m == rm && k >= key[m - 1]) continue;
+            uint32_t at = m < rm ? m++ : m - 1; /* insertion into the sorted few */
+            while (at > 0 && key[at - 1] > k) {
+                key[at] = key[at - 1];
+                slot[at] = slot[at - 1];
+                at--;
+            }
+            key[at] = k;
+            slot[at] = j;
+        }
+        if (c->use_bvh) break; /* every disc was read once */
+    }
+    for (uint32_t i = 0; i < m; i++)
+        if (!doom(c, slot[i])) return i;
+    return m;
+}
+
+/* Discs of box b in the current state: from the grid's starts, row by row. */
+static uint32_t box_count_grid(const ad_params *P, const uint32_t *start, int b)
+{
+    int cx0, cx1, cy0, cy1;
+    ad_reservoir_box_cells(P, b, &cx0, &cx1, &cy0, &cy1);
+    uint32_t n = 0;
+    for (int cy = cy0; cy < cy1; cy++) {
+        size_t row = (size_t)cy * (size_t)P->nx;
+        n += start[row + (size_t)cx1] - start[row + (size_t)cx0];
+    }
+    return n;
+}
+
+void ad_cpu_reservoir_plan(const ad_world *w, cpu_world *c, float dt)
+{
+    const ad_params *P = &w->params;
+    if (!P->res_boxes) return;
+    int nb = P->res_boxes;
+    uint32_t *count = c->res_add; /* the counts first, then the additions in place */
+    if (c->use_bvh) { /* no cells: the discs binned into boxes */
+        memset(count, 0, (size_t)nb * sizeof *count);
+        const ad_state *s = c->state[c->cur];
+        for (size_t i = 0; i < c->n; i++) {
+            int b = ad_reservoir_box(P, s[i].x, s[i].y);
+            if (b >= 0) count[b]++;
+        }
+    } else {
+        for (int b = 0; b < nb; b++) count[b] = box_count_grid(P, c->start, b);
+    }
+    double nu = (double)P->res_rate / AD_RES_CONTROL_SLOWER;
+    for (int b = 0; b < nb; b++) {
+        float x0, x1, y0, y1;
+        ad_reservoir_box_rect(P, b, &x0, &x1, &y0, &y1);
+        double area = (x1 > x0 && y1 > y0) ? ((double)x1 - x0) * ((double)y1 - y0) : 0.0;
+        uint32_t add, rm = ad_reservoir_decide(&c->res_debt[2 * b], (double)P->stream_density * area, count[b], nu, dt, &add);
+        if (rm) c->res_debt[2 * b] -= (double)(rm - doom_box(w, c, b, rm)); /* the ones not marked stay owed */
+        count[b] = add;
+    }
+}
+
+/* Room for a step's spots: `ns` of them, lists grown as needed. */
+static int grow(cpu_world *c, size_t need)
+{
+    if (need <= c->spots_cap) return 1;
+    size_t cap = need * 2 > 1024 ? need * 2 : 1024;
+    ad_entry *e = realloc(c->entries, cap * sizeof *e);
+    if (e) c->entries = e;
+    ad_state *s = realloc(c->spots, cap * sizeof *s);
+    if (s) c->spots = s;
+    unsigned char *r = realloc(c->room, cap);
+    if (r) c->room = r;
+    int *bx = realloc(c->spot_box, cap * sizeof *bx);
+    if (bx) c->spot_box = bx;
+    if (!e || !s || !r || !bx) return 0;
+    c->spots_cap = cap;
+    return 1;
+}
+
+/* Appends disc q at slot c->n with a new id (binned where the pass binned its own). */
+static void append(ad_world *w, cpu_world *c, ad_state q)
+{
+    size_t slot = c->n++;
+    c->state[c->cur][slot] = q;
+    c->id[slot] = ad_cpu_new_id(c);
+    c->pressure[slot] = 0.0f;
+    c->virial[slot] = 0.0f;
+    if (c->accel) c->accel[slot] = (ad_accel){0.0f, 0.0f};
+    if (c->acc[c->cur]) c->acc[c->cur][slot] = (ad_accel){0.0f, 0.0f};
+    if (c->binned) {
+        uint32_t cell = ad_bin_cell(&w->params, q);
+        c->cell_of[slot] = cell;
+        c->count[cell]++;
+        c->moved = 0; /* the pass's account of moved discs does not list it (ad_cpu_moved) */
+    }
+}
+
+ad_status ad_cpu_open_enter(ad_world *w, cpu_world *c, float dt, float *vmax2)
+{
+    const ad_params *P = &w->params;
+    ad_open_state *o = &c->open;
+    uint64_t step = w->stats.step;
+    *vmax2 = 0.0f;
+    for (size_t k = 0; k < c->res_ndoomed; k++) c->res_doomed[c->res_doomed_list[k]] = 0; /* the pass took them */
+    c->res_ndoomed = 0;
+    /* the entering discs: those waiting, then this step's, side by side */
+    uint32_t owe[4] = {0, 0, 0, 0};
+    size_t ne = o->nwaiting;
+    for (int f = 0; f < 4; f++) {
+        if (!ad_side_open(P, f)) continue;
+        o->owed[f] += ad_side_rate(P, f) * (double)dt;
+        double k = floor(o->owed[f]);
+        o->owed[f] -= k;
+        owe[f] = k > 1e9 ? 1000000000u : (uint32_t)k;
+        ne += owe[f];
+    }
+    size_t nadd = 0;
+    for (int b = 0; b < P->res_boxes; b++) nadd += c->res_add[b];
+    if (ne + nadd == 0) return ad_ok();
+    if (!grow(c, ne + nadd)) return ad_fail(AD_ERR_NO_MEMORY, "", "out of host memory for %zu entering discs", ne + nadd);
+    memcpy(c->entries, o->waiting, o->nwaiting * sizeof *o->waiting);
+    size_t k = o->nwaiting;
+    for (int f = 0; f < 4; f++)
+        for (uint32_t j = 0; j < owe[f]; j++) c->entries[k++] = ad_entry_draw(P, f, step, j);
+    /* their spots at the step's end, then the reservoir's */
+    uint64_t seed = (P->seed ^ 0xE9B5DBA58189DBBCull) + step * 0x3956C25BF348B538ull;
+    for (size_t i = 0; i < ne; i++) {
+        c->spots[i] = ad_entry_place(P, c->entries[i], dt, ad_rng_uniform(seed, i));
+        c->spot_box[i] = -1;
+    }
+    size_t ns = ne;
+    for (int b = 0; b < P->res_boxes; b++) {
+        if (!c->res_add[b]) continue;
+        float x0, x1, y0, y1;
+        ad_reservoir_box_rect(P, b, &x0, &x1, &y0, &y1);
+        for (uint32_t j = 0; j < c->res_add[b]; j++, ns++) {
+            uint64_t q = ((uint64_t)b << 8 | (j & 255u)) * 4;
+            ad_state s;
+            s.x = x0 + (float)(ad_rng_uniform(seed ^ 0x59F111F1B605D019ull, q) * ((double)x1 - x0));
+            s.y = y0 + (float)(ad_rng_uniform(seed ^ 0x59F111F1B605D019ull, q + 1) * ((double)y1 - y0));
+            if (!(s.x < x1)) s.x = x0;
+            if (!(s.y < y1)) s.y = y0;
+            ad_stream_velocity(P, seed ^ 0x923F82A4AB1C5ED5ull, q / 4, &s.vx, &s.vy);
+            c->spots[ns] = s;
+            c->spot_box[ns] = b;
+        }
+    }
+    /* room, where discs touch each other: the gas after the pass, and the spots before */
+    size_t judged = ns;
+    if (P->disc_contacts) {
+        if (judged > AD_ROOM_MAX) judged = AD_ROOM_MAX;
+        const ad_bvh *tree = c->use_bvh ? &c->tree : NULL;
+        const ad_state *gas = c->state[c->cur];
+        const ad_state *spots = c->spots;
+        unsigned char *room = c->room;
+        const ad_params Pl = *P;
+#pragma omp parallel for num_threads(c->threads) schedule(dynamic, 8) if (judged > 64)
+        for (size_t i = 0; i < judged; i++) room[i] = (unsigned char)ad_room_for(&Pl, c->start, tree, gas, spots, (uint32_t)i);
+        for (size_t i = judged; i < ns; i++) room[i] = 0;
+    } else {
+        memset(c->room, 1, ns);
+    }
+    size_t placed = 0;
+    for (size_t i = 0; i < ns; i++) placed += c->room[i];
+    if (c->n + placed > c->cap)
+        return ad_fail(AD_ERR_CAPACITY, "capacity",
+                       "capacity: at step %llu the free stream brings the world to %zu discs, past its capacity of %zu "
+                       "(a denser or faster stream than the capacity was sized for, or gas piling up ahead of the body)",
+                       (unsigned long long)step, c->n + placed, c->cap);
+    /* placed in list order; entering discs without room wait, in order */
+    uint32_t waiting = 0;
+    for (size_t i = 0; i < ns; i++) {
+        if (c->room[i]) {
+            ad_state q = c->spots[i];
+            append(w, c, q);
+            float v2 = q.vx * q.vx + q.vy * q.vy;
+            *vmax2 = *vmax2 > v2 ? *vmax2 : v2;
+            if (i < ne) {
+                w->stats.entered++;
+            } else {
+                w->stats.reservoir_added++;
+                c->res_debt[2 * c->spot_box[i]] -= 1.0; /* settled */
+            }
+        } else if (i < ne) {
+            if (waiting < AD_WAITING_MAX) o->waiting[waiting++] = c->entries[i];
+            else w->stats.entries_lost++;
+        }
+    }
+    o->nwaiting = waiting;
+    w->stats.entries_waiting = waiting;
+    return ad_ok();
+}
