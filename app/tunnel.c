@@ -40,6 +40,8 @@ typedef struct measure {
     int settled;                       /* averages were reset at settle_steps */
     int pad;
     unsigned long long last_checkpoint;
+    ad_probe_sums probe_row;           /* the free-stream probe at the last force row */
+    ad_probe_sums probe_settled;       /* and when averages started */
 } measure;
 
 typedef struct run {
@@ -55,6 +57,8 @@ typedef struct run {
     size_t on;
     int oclosed;
     ad_field_def fd;
+    ad_scene_layout layout;    /* the domain, the reservoir, the probe */
+    int probe;                 /* the free stream is measured (a flow tunnel with room for the probe) */
 } run;
 
 static ad_status fail(ad_code code, const char *fmt, ...)
@@ -129,6 +133,32 @@ static void path_in(const run *r, char *buf, size_t n, const char *fmt, ...)
 
 static double mean_of(double s, double n) { return n > 0 ? s / n : NAN; }
 
+/* The free stream the probe saw between two reads of its sums: number density [1/m^2], mean
+ * velocity along the stream [m/s] and temperature kT/m [m^2/s^2] (NaN where it saw no disc). */
+typedef struct free_stream {
+    double density, velocity, temperature, samples;
+} free_stream;
+
+static free_stream probe_between(const ad_probe_sums *a, const ad_probe_sums *b)
+{
+    free_stream f = {NAN, NAN, NAN, (double)(b->samples - a->samples)};
+    double n = b->count - a->count;
+    if (!(f.samples > 0) || !(n > 0)) return f;
+    double ux = (b->vx - a->vx) / n, uy = (b->vy - a->vy) / n;
+    f.density = n / (f.samples * b->area);
+    f.velocity = ux;
+    f.temperature = 0.5 * fmax((b->v2 - a->v2) / n - ux * ux - uy * uy, 0.0);
+    return f;
+}
+
+static ad_probe_sums probe_now(const run *r)
+{
+    ad_probe_sums p;
+    memset(&p, 0, sizeof p);
+    if (r->probe) ad_world_read_probe(r->w, &p);
+    return p;
+}
+
 static double se_of(double s, double s2, double n)
 {
     if (n < 2) return NAN;
@@ -159,17 +189,21 @@ static ad_status force_row(run *r)
         r->m.sum_cl2 += cl * cl;
     }
     double n = (double)r->m.n;
+    ad_probe_sums pnow = probe_now(r);
+    free_stream fs = probe_between(&r->m.probe_row, &pnow);
+    r->m.probe_row = pnow;
     char path[AD_PATH_MAX + 32];
     path_in(r, path, sizeof path, "forces.csv");
     FILE *f = fopen(path, "a");
     if (!f) return fail(AD_ERR_IO, "cannot append to %s: %s", path, strerror(errno));
     if (r->m.rows == 0)
         fprintf(f, "step,time,drag,lift,cd,cl,cd_mean,cd_se,cl_mean,cl_se,averaged,kinetic_energy,dt,max_overlap,"
-                   "max_cell_occupancy\n");
-    fprintf(f, "%llu,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%llu,%.9g,%.6g,%.6g,%u\n",
+                   "max_cell_occupancy,discs,free_stream_density,free_stream_velocity,free_stream_temperature\n");
+    fprintf(f, "%llu,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%llu,%.9g,%.6g,%.6g,%u,%zu,%.6g,%.6g,%.6g\n",
             (unsigned long long)s.step, s.time, fx, fy, cd, cl, mean_of(r->m.sum_cd, n),
             se_of(r->m.sum_cd, r->m.sum_cd2, n), mean_of(r->m.sum_cl, n), se_of(r->m.sum_cl, r->m.sum_cl2, n),
-            r->m.n, s.kinetic_energy, s.dt, s.max_overlap, s.max_cell_occupancy);
+            r->m.n, s.kinetic_energy, s.dt, s.max_overlap, s.max_cell_occupancy, s.count, fs.density, fs.velocity,
+            fs.temperature);
     int bad = ferror(f);
     if (fclose(f) != 0 || bad) return fail(AD_ERR_IO, "writing %s failed", path);
     r->m.rows++;
@@ -362,11 +396,28 @@ static void print_start(run *r)
     say(r, "aerodem: %s\n", r->sc.source);
     say(r, "  tunnel %g x %g m, %zu discs of radius %g m, area fraction %g, backend %s (%d threads)\n", r->sc.width,
         r->sc.height, s.count, r->sc.radius, r->sc.area_fraction, ad_backend_name(s.backend), s.threads);
-    if (r->sc.kind == AD_TUNNEL_FLOW)
+    if (r->sc.kind == AD_TUNNEL_FLOW && r->sc.collisions)
         say(r, "  free stream U = %g m/s: speed ratio S = %.3g, Mach M = %.3g (dilute, gamma = 2) or %.3g (with the "
                "discs' excluded area, Z = %.3g), Knudsen Kn = %.3g (mean free path %.3g m over chord %g m)\n",
             r->sc.velocity, f->speed_ratio, f->mach, f->mach_dense, f->compressibility, f->knudsen, f->mean_free_path,
             r->sc.chord);
+    else if (r->sc.kind == AD_TUNNEL_FLOW) /* no collisions: no sound speed, no mean free path */
+        say(r, "  free stream U = %g m/s: speed ratio S = %.3g; free-molecular (the discs do not collide)\n",
+            r->sc.velocity, f->speed_ratio);
+    if (r->sc.kind == AD_TUNNEL_FLOW) {
+        const ad_scene_layout *l = &r->layout;
+        const char *walls = r->sc.walls == AD_BOUNDARY_OPEN ? "far field" : r->sc.walls == AD_BOUNDARY_SOLID ? "solid"
+                                                                                                             : "periodic";
+        if (l->reservoir > 0)
+            say(r, "  open inlet and outlet, top and bottom %s; free-stream reservoir outside the open sides, %g m "
+                   "wide (%g m upstream)\n",
+                walls, l->band[1], l->band[0]);
+        else
+            say(r, "  open inlet and outlet, top and bottom %s; no reservoir\n", walls);
+        if (r->probe)
+            say(r, "  the free stream is measured in x [%g, %g] m, y [%g, %g] m\n", l->probe_x0, l->probe_x1,
+                l->probe_y0, l->probe_y1);
+    }
     say(r, "  contact time %.4g s, step %.4g s, grid %u x %u cells; output in %s/\n", s.contact_time, s.dt, s.grid_nx,
         s.grid_ny, r->dir);
     /* the dashpot switches on and off inside a step: the restitution's error is first order in
@@ -377,6 +428,38 @@ static void print_start(run *r)
                "run.contact_steps = %.0f brings it to about 1 %%\n",
             e, 100.0 * err, r->sc.contact_steps, ceil(3.0 * -log(e) / 0.01));
 
+}
+
+/* The free stream the probe measured since the averages started, against the nominal one the
+ * coefficients use; a warning where they differ by more than 2 %. */
+static void free_stream_summary(run *r, FILE *f, const ad_stats *s)
+{
+    if (r->sc.kind != AD_TUNNEL_FLOW) return;
+    fprintf(f, "discs_entered %llu\ndiscs_left %llu\nreservoir_added %llu\nreservoir_removed %llu\n",
+            (unsigned long long)s->entered, (unsigned long long)s->left, (unsigned long long)s->reservoir_added,
+            (unsigned long long)s->reservoir_removed);
+    if (s->entries_lost) {
+        fprintf(f, "entries_lost %llu\n", (unsigned long long)s->entries_lost);
+        say(r, "  warning: %llu discs of the free stream found no room at the open sides and were dropped (the "
+               "stream is denser than the open sides can take in: give [tunnel] reservoir a width)\n",
+            (unsigned long long)s->entries_lost);
+    }
+    if (!r->probe) return;
+    ad_probe_sums now = probe_now(r);
+    free_stream m = probe_between(&r->m.probe_settled, &now);
+    double n0 = r->flow.number_density, u0 = r->sc.velocity, t0 = r->sc.temperature;
+    double rn = m.density / n0, ru = m.velocity / u0, rt = t0 > 0 ? m.temperature / t0 : NAN;
+    fprintf(f, "free_stream_density %.6g 1/m^2\nfree_stream_velocity %.6g m/s\nfree_stream_temperature %.6g m^2/s^2\n",
+            m.density, m.velocity, m.temperature);
+    fprintf(f, "free_stream_density_ratio %.6g\nfree_stream_velocity_ratio %.6g\nfree_stream_temperature_ratio %.6g\n",
+            rn, ru, rt);
+    fprintf(f, "free_stream_samples %.0f\n", m.samples);
+    say(r, "  free stream measured ahead of the body: density %.4g (%+.1f %%), velocity %.4g m/s (%+.1f %%), "
+           "kT/m %.4g (%+.1f %%) of the nominal\n",
+        m.density, 100.0 * (rn - 1.0), m.velocity, 100.0 * (ru - 1.0), m.temperature, 100.0 * (rt - 1.0));
+    if (fabs(rn - 1.0) > 0.02 || fabs(ru - 1.0) > 0.02 || (t0 > 0 && fabs(rt - 1.0) > 0.02))
+        say(r, "  warning: the measured free stream differs from the nominal by more than 2 %%; the coefficients "
+               "use the nominal density and velocity (q = rho U^2 / 2)\n");
 }
 
 static ad_status write_summary(run *r, int interrupted)
@@ -392,9 +475,14 @@ static ad_status write_summary(run *r, int interrupted)
     if (!f) return fail(AD_ERR_IO, "cannot write %s: %s", path, strerror(errno));
     fprintf(f, "scene %s\nstatus %s\nsteps %llu\ntime %.9g\nparticles %zu\n", r->sc.source,
             interrupted ? "interrupted" : "finished", (unsigned long long)s.step, s.time, s.count);
-    fprintf(f, "speed_ratio %.6g\nmach %.6g\nmach_dense %.6g\nknudsen %.6g\nmean_free_path %.6g\n", r->flow.speed_ratio,
-            r->flow.mach, r->flow.mach_dense, r->flow.knudsen, r->flow.mean_free_path);
+    if (r->sc.kind == AD_TUNNEL_FLOW) {
+        fprintf(f, "speed_ratio %.6g\n", r->flow.speed_ratio);
+        if (r->sc.collisions)
+            fprintf(f, "mach %.6g\nmach_dense %.6g\nknudsen %.6g\nmean_free_path %.6g m\n", r->flow.mach,
+                    r->flow.mach_dense, r->flow.knudsen, r->flow.mean_free_path);
+    }
     fprintf(f, "cd %.6g\ncd_se %.6g\ncl %.6g\ncl_se %.6g\naveraged_intervals %llu\n", cd, cdse, cl, clse, r->m.n);
+    free_stream_summary(r, f, &s);
     fprintf(f, "max_overlap %.6g\nmax_cell_occupancy %u\n", s.max_overlap, s.max_cell_occupancy);
     /* pressures since the start: on the walls (impulse over time and length) and from
      * the virial, P = (2 <KE> + <sum r.F>) / (2 A); they agree for a gas in a box */
@@ -519,6 +607,7 @@ static int run_loop(run *r)
             st = ad_world_reset_fields(r->w);
             if (st.code) break;
             r->m.settled = 1;
+            r->m.probe_settled = probe_now(r);
         }
         if (sc->checkpoint_interval && step % sc->checkpoint_interval == 0 && step != r->total) {
             st = save_checkpoint(r, "checkpoint.ckpt");
@@ -563,7 +652,18 @@ static ad_status prepare(run *r, const ad_run_options *opt)
     r->fd.x1 = r->fd.nx * r->sc.field_cell;
     r->fd.y1 = r->fd.ny * r->sc.field_cell;
     r->fd.interval = (uint32_t)(r->sc.field_interval > 0xFFFFFFFFull ? 0xFFFFFFFFull : r->sc.field_interval);
+    st = ad_scene_layout_of(&r->sc, &r->layout);
+    if (st.code) return st;
+    r->probe = r->layout.probe_x1 > r->layout.probe_x0;
     return ok();
+}
+
+/* The probe, once the world and its fields exist (a resumed world has it already). */
+static ad_status set_probe(run *r)
+{
+    if (!r->probe) return ok();
+    ad_probe_def p = {r->layout.probe_x0, r->layout.probe_y0, r->layout.probe_x1, r->layout.probe_y1};
+    return ad_world_set_probe(r->w, &p);
 }
 
 /* The output folders, made only once the world exists: a run that fails earlier writes nothing. */
@@ -602,6 +702,7 @@ int ad_tunnel_run(ad_scene *scene, const ad_run_options *opt, ad_run_result *res
     ad_status st = prepare(&r, opt);
     if (!st.code) st = ad_scene_build(&r.sc, &r.w);
     if (!st.code) st = ad_world_set_fields(r.w, &r.fd);
+    if (!st.code) st = set_probe(&r);
     if (!st.code) st = make_dirs(&r);
     if (st.code) {
         cleanup(&r);

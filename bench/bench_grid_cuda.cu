@@ -29,6 +29,7 @@ struct grid_bufs {
     ad_params p;
     ad_state *s_in, *s_out;
     unsigned *id_in, *id_out, *cell_of, *rank, *count, *start, *members, *perm, *overflow;
+    unsigned *dead; /* the removed discs' counter (none here: the gas is closed) */
     unsigned lg; /* the counters' width (counts.cuh): 32 >> lg bits */
     ad_dev_sums *diag;
     unsigned *scan_state;
@@ -42,19 +43,21 @@ static void enqueue(grid_bufs &g, int det, int phase, cudaStream_t st)
     unsigned gb = (g.n + AD_CUDA_BLOCK - 1) / AD_CUDA_BLOCK;
     if (phase == PH_BIN || phase == PH_ALL) {
         /* the cell kept where read back */
-        ad_bin_next b = {det ? g.cell_of : NULL, g.rank, ad_counts{g.count, g.lg, g.overflow}, 0};
-        k_bin<false><<<gb, AD_CUDA_BLOCK, 0, st>>>(g.p, g.s_in, g.n, b, g.diag);
+        ad_bin_next b = {det ? g.cell_of : NULL, g.rank, ad_counts{g.count, g.lg, g.overflow}, 0, g.dead};
+        k_bin<false><<<gb, AD_CUDA_BLOCK, 0, st>>>(g.p, g.s_in, ad_n{g.n, NULL}, b, g.diag);
     }
     if (phase == PH_SCAN || phase == PH_ALL) {
         CK(ad_scan_counts(g.count, g.lg, g.start, g.scan_state, g.ncell, st));
     }
     if (phase == PH_SCATTER || phase == PH_ALL) {
         if (det) {
-            k_cell_members<<<gb, AD_CUDA_BLOCK, 0, st>>>(g.n, g.cell_of, g.rank, g.start, g.members);
-            k_stable_rank<<<gb, AD_CUDA_BLOCK, 0, st>>>(g.n, g.cell_of, g.start, g.members, g.perm);
-            k_gather<<<gb, AD_CUDA_BLOCK, 0, st>>>(g.n, g.perm, g.s_in, g.id_in, NULL, g.s_out, g.id_out, NULL);
+            ad_n nn = {g.n, NULL};
+            unsigned dead_cell = (unsigned)g.p.nx * (unsigned)g.p.ny;
+            k_cell_members<<<gb, AD_CUDA_BLOCK, 0, st>>>(nn, g.cell_of, g.rank, g.start, g.members);
+            k_stable_rank<<<gb, AD_CUDA_BLOCK, 0, st>>>(nn, dead_cell, g.dead, g.cell_of, g.start, g.members, g.perm);
+            k_gather<<<gb, AD_CUDA_BLOCK, 0, st>>>(nn, g.perm, g.s_in, g.id_in, NULL, g.s_out, g.id_out, NULL);
         } else {
-            k_scatter<<<gb, AD_CUDA_BLOCK, 0, st>>>(g.p, g.n, g.rank, g.start, g.s_in, g.id_in, NULL, g.s_out,
+            k_scatter<<<gb, AD_CUDA_BLOCK, 0, st>>>(g.p, ad_n{g.n, NULL}, g.rank, g.start, g.s_in, g.id_in, NULL, g.s_out,
                                                      g.id_out, NULL);
         }
     }
@@ -203,6 +206,8 @@ int main(int argc, char **argv)
         CK(cudaMalloc(&g.start, ad_start_slots(g.ncell, 0) * 4));
         CK(cudaMalloc(&g.scan_state, ad_scan_state_bytes(g.ncell, 0)));
         CK(cudaMalloc(&g.overflow, 4));
+        CK(cudaMalloc(&g.dead, 4));
+        CK(cudaMemset(g.dead, 0, 4));
         CK(cudaMalloc(&g.diag, ((g.n + AD_CUDA_BLOCK - 1) / AD_CUDA_BLOCK) * sizeof(ad_dev_sums)));
         CK(cudaMemcpy(g.s_in, in.data(), g.n * sizeof(ad_state), cudaMemcpyHostToDevice));
         CK(cudaMemcpy(g.id_in, ids.data(), n4, cudaMemcpyHostToDevice));
@@ -237,7 +242,7 @@ int main(int argc, char **argv)
             if (strcmp(check, "ok")) return 1;
         }
         void *bufs[] = {g.s_in, g.s_out, g.id_in, g.id_out, g.cell_of, g.rank, g.members, g.perm,
-                        g.count, g.start, g.scan_state, g.overflow, g.diag};
+                        g.count, g.start, g.scan_state, g.overflow, g.dead, g.diag};
         for (void *b : bufs) CK(cudaFree(b));
     }
     if (f) fclose(f);

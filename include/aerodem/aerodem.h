@@ -110,6 +110,8 @@ typedef struct ad_world_def {
                                 adding discs at the same rate, so that a dense gas meets the free stream's
                                 density, velocity, temperature and pressure at the band's inner edge
                                 (src/physics/open.h). 0 = none (default); needs an open axis */
+    double reservoir_inflow; /* the band's width on the sides where the stream enters [m]: the gas the band adds
+                                there, all that enters the tunnel, needs room to relax; 0 = reservoir (default) */
     double reservoir_rate;   /* the reservoir's rate nu [1/s]; 0 = auto (default): 4 (|U| + sqrt(2) sigma)
                                 over the band's width, so that a disc crossing it is caught about 4 times */
     uint64_t seed;           /* random stream of the open sides and the reservoir; default 1 */
@@ -308,6 +310,25 @@ typedef enum ad_field {
     AD_FIELD_CONTACT = 7,     /* mean per-disc contact force magnitude sum [N] */
     AD_FIELD_COUNT = 8,
 } ad_field;
+
+/* The free stream as it reaches a body: running sums over the discs whose centres lie in a rectangle,
+ * taken with the field samples (so after ad_world_set_fields) and kept from ad_world_set_probe on:
+ * ad_world_reset_fields does not clear them (differences of two reads give an interval's means). */
+typedef struct ad_probe_def {
+    double x0, y0, x1, y1; /* the rectangle [m] */
+} ad_probe_def;
+
+typedef struct ad_probe_sums {
+    uint64_t samples; /* field samples taken since the probe was set */
+    double count;     /* discs seen, summed over the samples */
+    double vx, vy;    /* their velocities, summed [m/s] */
+    double v2;        /* |v|^2 summed [m^2/s^2] */
+    double area;      /* the rectangle's area [m^2] */
+} ad_probe_sums;
+
+/* Sets the probe (clears its sums); needs the field grid. */
+ad_status ad_world_set_probe(ad_world *w, const ad_probe_def *def);
+ad_status ad_world_read_probe(const ad_world *w, ad_probe_sums *out);
 
 /* Sets (or replaces) the field grid and clears its sums. */
 ad_status ad_world_set_fields(ad_world *w, const ad_field_def *def);

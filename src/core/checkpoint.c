@@ -7,7 +7,9 @@
  *     STAT  ad_stats
  *     SEGS  ad_segment[]
  *     PART  u64 n, u32 primed, u32 zero, state[n], id[n], pressure[n], virial[n], accel[n]
- *     FLDS  ad_field_def, u64 samples, double sums[nx*ny*AD_FS_COUNT]   (only with fields)
+ *     OPEN  double owed[4], u32 next_id, u32 nwaiting, ad_entry waiting[nwaiting]   (open sides, open.h)
+ *     FLDS  ad_field_def, u64 samples, u32 probe, u32 zero, ad_probe_def, u64 probe_samples,
+ *           double sums[(nx*ny + 1)*AD_FS_COUNT] (the cells', then the probe's)   (only with fields)
  *     USER  the caller's bytes
  *     END.  empty
  *   u32 CRC-32 (IEEE) of every byte before it
@@ -20,7 +22,7 @@
 
 #include "world_internal.h"
 
-#define CKPT_VERSION 1u
+#define CKPT_VERSION 2u
 #define CKPT_ENDIAN 0x01020304u
 static const char CKPT_MAGIC[8] = {'A', 'E', 'R', 'O', 'D', 'E', 'M', 0x1a};
 
@@ -117,11 +119,24 @@ ad_status ad_world_save(const ad_world *w, const char *path, const void *user, s
     put(&wr, snap.pressure, n * 4);
     put(&wr, snap.virial, n * 4);
     put(&wr, snap.accel, n * sizeof(ad_accel));
+    if (ad_world_open(w)) {
+        uint32_t nwait = snap.open.nwaiting;
+        section(&wr, "OPEN", sizeof snap.open.owed + 8 + (uint64_t)nwait * sizeof(ad_entry));
+        put(&wr, snap.open.owed, sizeof snap.open.owed);
+        put(&wr, &snap.open.next_id, 4);
+        put(&wr, &nwait, 4);
+        put(&wr, snap.open.waiting, (size_t)nwait * sizeof(ad_entry));
+    }
     if (w->fields.enabled) {
-        size_t cells = (size_t)w->fields.def.nx * w->fields.def.ny;
-        section(&wr, "FLDS", sizeof(ad_field_def) + 8 + cells * AD_FS_COUNT * sizeof(double));
+        size_t cells = (size_t)w->fields.def.nx * w->fields.def.ny + 1;
+        uint32_t probe = (uint32_t)w->fields.grid.probe;
+        section(&wr, "FLDS", sizeof(ad_field_def) + 16 + sizeof(ad_probe_def) + 8 + cells * AD_FS_COUNT * sizeof(double));
         put(&wr, &w->fields.def, sizeof(ad_field_def));
         put(&wr, &w->fields.samples, 8);
+        put(&wr, &probe, 4);
+        put(&wr, &zero, 4);
+        put(&wr, &w->fields.probe, sizeof(ad_probe_def));
+        put(&wr, &w->fields.probe_samples, 8);
         put(&wr, w->fields.sums, cells * AD_FS_COUNT * sizeof(double));
     }
     section(&wr, "USER", user_bytes);
@@ -197,6 +212,31 @@ static ad_status verify(FILE *f, const char *path, uint64_t *body)
     return ad_ok();
 }
 
+static int u32_cmp(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The discs' ids are unique, and without open sides 0 .. n-1 (ad_open_state). */
+static ad_status check_ids(const ad_snapshot *snap, int open, const char *path)
+{
+    size_t n = snap->n;
+    uint32_t *v = malloc((n ? n : 1) * sizeof *v);
+    if (!v) return ad_fail(AD_ERR_NO_MEMORY, "", "out of memory checking the ids of %s", path);
+    memcpy(v, snap->id, n * sizeof *v);
+    qsort(v, n, sizeof *v, u32_cmp);
+    ad_status st = ad_ok();
+    for (size_t i = 0; i < n && !st.code; i++) {
+        if (!open && v[i] >= n)
+            st = ad_fail(AD_ERR_FORMAT, "checkpoint", "checkpoint %s: particle id %u out of range", path, v[i]);
+        else if (i > 0 && v[i] == v[i - 1])
+            st = ad_fail(AD_ERR_FORMAT, "checkpoint", "checkpoint %s: particle id %u appears twice", path, v[i]);
+    }
+    free(v);
+    return st;
+}
+
 #define TRYL(expr)                                                                                                \
     do {                                                                                                          \
         st = (expr);                                                                                              \
@@ -226,8 +266,12 @@ ad_status ad_world_load(const char *path, ad_backend backend, int threads, ad_wo
     ad_world_def def;
     ad_field_def fdef;
     memset(&fdef, 0, sizeof fdef);
-    uint64_t fsamples = 0;
+    uint64_t fsamples = 0, psamples = 0;
+    uint32_t fprobe = 0;
+    ad_probe_def pdef;
+    memset(&pdef, 0, sizeof pdef);
     double *fsums = NULL;
+    int have_open = 0;
     uint64_t body = 0;
     TRYL(verify(f, path, &body));
     reader r = {f, path, body};
@@ -308,27 +352,47 @@ ad_status ad_world_load(const char *path, ad_backend backend, int threads, ad_wo
             TRYL(get(&r, snap.pressure, n * 4, "particle pressures"));
             TRYL(get(&r, snap.virial, n * 4, "particle virials"));
             TRYL(get(&r, snap.accel, n * sizeof(ad_accel), "particle accelerations"));
-            for (uint64_t i = 0; i < n; i++)
-                if (snap.id[i] >= n) {
-                    st = ad_fail(AD_ERR_FORMAT, "checkpoint", "checkpoint %s: particle id %u out of range", path,
-                                 snap.id[i]);
+            have_part = 1;
+        } else if (!memcmp(tag, "OPEN", 4)) {
+            uint32_t nwait;
+            TRYL(get(&r, snap.open.owed, sizeof snap.open.owed, "the open sides"));
+            TRYL(get(&r, &snap.open.next_id, 4, "the open sides"));
+            TRYL(get(&r, &nwait, 4, "the open sides"));
+            if (nwait > AD_WAITING_MAX || len != sizeof snap.open.owed + 8 + (uint64_t)nwait * sizeof(ad_entry)) {
+                st = ad_fail(AD_ERR_FORMAT, "checkpoint", "checkpoint %s: the open sides' section is inconsistent", path);
+                goto done;
+            }
+            for (int k = 0; k < 4; k++)
+                if (!(snap.open.owed[k] >= 0.0 && snap.open.owed[k] < 1.0)) {
+                    st = ad_fail(AD_ERR_FORMAT, "checkpoint", "checkpoint %s: the entries owed at side %d (%g) are not in [0, 1)",
+                                 path, k, snap.open.owed[k]);
                     goto done;
                 }
-            have_part = 1;
+            TRYL(ad_open_state_alloc(&snap.open_alloc));
+            snap.open.waiting = snap.open_alloc.waiting;
+            snap.open.nwaiting = nwait;
+            TRYL(get(&r, snap.open.waiting, (uint64_t)nwait * sizeof(ad_entry), "the waiting entries"));
+            have_open = 1;
         } else if (!memcmp(tag, "FLDS", 4)) {
+            uint32_t z;
             TRYL(get(&r, &fdef, sizeof fdef, "the field grid"));
             TRYL(get(&r, &fsamples, 8, "the field grid"));
+            TRYL(get(&r, &fprobe, 4, "the field grid"));
+            TRYL(get(&r, &z, 4, "the field grid"));
+            TRYL(get(&r, &pdef, sizeof pdef, "the probe"));
+            TRYL(get(&r, &psamples, 8, "the probe"));
             uint64_t cells = (uint64_t)(fdef.nx > 0 ? fdef.nx : 0) * (uint64_t)(fdef.ny > 0 ? fdef.ny : 0);
-            if (len != sizeof fdef + 8 + cells * AD_FS_COUNT * sizeof(double) || cells == 0) {
+            if (cells == 0 || cells > 100000000u || fprobe > 1 ||
+                len != sizeof fdef + 16 + sizeof pdef + 8 + (cells + 1) * AD_FS_COUNT * sizeof(double)) {
                 st = ad_fail(AD_ERR_FORMAT, "checkpoint", "checkpoint %s: the field section is inconsistent", path);
                 goto done;
             }
-            fsums = malloc(cells * AD_FS_COUNT * sizeof(double));
+            fsums = malloc((cells + 1) * AD_FS_COUNT * sizeof(double));
             if (!fsums) {
                 st = ad_fail(AD_ERR_NO_MEMORY, "", "out of memory reading the fields of %s", path);
                 goto done;
             }
-            TRYL(get(&r, fsums, cells * AD_FS_COUNT * sizeof(double), "the field sums"));
+            TRYL(get(&r, fsums, (cells + 1) * AD_FS_COUNT * sizeof(double), "the field sums"));
         } else if (!memcmp(tag, "USER", 4)) {
             ublock = malloc(len + 1);
             if (!ublock) {
@@ -350,14 +414,23 @@ ad_status ad_world_load(const char *path, ad_backend backend, int threads, ad_wo
                      !have_def ? "definition" : !have_stats ? "statistics" : "particle");
         goto done;
     }
+    int open = def.boundary_x == AD_BOUNDARY_OPEN || def.boundary_y == AD_BOUNDARY_OPEN;
+    if (open != have_open) {
+        st = ad_fail(AD_ERR_FORMAT, "checkpoint", "checkpoint %s: the open sides' section does not match the world", path);
+        goto done;
+    }
+    if (!open) snap.open.next_id = (uint32_t)snap.n; /* ids 0 .. n-1 */
+    TRYL(check_ids(&snap, open, path));
     if (backend != AD_BACKEND_AUTO) def.backend = backend;
     if (threads >= 0) def.threads = threads;
     TRYL(ad_world_create(&def, &w));
     if (nseg) TRYL(ad_world_add_segments(w, segs, (size_t)nseg));
     if (fsums) {
         TRYL(ad_world_set_fields(w, &fdef));
-        memcpy(w->fields.sums, fsums, (size_t)fdef.nx * fdef.ny * AD_FS_COUNT * sizeof(double));
+        if (fprobe) TRYL(ad_world_set_probe(w, &pdef));
+        memcpy(w->fields.sums, fsums, ((size_t)fdef.nx * fdef.ny + 1) * AD_FS_COUNT * sizeof(double));
         w->fields.samples = fsamples;
+        w->fields.probe_samples = psamples;
         if (w->ops->fields_to_device) TRYL(w->ops->fields_to_device(w));
     }
     /* the run's history; the new world's own backend, threads and timers stand */
@@ -393,7 +466,7 @@ done:
 void ad_snapshot_free(ad_snapshot *s)
 {
     if (!s) return;
-    if (s->open_owned) ad_open_state_free(&s->open);
+    ad_open_state_free(&s->open_alloc);
     if (s->owned) {
         free(s->state);
         free(s->id);

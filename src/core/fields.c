@@ -15,7 +15,7 @@ ad_status ad_world_set_fields(ad_world *w, const ad_field_def *d)
         return ad_fail(AD_ERR_INVALID, "fields.extent", "field extent [%g, %g] x [%g, %g] is empty or not finite",
                        d->x0, d->x1, d->y0, d->y1);
     if (d->interval < 1) return ad_fail(AD_ERR_INVALID, "fields.interval", "fields.interval must be at least 1 step");
-    size_t n = (size_t)d->nx * (size_t)d->ny * AD_FS_COUNT;
+    size_t n = ((size_t)d->nx * (size_t)d->ny + 1) * AD_FS_COUNT; /* the cells, then the probe */
     double *sums = calloc(n, sizeof *sums);
     if (!sums) return ad_fail(AD_ERR_NO_MEMORY, "fields", "out of memory for a %d x %d field grid", d->nx, d->ny);
     ad_fields *f = &w->fields;
@@ -28,7 +28,9 @@ ad_status ad_world_set_fields(ad_world *w, const ad_field_def *d)
     f->grid.inv_dy = (float)(d->ny / (d->y1 - d->y0));
     f->grid.nx = d->nx;
     f->grid.ny = d->ny;
+    f->grid.probe = 0;
     f->samples = 0;
+    f->probe_samples = 0;
     f->enabled = 1;
     return w->ops->fields_to_device ? w->ops->fields_to_device(w) : ad_ok();
 }
@@ -36,9 +38,57 @@ ad_status ad_world_set_fields(ad_world *w, const ad_field_def *d)
 ad_status ad_world_reset_fields(ad_world *w)
 {
     if (!w || !w->fields.enabled) return ad_fail(AD_ERR_INVALID, "fields", "the world has no field grid");
+    if (w->ops->fields_to_host) { /* the probe's sums stay */
+        ad_status st = w->ops->fields_to_host(w);
+        if (st.code) return st;
+    }
     memset(w->fields.sums, 0, (size_t)w->fields.def.nx * w->fields.def.ny * AD_FS_COUNT * sizeof(double));
     w->fields.samples = 0;
     return w->ops->fields_to_device ? w->ops->fields_to_device(w) : ad_ok();
+}
+
+ad_status ad_world_set_probe(ad_world *w, const ad_probe_def *d)
+{
+    if (!w || !d) return ad_fail(AD_ERR_INVALID, "probe", "world or probe is NULL");
+    if (!w->fields.enabled) return ad_fail(AD_ERR_INVALID, "probe", "the probe samples with the fields: set them first");
+    if (!isfinite(d->x0) || !isfinite(d->x1) || !isfinite(d->y0) || !isfinite(d->y1) || !(d->x1 > d->x0) ||
+        !(d->y1 > d->y0))
+        return ad_fail(AD_ERR_INVALID, "probe", "probe [%g, %g] x [%g, %g] is empty or not finite", d->x0, d->x1,
+                       d->y0, d->y1);
+    ad_fields *f = &w->fields;
+    if (f->def.nx < 1) return ad_fail(AD_ERR_INVALID, "probe", "the world has no field grid");
+    if (w->ops->fields_to_host) {
+        ad_status st = w->ops->fields_to_host(w);
+        if (st.code) return st;
+    }
+    f->probe = *d;
+    f->grid.probe = 1;
+    f->grid.px0 = (float)d->x0;
+    f->grid.py0 = (float)d->y0;
+    f->grid.px1 = (float)d->x1;
+    f->grid.py1 = (float)d->y1;
+    memset(f->sums + (size_t)f->def.nx * f->def.ny * AD_FS_COUNT, 0, AD_FS_COUNT * sizeof(double));
+    f->probe_samples = 0;
+    return w->ops->fields_to_device ? w->ops->fields_to_device(w) : ad_ok();
+}
+
+ad_status ad_world_read_probe(const ad_world *w, ad_probe_sums *out)
+{
+    if (!w || !out) return ad_fail(AD_ERR_INVALID, "probe", "world or output is NULL");
+    const ad_fields *f = &w->fields;
+    if (!f->enabled || !f->grid.probe) return ad_fail(AD_ERR_INVALID, "probe", "the world has no probe");
+    if (w->ops->fields_to_host) {
+        ad_status st = w->ops->fields_to_host((ad_world *)w);
+        if (st.code) return st;
+    }
+    const double *q = f->sums + (size_t)f->def.nx * f->def.ny * AD_FS_COUNT;
+    out->samples = f->probe_samples;
+    out->count = q[AD_FS_N];
+    out->vx = q[AD_FS_VX];
+    out->vy = q[AD_FS_VY];
+    out->v2 = q[AD_FS_V2];
+    out->area = (f->probe.x1 - f->probe.x0) * (f->probe.y1 - f->probe.y0);
+    return ad_ok();
 }
 
 ad_status ad_world_read_field(const ad_world *w, ad_field which, float *out, uint64_t *samples)

@@ -43,7 +43,7 @@ static const key KEYS[] = {
      "width of the free-stream reservoir outside each open side (inlet, outlet, far-field walls): a band where "
      "the gas is held at the free stream's density, velocity and temperature, so that a dense gas meets the "
      "free stream's pressure there (docs/ARCHITECTURE.md); 0 = none, the open sides alone; auto = none without "
-     "disc-disc collisions or below area fraction 0.02, else the larger of 8 diameters and 2 mean free paths"},
+     "disc-disc collisions or below area fraction 0.02, else the larger of 8 diameters and 2 mean free paths, and upstream at least the distance the stream flows in 8 (Z - 1)/Z collision times (4 at area fraction 0.3: the gas the band adds relaxes there)"},
     {"tunnel", "cell_size", K_DOUBLE, OFF(cell_size), 0, 0, BIG, 0, 0, "m", NULL,
      "contact grid cell edge; 0 = one disc diameter"},
     {"tunnel", "gravity", K_DOUBLE, OFF(gravity), 0, -BIG, BIG, 0, 0, "m/s^2", NULL,

@@ -96,6 +96,8 @@ typedef struct ad_flow_numbers {
     double sound_speed_dense; /* of that dense gas: c^2 = kT/m ((phi Z)' + Z^2), m/s */
     double mach_dense;      /* U over it: the Mach number the flow actually has */
     double mean_free_path;  /* 1/(sqrt(2) n d), dilute hard discs, m */
+    double collision_rate;  /* collisions a disc has per second, n d sqrt(pi kT/m) chi (Henderson's contact value
+                               chi = (1 - 7 phi/16)/(1 - phi)^2), 1/s */
     double knudsen;         /* mean free path / chord */
     double dynamic_pressure;/* rho U^2 / 2, N/m */
 } ad_flow_numbers;
@@ -111,13 +113,16 @@ ad_status ad_scene_outline(const ad_scene *s, float **x, float **y, size_t *n, i
 typedef struct ad_scene_layout {
     double x_min, x_max, y_min, y_max; /* the world's domain [m] */
     double reservoir;                  /* the reservoir's width as resolved [m]; 0 = none */
-    double reservoir_x, reservoir_y;   /* the bands outside the tunnel along x and y [m] */
+    double reservoir_inflow;           /* its width upstream, where the stream enters [m] */
+    double band[4];                    /* the bands outside the tunnel at x = 0, x = width, y = 0, y = height
+                                          [m], whole cells */
     double probe_x0, probe_x1, probe_y0, probe_y1; /* [m]; probe_x1 <= probe_x0: no probe */
 } ad_scene_layout;
 ad_status ad_scene_layout_of(const ad_scene *s, ad_scene_layout *out);
 
-/* The reservoir's width (scene key, or its automatic value) [m]. */
-double ad_scene_reservoir(const ad_scene *s);
+/* The reservoir's width (scene key, or its automatic value) [m]; *inflow (may be NULL) receives its
+ * width upstream. */
+double ad_scene_reservoir(const ad_scene *s, double *inflow);
 
 /* Creates the world: tunnel, reservoir, body segments, and the gas filled at the area
  * fraction with the free-stream velocity (none inside the body). */

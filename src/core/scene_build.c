@@ -26,6 +26,8 @@ ad_flow_numbers ad_scene_flow_numbers(const ad_scene *s)
     f.sound_speed_dense = sqrt(s->temperature * (z + phi * dz + z * z));
     f.mach_dense = f.sound_speed_dense > 0 ? s->velocity / f.sound_speed_dense : INFINITY;
     f.mean_free_path = 1.0 / (sqrt(2.0) * f.number_density * d);
+    f.collision_rate = f.number_density * d * sqrt(AD_PI * s->temperature) * (1.0 - 7.0 * phi / 16.0) /
+                       ((1.0 - phi) * (1.0 - phi));
     f.knudsen = f.mean_free_path / s->chord;
     f.dynamic_pressure = 0.5 * f.mass_density * s->velocity * s->velocity;
     return f;
@@ -152,13 +154,21 @@ static ad_world_def base_def(const ad_scene *s)
     return d;
 }
 
-double ad_scene_reservoir(const ad_scene *s)
+double ad_scene_reservoir(const ad_scene *s, double *inflow)
 {
-    if (s->kind == AD_TUNNEL_BOX) return 0.0;
-    if (!isnan(s->reservoir)) return s->reservoir;
-    if (!s->collisions || s->area_fraction < 0.02) return 0.0;
-    ad_flow_numbers f = ad_scene_flow_numbers(s);
-    return fmax(8.0 * 2.0 * s->radius, 2.0 * f.mean_free_path);
+    double w = 0.0, in = 0.0;
+    if (s->kind == AD_TUNNEL_FLOW && (!isnan(s->reservoir) || (s->collisions && s->area_fraction >= 0.02))) {
+        ad_flow_numbers f = ad_scene_flow_numbers(s);
+        w = !isnan(s->reservoir) ? s->reservoir : fmax(8.0 * 2.0 * s->radius, 2.0 * f.mean_free_path);
+        /* upstream the band adds much of the gas that enters the tunnel (a dense gas takes little in
+         * through an open side): a new disc has no contacts, so the gas there lacks some of its
+         * collisional pressure, the fraction (Z - 1)/Z of it, until it relaxes in a few collision
+         * times: 8 (Z - 1)/Z of them as the stream flows (4 at area fraction 0.3) */
+        double z = f.compressibility;
+        in = w > 0.0 && s->collisions ? fmax(w, 8.0 * (z - 1.0) / z * fabs(s->velocity) / f.collision_rate) : w;
+    }
+    if (inflow) *inflow = in;
+    return w;
 }
 
 /* The leftmost point of the body, or NaN without one. */
@@ -181,28 +191,32 @@ ad_status ad_scene_layout_of(const ad_scene *s, ad_scene_layout *l)
     l->x_max = s->width;
     l->y_min = 0;
     l->y_max = s->height;
-    l->reservoir = ad_scene_reservoir(s);
+    l->reservoir = ad_scene_reservoir(s, &l->reservoir_inflow);
     if (l->reservoir > 0.0) {
-        /* whole cells of the world's grid, so the band ends where the tunnel begins */
+        /* whole cells of the world's grid, so the band ends where the tunnel begins (the stream
+         * enters at x = 0) */
         ad_world_def d = base_def(s);
         ad_params p;
         ad_status st = ad_params_from_def(&d, &p);
         if (st.code) return st;
-        l->reservoir_x = ceil(l->reservoir / p.cell_x * (1.0 - 1e-9)) * p.cell_x;
-        if (s->walls == AD_BOUNDARY_OPEN) l->reservoir_y = ceil(l->reservoir / p.cell_y * (1.0 - 1e-9)) * p.cell_y;
+        l->band[0] = ceil(l->reservoir_inflow / p.cell_x * (1.0 - 1e-9)) * p.cell_x;
+        l->band[1] = ceil(l->reservoir / p.cell_x * (1.0 - 1e-9)) * p.cell_x;
+        if (s->walls == AD_BOUNDARY_OPEN) l->band[2] = l->band[3] = ceil(l->reservoir / p.cell_y * (1.0 - 1e-9)) * p.cell_y;
     }
-    l->x_min -= l->reservoir_x;
-    l->x_max += l->reservoir_x;
-    l->y_min -= l->reservoir_y;
-    l->y_max += l->reservoir_y;
-    /* the probe: from just inside the inlet to a chord ahead of the body (at most a quarter of the
-     * tunnel), across the middle 80 % of the height */
+    l->x_min -= l->band[0];
+    l->x_max += l->band[1];
+    l->y_min -= l->band[2];
+    l->y_max += l->band[3];
+    /* the probe: from just inside the inlet to two chords ahead of the body (a dense gas's bow shock
+     * reaches about a chord ahead: measured at area fraction 0.3, Mach 1.5, kT +3.6 % a chord ahead,
+     * +1.0 % at 1.75 chords), at most a quarter of the tunnel, across the middle 80 % of the height;
+     * where the body is closer to the inlet, the first half of the way to it */
     if (s->kind == AD_TUNNEL_FLOW) {
         double d = 2.0 * s->radius, front = body_front(s);
         double x0 = d, x1 = 0.25 * s->width;
         if (!isnan(front)) {
-            x1 = fmin(x1, front - s->chord);
-            if (x1 < x0 + d) x1 = 0.5 * front;
+            x1 = fmin(x1, front - 2.0 * s->chord);
+            if (x1 < x0 + 4.0 * d) x1 = 0.5 * front;
         }
         if (x1 > x0) {
             l->probe_x0 = x0;
@@ -230,6 +244,7 @@ ad_status ad_scene_build(const ad_scene *s, ad_world **out)
     d.y_min = l.y_min;
     d.y_max = l.y_max;
     d.reservoir = l.reservoir;
+    d.reservoir_inflow = l.reservoir_inflow;
     /* room for the free stream over the whole domain, and for gas piling up ahead of the body */
     double area = (l.x_max - l.x_min) * (l.y_max - l.y_min);
     double n_est = s->area_fraction * area / (AD_PI * s->radius * s->radius);

@@ -105,40 +105,46 @@ static ad_status check_range(const char *field, double v, double lo, int lo_open
         if (s_.code != AD_OK) return s_;                                                                          \
     } while (0)
 
-/* The reservoir's cells and boxes (open.h): `reservoir` metres rounded up to whole cells along each
- * open side; boxes of about a third of the band's width, so that the innermost boxes, which the
- * tunnel's gas meets, are held at the stream's density on their own. */
+/* The reservoir's cells and boxes (open.h): along each open side a band of `reservoir` metres (on the
+ * sides where the stream enters, `reservoir_inflow` where given) rounded up to whole cells; each band
+ * cut into boxes of about a third of its width, so that the innermost boxes, which the tunnel's gas
+ * meets, are held at the stream's density on their own. */
 static ad_status reservoir_layout(const ad_world_def *d, ad_params *p, double cx, double cy)
 {
     if (!(d->reservoir > 0.0)) return ad_ok();
-    int kx = p->open_x ? (int)ceil(d->reservoir / cx * (1.0 - 1e-9)) : 0;
-    int ky = p->open_y ? (int)ceil(d->reservoir / cy * (1.0 - 1e-9)) : 0;
-    if ((p->open_x && 2 * kx + 1 > p->nx) || (p->open_y && 2 * ky + 1 > p->ny))
-        return ad_fail(AD_ERR_INVALID, "reservoir",
-                       "reservoir = %g m: the bands along both open sides of an axis take the whole domain (%d x %d "
-                       "cells); make it narrower or the domain larger",
-                       d->reservoir, p->nx, p->ny);
-    int k = kx > ky ? kx : ky;
-    /* the band's outer edge: open where the stream leaves through it, a solid wall where it enters
-     * or runs along it (the band's controller brings the gas in there: a dense gas would stream out
-     * of an open side there, with nothing outside to hold it) */
+    int k[4] = {0, 0, 0, 0};
     for (int f = 0; f < 4; f++) {
         if (!p->open[f]) continue;
         double un = f == 0 ? d->stream_vx : f == 1 ? -d->stream_vx : f == 2 ? d->stream_vy : -d->stream_vy;
+        double width = un > 0.0 && d->reservoir_inflow > 0.0 ? d->reservoir_inflow : d->reservoir;
+        k[f] = (int)ceil(width / (f < 2 ? cx : cy) * (1.0 - 1e-9));
+        /* the band's outer edge: open where the stream leaves through it or enters it, a solid wall
+         * where the stream runs along it (a dense gas would stream out of an open side there, with
+         * nothing outside to hold it; a wall is the free stream's own symmetry there) */
         p->open[f] = un != 0.0;
         p->wall[f] = !p->open[f];
     }
-    p->res_l = p->res_r = kx;
-    p->res_b = p->res_t = ky;
-    p->res_box = (k + 2) / 3;
-    int B = p->res_box, inner = p->nx - 2 * kx;
-    int cols[4] = {(kx + B - 1) / B, (kx + B - 1) / B, (inner + B - 1) / B, (inner + B - 1) / B};
-    int rows[4] = {(p->ny + B - 1) / B, (p->ny + B - 1) / B, (ky + B - 1) / B, (ky + B - 1) / B};
+    if (k[0] + k[1] + 1 > p->nx || k[2] + k[3] + 1 > p->ny)
+        return ad_fail(AD_ERR_INVALID, "reservoir",
+                       "reservoir = %g m: the bands along the open sides take the whole domain (%d x %d cells); make "
+                       "them narrower or the domain larger",
+                       d->reservoir, p->nx, p->ny);
+    p->res_l = k[0];
+    p->res_r = k[1];
+    p->res_b = k[2];
+    p->res_t = k[3];
+    int inner = p->nx - k[0] - k[1];
     long long total = 0;
     for (int q = 0; q < 4; q++) {
+        int B = (k[q] + 2) / 3, depth = k[q];
+        if (B < 1) B = 1;
+        int cols = q < 2 ? (depth + B - 1) / B : (inner + B - 1) / B;
+        int rows = q < 2 ? (p->ny + B - 1) / B : (depth + B - 1) / B;
+        if (!depth) cols = rows = 0;
+        p->res_box[q] = B;
         p->res_first[q] = (int)total;
-        p->res_cols[q] = cols[q];
-        total += (long long)cols[q] * rows[q];
+        p->res_cols[q] = cols;
+        total += (long long)cols * rows;
     }
     if (total > 0x7fffffffLL)
         return ad_fail(AD_ERR_INVALID, "reservoir", "reservoir = %g m makes %.3g boxes; at most 2^31 - 1", d->reservoir,
@@ -190,6 +196,8 @@ ad_status ad_params_from_def(const ad_world_def *d, ad_params *p)
     TRY(check_range("stream_temperature", d->stream_temperature, 0.0, 0, FLT_MAX, "it must be >= 0 (m^2/s^2)"));
     TRY(check_range("stream_density", d->stream_density, 0.0, 0, FLT_MAX, "it must be >= 0 (discs per m^2)"));
     TRY(check_range("reservoir", d->reservoir, 0.0, 0, FLT_MAX, "it must be 0 (none) or a width in m"));
+    TRY(check_range("reservoir_inflow", d->reservoir_inflow, 0.0, 0, FLT_MAX,
+                    "it must be 0 (as reservoir) or a width in m"));
     TRY(check_range("reservoir_rate", d->reservoir_rate, 0.0, 0, FLT_MAX, "it must be 0 (auto) or a rate in 1/s"));
     if (d->reservoir > 0.0 && d->boundary_x != AD_BOUNDARY_OPEN && d->boundary_y != AD_BOUNDARY_OPEN)
         return ad_fail(AD_ERR_INVALID, "reservoir",
@@ -291,7 +299,9 @@ ad_status ad_params_from_def(const ad_world_def *d, ad_params *p)
     p->cell_y = (float)cy;
     p->inv_cell_x = (float)(1.0 / cx);
     p->inv_cell_y = (float)(1.0 / cy);
-    return reservoir_layout(d, p, cx, cy);
+    TRY(reservoir_layout(d, p, cx, cy));
+    for (int f = 0; f < 4; f++) p->side_rate[f] = ad_side_rate(p, f);
+    return ad_ok();
 }
 
 static const ad_backend_ops *pick_backend(ad_backend b, ad_status *st)
@@ -864,6 +874,40 @@ ad_status ad_world_get_stats(const ad_world *w, ad_stats *out)
         if (st.code) return st;
     }
     *out = w->stats;
+    return ad_ok();
+}
+
+typedef struct id_slot {
+    uint32_t id, slot;
+} id_slot;
+
+static int id_slot_cmp(const void *a, const void *b)
+{
+    uint32_t x = ((const id_slot *)a)->id, y = ((const id_slot *)b)->id;
+    return x < y ? -1 : x > y;
+}
+
+ad_status ad_slot_order(const ad_state *s, const uint32_t *id, size_t slots, size_t count, int by_id, uint32_t **order)
+{
+    *order = NULL;
+    int plain = slots == count;
+    if (plain && by_id)
+        for (size_t k = 0; k < slots && plain; k++) plain = id[k] == k;
+    if (plain) return ad_ok();
+    id_slot *v = malloc((slots + 1) * sizeof *v);
+    uint32_t *o = malloc((slots + 1) * sizeof *o);
+    if (!v || !o) {
+        free(v);
+        free(o);
+        return ad_fail(AD_ERR_NO_MEMORY, "", "out of host memory reading %zu particles", slots);
+    }
+    size_t m = 0;
+    for (size_t k = 0; k < slots; k++)
+        if (!ad_is_dead(s[k])) v[m++] = (id_slot){id[k], (uint32_t)k};
+    if (by_id) qsort(v, m, sizeof *v, id_slot_cmp);
+    for (size_t k = 0; k < m; k++) o[k] = v[k].slot;
+    free(v);
+    *order = o;
     return ad_ok();
 }
 

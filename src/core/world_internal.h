@@ -66,8 +66,8 @@ typedef struct ad_snapshot {
     ad_accel *accel;
     int primed;         /* Verlet: accel holds the forces of this state */
     int owned;          /* the arrays were allocated for the snapshot: free them */
-    ad_open_state open;
-    int open_owned;     /* open's arrays were allocated for the snapshot: free them */
+    ad_open_state open;       /* its arrays point into the world, or into open_alloc */
+    ad_open_state open_alloc; /* arrays allocated for the snapshot (freed with it) */
 } ad_snapshot;
 
 /* Field sums on the host (the CPU backend adds into them directly). */
@@ -75,8 +75,10 @@ typedef struct ad_fields {
     int enabled;
     ad_field_def def;
     ad_field_grid grid;
-    double *sums;       /* AD_FS_COUNT per cell, cell-major */
+    double *sums;       /* AD_FS_COUNT per cell, cell-major, then the probe's AD_FS_COUNT (ad_in_probe) */
     uint64_t samples;
+    ad_probe_def probe;
+    uint64_t probe_samples; /* samples since the probe was set */
 } ad_fields;
 
 typedef struct ad_backend_ops {
@@ -139,6 +141,11 @@ void ad_open_state_free(ad_open_state *o);
 static inline int ad_world_open(const ad_world *w) { return w->params.open_x || w->params.open_y; }
 
 void ad_snapshot_free(ad_snapshot *s);
+
+/* The order of `slots` slots (s, id) to read `count` discs in: *order NULL where it is slot order
+ * (no removed disc among them, and by_id: the ids 0..count-1 in place), else malloc'ed: the slots
+ * of the discs (removed ones left out), in slot order or by ascending id. */
+ad_status ad_slot_order(const ad_state *s, const uint32_t *id, size_t slots, size_t count, int by_id, uint32_t **order);
 
 /* Bytes available for a new world on this host (MemAvailable). */
 size_t ad_host_bytes_available(void);

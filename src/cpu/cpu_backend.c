@@ -572,15 +572,21 @@ static void sample_fields(ad_world *w, const cpu_world *c)
     ad_fields *f = &w->fields;
     const ad_state *s = c->state[c->cur];
     const ad_accel *acc = observed_accel(c);
+    double *probe = f->sums + (size_t)f->def.nx * f->def.ny * AD_FS_COUNT;
     for (size_t k = 0; k < c->n; k++) {
-        int cell = ad_field_cell(&f->grid, s[k].x, s[k].y);
-        if (cell < 0) continue;
+        int cell = ad_field_cell(&f->grid, s[k].x, s[k].y), in = ad_in_probe(&f->grid, s[k].x, s[k].y);
+        if (cell < 0 && !in) continue;
         double v[AD_FS_COUNT];
         ad_field_values(s[k], c->virial[k], c->pressure[k], acc[k].ax, acc[k].ay, v);
-        double *dst = f->sums + (size_t)cell * AD_FS_COUNT;
-        for (int q = 0; q < AD_FS_COUNT; q++) dst[q] += v[q];
+        if (cell >= 0) {
+            double *dst = f->sums + (size_t)cell * AD_FS_COUNT;
+            for (int q = 0; q < AD_FS_COUNT; q++) dst[q] += v[q];
+        }
+        if (in)
+            for (int q = 0; q < AD_FS_COUNT; q++) probe[q] += v[q];
     }
     f->samples++;
+    if (f->grid.probe) f->probe_samples++;
 }
 
 /* The removals of the last pass, from its block sums. */
@@ -668,43 +674,6 @@ static ad_status cpu_step(ad_world *w, uint64_t nsteps)
     return ad_ok();
 }
 
-typedef struct id_slot {
-    uint32_t id, slot;
-} id_slot;
-
-static int id_slot_cmp(const void *a, const void *b)
-{
-    uint32_t x = ((const id_slot *)a)->id, y = ((const id_slot *)b)->id;
-    return x < y ? -1 : x > y;
-}
-
-/* The slots of the world's discs in the order asked for: slot order, or ascending ids (*order is
- * NULL where that is slot order too: no removed disc and the ids 0..count-1 in place). */
-static ad_status read_order(const ad_world *w, const cpu_world *c, int by_id, uint32_t **order)
-{
-    *order = NULL;
-    const ad_state *s = c->state[c->cur];
-    int plain = c->n == w->count;
-    if (plain && by_id)
-        for (size_t k = 0; k < c->n && plain; k++) plain = c->id[k] == k;
-    if (plain && !by_id) return ad_ok();
-    id_slot *v = malloc((c->n + 1) * sizeof *v);
-    uint32_t *o = malloc((c->n + 1) * sizeof *o);
-    if (!v || !o) {
-        free(v);
-        free(o);
-        return ad_fail(AD_ERR_NO_MEMORY, "", "out of host memory reading %zu particles", c->n);
-    }
-    size_t m = 0;
-    for (size_t k = 0; k < c->n; k++)
-        if (!ad_is_dead(s[k])) v[m++] = (id_slot){c->id[k], (uint32_t)k};
-    if (by_id) qsort(v, m, sizeof *v, id_slot_cmp);
-    for (size_t k = 0; k < m; k++) o[k] = v[k].slot;
-    free(v);
-    *order = o;
-    return ad_ok();
-}
-
 static ad_status cpu_read(const ad_world *w, int flags, size_t max, const ad_particle_out *out, size_t *count)
 {
     const cpu_world *c = w->impl;
@@ -713,7 +682,7 @@ static ad_status cpu_read(const ad_world *w, int flags, size_t max, const ad_par
     const uint32_t *ids = c->id;
     const ad_accel *acc = observed_accel(c);
     uint32_t *order;
-    ad_status st = read_order(w, c, (flags & AD_READ_BY_ID) != 0, &order);
+    ad_status st = ad_slot_order(s, ids, c->n, w->count, (flags & AD_READ_BY_ID) != 0, &order);
     if (st.code) return st;
     for (size_t o = 0; o < n; o++) {
         size_t k = order ? order[o] : o;

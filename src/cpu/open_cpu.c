@@ -63,53 +63,36 @@ static int doom(cpu_world *c, uint32_t k)
     return 1;
 }
 
-/* The rm discs of box b with the smallest keys of the step (ad_reservoir_key), marked; rm is at most
- * AD_RES_ADD_MAX... of a box's count. Through the grid's starts (a row's cells are one slot range),
- * or, with the BVH, over every disc. */
+/* The rm discs of box b chosen for removal (ad_reservoir_pick), marked; with the BVH (no cells)
+ * the same choice over every disc of the box. */
 static uint32_t doom_box(const ad_world *w, cpu_world *c, int b, uint32_t rm)
 {
     const ad_params *P = &w->params;
-    enum { K = 16 };
-    uint64_t key[K];
-    uint32_t slot[K], m = 0;
-    if (rm > K) rm = K;
-    int cx0, cx1, cy0, cy1;
-    ad_reservoir_box_cells(P, b, &cx0, &cx1, &cy0, &cy1);
-    const ad_state *s = c->state[c->cur];
-    for (int cy = cy0; cy < cy1; cy++) {
-        size_t row = (size_t)cy * (size_t)P->nx;
-        uint32_t j0 = c->use_bvh ? 0 : c->start[row + (size_t)cx0], j1 = c->use_bvh ? (uint32_t)c->n : c->start[row + (size_t)cx1];
-        for (uint32_t j = j0; j < j1; j++) {
-            if (c->use_bvh && ad_reservoir_box(P, s[j].x, s[j].y) != b) continue;
+    uint32_t slot[AD_RES_PICK_MAX], m;
+    if (!c->use_bvh) {
+        m = ad_reservoir_pick(P, c->start, c->id, b, w->stats.step, rm, slot);
+    } else {
+        uint64_t key[AD_RES_PICK_MAX];
+        const ad_state *s = c->state[c->cur];
+        if (rm > AD_RES_PICK_MAX) rm = AD_RES_PICK_MAX;
+        m = 0;
+        for (size_t j = 0; j < c->n && rm; j++) {
+            if (ad_reservoir_box(P, s[j].x, s[j].y) != b) continue;
             uint64_t k = ad_reservoir_key(P, w->stats.step, c->id[j]);
             if (m == rm && k >= key[m - 1]) continue;
-            uint32_t at = m < rm ? m++ : m - 1; /* insertion into the sorted few */
+            uint32_t at = m < rm ? m++ : m - 1;
             while (at > 0 && key[at - 1] > k) {
                 key[at] = key[at - 1];
                 slot[at] = slot[at - 1];
                 at--;
             }
             key[at] = k;
-            slot[at] = j;
+            slot[at] = (uint32_t)j;
         }
-        if (c->use_bvh) break; /* every disc was read once */
     }
     for (uint32_t i = 0; i < m; i++)
         if (!doom(c, slot[i])) return i;
     return m;
-}
-
-/* Discs of box b in the current state: from the grid's starts, row by row. */
-static uint32_t box_count_grid(const ad_params *P, const uint32_t *start, int b)
-{
-    int cx0, cx1, cy0, cy1;
-    ad_reservoir_box_cells(P, b, &cx0, &cx1, &cy0, &cy1);
-    uint32_t n = 0;
-    for (int cy = cy0; cy < cy1; cy++) {
-        size_t row = (size_t)cy * (size_t)P->nx;
-        n += start[row + (size_t)cx1] - start[row + (size_t)cx0];
-    }
-    return n;
 }
 
 void ad_cpu_reservoir_plan(const ad_world *w, cpu_world *c, float dt)
@@ -126,14 +109,11 @@ void ad_cpu_reservoir_plan(const ad_world *w, cpu_world *c, float dt)
             if (b >= 0) count[b]++;
         }
     } else {
-        for (int b = 0; b < nb; b++) count[b] = box_count_grid(P, c->start, b);
+        for (int b = 0; b < nb; b++) count[b] = ad_reservoir_box_count(P, c->start, b);
     }
     double nu = (double)P->res_rate / AD_RES_CONTROL_SLOWER;
     for (int b = 0; b < nb; b++) {
-        float x0, x1, y0, y1;
-        ad_reservoir_box_rect(P, b, &x0, &x1, &y0, &y1);
-        double area = (x1 > x0 && y1 > y0) ? ((double)x1 - x0) * ((double)y1 - y0) : 0.0;
-        uint32_t add, rm = ad_reservoir_decide(&c->res_debt[2 * b], (double)P->stream_density * area, count[b], nu, dt, &add);
+        uint32_t add, rm = ad_reservoir_decide(&c->res_debt[2 * b], ad_reservoir_want(P, b), count[b], nu, dt, &add);
         if (rm) c->res_debt[2 * b] -= (double)(rm - doom_box(w, c, b, rm)); /* the ones not marked stay owed */
         count[b] = add;
     }
@@ -188,7 +168,7 @@ ad_status ad_cpu_open_enter(ad_world *w, cpu_world *c, float dt, float *vmax2)
     size_t ne = o->nwaiting;
     for (int f = 0; f < 4; f++) {
         if (!ad_side_open(P, f)) continue;
-        o->owed[f] += ad_side_rate(P, f) * (double)dt;
+        o->owed[f] += P->side_rate[f] * (double)dt;
         double k = floor(o->owed[f]);
         o->owed[f] -= k;
         owe[f] = k > 1e9 ? 1000000000u : (uint32_t)k;
@@ -203,28 +183,16 @@ ad_status ad_cpu_open_enter(ad_world *w, cpu_world *c, float dt, float *vmax2)
     for (int f = 0; f < 4; f++)
         for (uint32_t j = 0; j < owe[f]; j++) c->entries[k++] = ad_entry_draw(P, f, step, j);
     /* their spots at the step's end, then the reservoir's */
-    uint64_t seed = (P->seed ^ 0xE9B5DBA58189DBBCull) + step * 0x3956C25BF348B538ull;
     for (size_t i = 0; i < ne; i++) {
-        c->spots[i] = ad_entry_place(P, c->entries[i], dt, ad_rng_uniform(seed, i));
+        c->spots[i] = ad_entry_spot(P, c->entries[i], dt, step, (uint32_t)i);
         c->spot_box[i] = -1;
     }
     size_t ns = ne;
-    for (int b = 0; b < P->res_boxes; b++) {
-        if (!c->res_add[b]) continue;
-        float x0, x1, y0, y1;
-        ad_reservoir_box_rect(P, b, &x0, &x1, &y0, &y1);
+    for (int b = 0; b < P->res_boxes; b++)
         for (uint32_t j = 0; j < c->res_add[b]; j++, ns++) {
-            uint64_t q = ((uint64_t)b << 8 | (j & 255u)) * 4;
-            ad_state s;
-            s.x = x0 + (float)(ad_rng_uniform(seed ^ 0x59F111F1B605D019ull, q) * ((double)x1 - x0));
-            s.y = y0 + (float)(ad_rng_uniform(seed ^ 0x59F111F1B605D019ull, q + 1) * ((double)y1 - y0));
-            if (!(s.x < x1)) s.x = x0;
-            if (!(s.y < y1)) s.y = y0;
-            ad_stream_velocity(P, seed ^ 0x923F82A4AB1C5ED5ull, q / 4, &s.vx, &s.vy);
-            c->spots[ns] = s;
+            c->spots[ns] = ad_reservoir_spot(P, b, j, step);
             c->spot_box[ns] = b;
         }
-    }
     /* room, where discs touch each other: the gas after the pass, and the spots before */
     size_t judged = ns;
     if (P->disc_contacts) {

@@ -8,8 +8,11 @@
 #include <cstdlib>
 #include <cstring>
 
+#include <cub/device/device_scan.cuh>
+
 #include "bvh.cuh"
 #include "kernels.cuh"
+#include "open.cuh"
 
 #define CU(call)                                                                                                  \
     do {                                                                                                          \
@@ -32,8 +35,17 @@ struct cuda_world {
     unsigned count_lg;
     unsigned *scan_state; /* the scan's sum a tile (counts.cuh) */
     unsigned *perm, *iota, *keys_out; /* deterministic mode */
-    unsigned *reentry;                /* count, then the slots of discs past the outlet */
-    ad_reentry_spot *reentry_at;      /* where they go (AD_REENTRY_MAX) */
+    /* open sides and the reservoir (open.cuh): the disc count lives on the device (ad_ctrl.n) and
+     * per-disc kernels are launched for the capacity */
+    int open;
+    ad_entry *waiting, *waiting_next; /* entering discs waiting for room (AD_WAITING_MAX) */
+    ad_state *spots;                  /* a step's new spots, judged for room (AD_ROOM_MAX) */
+    unsigned *vmax2_new;              /* the largest speed squared of a step's new discs (float bits) */
+    double *res_state;                /* per reservoir box: the controller's debt and integral */
+    unsigned *res_add, *res_add_start;
+    void *res_scan_temp;
+    size_t res_scan_bytes;
+    unsigned char *doomed;            /* per slot: the reservoir's plan removes it in this step's pass */
     void *temp;
     size_t temp_bytes;
     float *pressure, *virial;
@@ -89,8 +101,8 @@ extern "C" int ad_cuda_device_count(void)
 
 static size_t per_particle(const ad_world_def *d)
 {
-    size_t b = 2 * sizeof(ad_state) + 2 * 4 /* id */ + 4 /* re-entry list */ + 2 * 4 /* p, virial */ +
-               2 * sizeof(ad_accel);
+    size_t b = 2 * sizeof(ad_state) + 2 * 4 /* id */ + 2 * 4 /* p, virial */ + 2 * sizeof(ad_accel);
+    if (d->reservoir > 0.0) b += 1; /* doomed */
     if (d->broad_phase == AD_BROAD_PHASE_BVH) {
         /* codes x2, sort values x2, children x2, rightmost, parents x2, visits, box */
         b += 10 * 4 + sizeof(ad_bvh_box);
@@ -112,6 +124,14 @@ static size_t sort_temp_bytes(size_t n, int bits)
     size_t t = 0;
     cub::DeviceRadixSort::SortPairs(nullptr, t, (const unsigned *)nullptr, (unsigned *)nullptr,
                                     (const unsigned *)nullptr, (unsigned *)nullptr, (int)n, 0, bits);
+    return t;
+}
+
+/* The scratch of the scan of the reservoir boxes' additions. */
+static size_t res_scan_bytes(int boxes)
+{
+    size_t t = 0;
+    if (boxes > 0) cub::DeviceScan::ExclusiveSum(nullptr, t, (const unsigned *)nullptr, (unsigned *)nullptr, boxes);
     return t;
 }
 
@@ -148,8 +168,11 @@ static size_t cuda_bytes_needed(const ad_world_def *d, const ad_params *p)
 #endif
     unsigned lg = count_lg(d, p);
     size_t cells = ad_count_bytes(ncell, lg) + ad_start_slots(ncell, lg) * 4 + ad_scan_state_bytes(ncell, lg);
-    return d->capacity * per_particle(d) + cells + blocks * sizeof(ad_dev_sums) + temp + sizeof(ad_ctrl) +
-           AD_REENTRY_MAX * sizeof(ad_reentry_spot);
+    size_t open = 0;
+    if (p->open_x || p->open_y)
+        open = 2 * AD_WAITING_MAX * sizeof(ad_entry) + AD_ROOM_MAX * sizeof(ad_state) + 16 +
+               (size_t)p->res_boxes * (2 * sizeof(double) + 2 * 4) + res_scan_bytes(p->res_boxes);
+    return d->capacity * per_particle(d) + cells + blocks * sizeof(ad_dev_sums) + temp + sizeof(ad_ctrl) + open;
 }
 
 static void cuda_destroy(ad_world *w)
@@ -161,8 +184,9 @@ static void cuda_destroy(ad_world *w)
     void *ptrs[] = {c->state[0], c->state[1], c->id[0],   c->id[1],   c->cell_of, c->rank,      c->count,
                     c->scan_state, c->start,    c->perm,     c->iota,    c->keys_out, c->temp,   c->pressure,  c->virial,
                     c->acc[0],   c->acc[1],   c->rk[0],   c->rk[1],   c->rk[2],   c->blocks,    c->blocks2,  c->ctrl,
-                    c->vmax_bits, c->segs,    c->seg_start, c->seg_index, c->field_sums, c->reentry,
-                    c->reentry_at,
+                    c->vmax_bits, c->segs,    c->seg_start, c->seg_index, c->field_sums, c->waiting,
+                    c->waiting_next, c->spots, c->vmax2_new, c->res_state, c->res_add, c->res_add_start,
+                    c->res_scan_temp, c->doomed,
                     c->code,     c->code_sorted, c->bindex, c->bperm, c->child, c->rightmost, c->parent,
                     c->visits,   c->box,      c->forces,  c->st_child, c->st_rightmost, c->st_item, c->st_box,
                     c->st_leaf_box};
@@ -200,12 +224,18 @@ static void cuda_destroy(ad_world *w)
     X(ke_integral, kinetic_energy_integral)                                                                       \
     X(virial_integral, contact_virial_integral)                                                                   \
     X(max_overlap, max_overlap)                                                                                   \
-    X(skin_violations, skin_violations)
+    X(skin_violations, skin_violations)                                                                           \
+    X(entered, entered)                                                                                           \
+    X(left, left)                                                                                                 \
+    X(res_added, reservoir_added)                                                                                 \
+    X(res_removed, reservoir_removed)                                                                             \
+    X(entries_lost, entries_lost)                                                                                 \
+    X(nwaiting, entries_waiting)
 
 static ad_status push_ctrl(ad_world *w)
 {
     cuda_world *c = CW(w);
-    ad_ctrl h = {};
+    ad_ctrl h = *c->ctrl_host; /* the device's own fields (the count, the open sides) as last pulled or set */
     const ad_stats &s = w->stats;
 #define TO_CTRL(cf, sf) h.cf = (decltype(h.cf))s.sf;
     AD_CTRL_STATS(TO_CTRL)
@@ -237,6 +267,10 @@ static ad_status cuda_create(ad_world *w)
                        "but only %s is free",
                        nb, d->capacity, per_particle(d), (size_t)w->params.nx * w->params.ny,
                        4u + (4u >> count_lg(d, &w->params)), fb);
+    if (d->broad_phase == AD_BROAD_PHASE_BVH && ad_world_open(w))
+        return ad_fail(AD_ERR_INVALID, "broad_phase",
+                       "broad_phase = bvh with open sides (a wind tunnel's far field) runs on the CPU backend only; "
+                       "on the GPU use the grid (broad_phase = grid), or backend = cpu");
     cuda_world *c = (cuda_world *)calloc(1, sizeof *c);
     if (!c) return ad_fail(AD_ERR_NO_MEMORY, "", "out of host memory");
     w->impl = c;
@@ -256,8 +290,22 @@ static ad_status cuda_create(ad_world *w)
         ALLOC(c->acc[k], n * sizeof(ad_accel));
     }
     if (!c->bvh) ALLOC(c->rank, n * 4);
-    ALLOC(c->reentry, (n + 1) * 4);
-    ALLOC(c->reentry_at, AD_REENTRY_MAX * sizeof(ad_reentry_spot));
+    c->open = ad_world_open(w);
+    if (c->open) {
+        ALLOC(c->waiting, AD_WAITING_MAX * sizeof(ad_entry));
+        ALLOC(c->waiting_next, AD_WAITING_MAX * sizeof(ad_entry));
+        ALLOC(c->spots, AD_ROOM_MAX * sizeof(ad_state));
+        ALLOC(c->vmax2_new, 4);
+        int nb = w->params.res_boxes;
+        if (nb) {
+            ALLOC(c->res_state, (size_t)nb * 2 * sizeof(double));
+            ALLOC(c->res_add, (size_t)nb * 4);
+            ALLOC(c->res_add_start, (size_t)nb * 4);
+            c->res_scan_bytes = res_scan_bytes(nb);
+            ALLOC(c->res_scan_temp, c->res_scan_bytes);
+            ALLOC(c->doomed, n);
+        }
+    }
     ALLOC(c->pressure, n * 4);
     ALLOC(c->virial, n * 4);
     ALLOC(c->count, ad_count_bytes(c->ncell, c->count_lg));
@@ -298,9 +346,11 @@ static ad_status cuda_create(ad_world *w)
     if (e == cudaSuccess) e = cudaMemset(c->blocks, 0, (size_t)c->nblocks_cap * sizeof(ad_dev_sums));
     /* the counters start cleared (after that the scan clears them) */
     if (e == cudaSuccess) e = cudaMemset(c->count, 0, ad_count_bytes(c->ncell, c->count_lg));
-    /* the re-entry list starts empty; after that each step's fold empties it */
-    if (e == cudaSuccess) e = cudaMemset(c->reentry, 0, 4);
+    /* the reservoir's controllers start at rest, no disc marked */
+    if (e == cudaSuccess && c->res_state) e = cudaMemset(c->res_state, 0, (size_t)w->params.res_boxes * 2 * sizeof(double));
+    if (e == cudaSuccess && c->doomed) e = cudaMemset(c->doomed, 0, n);
     if (e == cudaSuccess) e = cudaMallocHost((void **)&c->ctrl_host, sizeof(ad_ctrl));
+    if (e == cudaSuccess) memset(c->ctrl_host, 0, sizeof(ad_ctrl));
     for (int k = 0; k < 2 && e == cudaSuccess; k++) e = cudaEventCreateWithFlags(&c->batch[k], cudaEventDisableTiming);
     for (int k = 0; k < 2 && e == cudaSuccess; k++) e = cudaEventRecord(c->batch[k], c->stream);
     for (int k = 0; k < 5 && e == cudaSuccess; k++) e = cudaEventCreate(&c->phase[k]);
@@ -337,8 +387,27 @@ static cudaError_t forget_bin(cuda_world *c)
 {
     cudaError_t e = c->binned ? cudaMemsetAsync(c->count, 0, ad_count_bytes(c->ncell, c->count_lg), c->stream)
                               : cudaSuccess;
+    /* and the removed discs' counter, which the next bin counts again */
+    if (e == cudaSuccess && c->binned) e = cudaMemsetAsync(&c->ctrl->dead, 0, sizeof(unsigned), c->stream);
     c->binned = 0;
     return e;
+}
+
+/* The device's count fields (slots, next id) from the host's mirror. */
+static cudaError_t push_count(cuda_world *c)
+{
+    cudaError_t e = cudaMemcpyAsync(&c->ctrl->n, &c->ctrl_host->n, sizeof(unsigned), cudaMemcpyHostToDevice, c->stream);
+    if (e == cudaSuccess)
+        e = cudaMemcpyAsync(&c->ctrl->next_id, &c->ctrl_host->next_id, sizeof(unsigned), cudaMemcpyHostToDevice,
+                            c->stream);
+    return e == cudaSuccess ? cudaStreamSynchronize(c->stream) : e;
+}
+
+/* The host's mirror of the device's count fields. */
+static cudaError_t pull_count(cuda_world *c)
+{
+    cudaError_t e = cudaMemcpyAsync(c->ctrl_host, c->ctrl, sizeof(ad_ctrl), cudaMemcpyDeviceToHost, c->stream);
+    return e == cudaSuccess ? cudaStreamSynchronize(c->stream) : e;
 }
 
 static ad_status cuda_add_particles(ad_world *w, const ad_particle *p, size_t n)
@@ -351,20 +420,31 @@ static ad_status cuda_add_particles(ad_world *w, const ad_particle *p, size_t n)
         free(ids);
         return ad_fail(AD_ERR_NO_MEMORY, "", "out of host memory");
     }
+    /* at the device's count of slots (removed discs hold theirs until the next sort) */
+    cudaError_t e = pull_count(c);
+    size_t at = c->ctrl_host->n;
+    unsigned id0 = c->ctrl_host->next_id;
+    if (e == cudaSuccess && at + n > c->cap) {
+        free(tmp);
+        free(ids);
+        return ad_fail(AD_ERR_CAPACITY, "capacity", "capacity: adding %zu particles to %zu slots in use exceeds %zu", n,
+                       at, c->cap);
+    }
     for (size_t i = 0; i < n; i++) {
         ad_state s = {p[i].x, p[i].y, p[i].vx, p[i].vy};
         tmp[i] = ad_wrap_state(&w->params, s);
-        ids[i] = (unsigned)(w->count + i);
+        ids[i] = id0 + (unsigned)i;
     }
-    cudaError_t e = cudaMemcpyAsync(c->state[c->cur] + w->count, tmp, n * sizeof(ad_state), cudaMemcpyHostToDevice,
-                                    c->stream);
     if (e == cudaSuccess)
-        e = cudaMemcpyAsync(c->id[c->idp] + w->count, ids, n * 4, cudaMemcpyHostToDevice, c->stream);
-    if (e == cudaSuccess)
-        e = cudaMemsetAsync(c->acc[c->cur] + w->count, 0, n * sizeof(ad_accel), c->stream);
-    if (e == cudaSuccess) e = cudaMemsetAsync(c->pressure + w->count, 0, n * 4, c->stream);
-    if (e == cudaSuccess) e = cudaMemsetAsync(c->virial + w->count, 0, n * 4, c->stream);
+        e = cudaMemcpyAsync(c->state[c->cur] + at, tmp, n * sizeof(ad_state), cudaMemcpyHostToDevice, c->stream);
+    if (e == cudaSuccess) e = cudaMemcpyAsync(c->id[c->idp] + at, ids, n * 4, cudaMemcpyHostToDevice, c->stream);
+    if (e == cudaSuccess) e = cudaMemsetAsync(c->acc[c->cur] + at, 0, n * sizeof(ad_accel), c->stream);
+    if (e == cudaSuccess) e = cudaMemsetAsync(c->pressure + at, 0, n * 4, c->stream);
+    if (e == cudaSuccess) e = cudaMemsetAsync(c->virial + at, 0, n * 4, c->stream);
     if (e == cudaSuccess) e = cudaStreamSynchronize(c->stream);
+    c->ctrl_host->n = (unsigned)(at + n);
+    c->ctrl_host->next_id = id0 + (unsigned)n;
+    if (e == cudaSuccess) e = push_count(c);
     free(tmp);
     free(ids);
     if (e == cudaSuccess) e = forget_bin(c);
@@ -440,6 +520,13 @@ static ad_status cuda_set_segments(ad_world *w)
 
 static unsigned grid_of(size_t n) { return (unsigned)((n + AD_CUDA_BLOCK - 1) / AD_CUDA_BLOCK); }
 
+/* The size per-disc kernels are launched for: the count, or with open sides the capacity (the count
+ * changes on the device). */
+static unsigned launch_n(const ad_world *w, const cuda_world *c) { return c->open ? (unsigned)c->cap : (unsigned)w->count; }
+
+/* The count as the kernels take it: with open sides, read on the device. */
+static ad_n count_of(const cuda_world *c, unsigned n) { return ad_n{n, c->open ? &c->ctrl->n : NULL}; }
+
 /* Steps 1-5 with the BVH: Morton keys, CUB's stable radix sort, reorder along the
  * curve, Karras nodes, boxes bottom-up. The phase events stand as on the grid:
  * keys = bin, sort = scan, reorder and tree = scatter. */
@@ -462,8 +549,9 @@ static cudaError_t enqueue_bvh(ad_world *w, cuda_world *c, unsigned n, int timed
     if (e) return e;
     int nx = !c->cur;
     int carry = w->def.integrator == AD_INTEGRATOR_VERLET;
-    k_gather<<<gb, AD_CUDA_BLOCK, 0, st>>>(n, c->bperm, c->state[c->cur], c->id[c->idp], carry ? c->acc[c->cur] : NULL,
-                                            c->state[nx], c->id[!c->idp], carry ? c->acc[nx] : NULL);
+    k_gather<<<gb, AD_CUDA_BLOCK, 0, st>>>(ad_n{n, NULL}, c->bperm, c->state[c->cur], c->id[c->idp],
+                                            carry ? c->acc[c->cur] : NULL, c->state[nx], c->id[!c->idp],
+                                            carry ? c->acc[nx] : NULL);
     c->cur = nx;
     c->idp = !c->idp;
     memset(&c->tree, 0, sizeof c->tree);
@@ -505,7 +593,7 @@ static unsigned *keep_cells(const ad_world *w, const cuda_world *c)
 static ad_bin_next bin_next(const ad_world *w, const cuda_world *c)
 {
     return ad_bin_next{keep_cells(w, c), c->rank, ad_counts{c->count, c->count_lg, &c->ctrl->count_overflow},
-                       w->stats.cell_capacity};
+                       w->stats.cell_capacity, &c->ctrl->dead};
 }
 
 /* Steps 1-3 on the stream: the state (and accelerations) end in cell order. Step 1
@@ -523,10 +611,11 @@ static cudaError_t enqueue_grid(ad_world *w, cuda_world *c, unsigned n, int time
         int diag = w->def.diagnostics && obs, agg = c->aggregate;
         const ad_state *q = c->state[c->cur];
         ad_bin_next b = bin_next(w, c);
-        if (diag && agg) k_bin_aggregated<true><<<gb, AD_CUDA_BLOCK, 0, st>>>(w->params, q, n, b, c->blocks);
-        else if (diag) k_bin<true><<<gb, AD_CUDA_BLOCK, 0, st>>>(w->params, q, n, b, c->blocks);
-        else if (agg) k_bin_aggregated<false><<<gb, AD_CUDA_BLOCK, 0, st>>>(w->params, q, n, b, c->blocks);
-        else k_bin<false><<<gb, AD_CUDA_BLOCK, 0, st>>>(w->params, q, n, b, c->blocks);
+        ad_n nn = count_of(c, n);
+        if (diag && agg) k_bin_aggregated<true><<<gb, AD_CUDA_BLOCK, 0, st>>>(w->params, q, nn, b, c->blocks);
+        else if (diag) k_bin<true><<<gb, AD_CUDA_BLOCK, 0, st>>>(w->params, q, nn, b, c->blocks);
+        else if (agg) k_bin_aggregated<false><<<gb, AD_CUDA_BLOCK, 0, st>>>(w->params, q, nn, b, c->blocks);
+        else k_bin<false><<<gb, AD_CUDA_BLOCK, 0, st>>>(w->params, q, nn, b, c->blocks);
     }
     if (e) return e;
     e = timed ? cudaEventRecord(c->phase[1], st) : cudaSuccess;
@@ -539,9 +628,11 @@ static cudaError_t enqueue_grid(ad_world *w, cuda_world *c, unsigned n, int time
     int carry = w->def.integrator == AD_INTEGRATOR_VERLET;
     const ad_accel *acc_in = carry ? c->acc[c->cur] : NULL;
     ad_accel *acc_out = carry ? c->acc[nx] : NULL;
+    ad_n nn = count_of(c, n);
+    unsigned dead_cell = (unsigned)w->params.nx * (unsigned)w->params.ny;
     if (w->def.deterministic) {
-#ifdef AD_CUDA_DET_SORT /* measurement switch: the stable radix sort of (cell, previous slot) pairs */
-        k_iota<<<gb, AD_CUDA_BLOCK, 0, st>>>(n, c->iota);
+#ifdef AD_CUDA_DET_SORT /* measurement switch: the stable radix sort of (cell, previous slot) pairs (closed worlds) */
+        k_iota<<<gb, AD_CUDA_BLOCK, 0, st>>>(nn, c->iota);
         size_t tb = c->temp_bytes;
         e = cub::DeviceRadixSort::SortPairs(c->temp, tb, c->cell_of, c->keys_out, c->iota, c->perm, (int)n, 0,
                                             c->key_bits, st);
@@ -550,28 +641,48 @@ static cudaError_t enqueue_grid(ad_world *w, cuda_world *c, unsigned n, int time
         /* the same stable order without a sort: the atomic ranks put each cell's discs in its
          * slot range in any order (k_cell_members), then each disc's rank in its cell is the
          * number of its cell's discs with a lower previous slot (k_stable_rank) */
-        k_cell_members<<<gb, AD_CUDA_BLOCK, 0, st>>>(n, c->cell_of, c->rank, c->start, c->iota);
-        k_stable_rank<<<gb, AD_CUDA_BLOCK, 0, st>>>(n, c->cell_of, c->start, c->iota, c->perm);
+        k_cell_members<<<gb, AD_CUDA_BLOCK, 0, st>>>(nn, c->cell_of, c->rank, c->start, c->iota);
+        k_stable_rank<<<gb, AD_CUDA_BLOCK, 0, st>>>(nn, dead_cell, &c->ctrl->dead, c->cell_of, c->start, c->iota,
+                                                     c->perm);
 #endif
-        k_gather<<<gb, AD_CUDA_BLOCK, 0, st>>>(n, c->perm, c->state[c->cur], c->id[c->idp], acc_in, c->state[nx],
+        k_gather<<<gb, AD_CUDA_BLOCK, 0, st>>>(nn, c->perm, c->state[c->cur], c->id[c->idp], acc_in, c->state[nx],
                                                 c->id[!c->idp], acc_out);
     } else {
-        k_scatter<<<gb, AD_CUDA_BLOCK, 0, st>>>(w->params, n, c->rank, c->start, c->state[c->cur], c->id[c->idp],
+        k_scatter<<<gb, AD_CUDA_BLOCK, 0, st>>>(w->params, nn, c->rank, c->start, c->state[c->cur], c->id[c->idp],
                                                  acc_in, c->state[nx], c->id[!c->idp], acc_out);
     }
+    /* the removed discs went after the others: the world ends there */
+    if (c->open) k_after_sort<<<1, 1, 0, st>>>(c->start, dead_cell, c->ctrl);
     c->cur = nx;
     c->idp = !c->idp;
     e = cudaGetLastError();
     return e || !timed ? e : cudaEventRecord(c->phase[3], st);
 }
 
-/* The second half of step 5 for the discs the pass listed (kernels.cuh). */
-static void place_reentries(ad_world *w, cuda_world *c, int nx, int draw_velocity, int bin)
+/* Step 5's entries after the pass that ends a step (open.cuh): the free stream's and the reservoir's
+ * new discs, appended to the pass's output `nx` and binned where the pass binned (bin). */
+static void enqueue_enter(ad_world *w, cuda_world *c, int nx, int bin)
 {
-    k_reentry_place<<<8, 128, 0, c->stream>>>(w->params, c->reentry, c->start, c->tree, c->bvh, c->state[nx],
-                                              c->id[c->idp], c->ctrl, c->reentry_at);
-    k_reenter<<<64, AD_CUDA_BLOCK, 0, c->stream>>>(w->params, c->reentry, c->state[nx], c->id[c->idp], c->ctrl,
-                                                   c->reentry_at, draw_velocity, bin, bin_next(w, c), c->blocks);
+    if (!c->open) return;
+    cudaStream_t st = c->stream;
+    int nb = w->params.res_boxes;
+    if (nb) {
+        size_t bytes = c->res_scan_bytes;
+        cub::DeviceScan::ExclusiveSum(c->res_scan_temp, bytes, c->res_add, c->res_add_start, nb, st);
+    }
+    k_enter<<<1, AD_ENTER_THREADS, 0, st>>>(w->params, c->ctrl, c->waiting, c->waiting_next, c->res_add,
+                                             c->res_add_start, c->res_state, c->start, c->state[nx], c->id[c->idp],
+                                             c->pressure, c->virial, c->acc[nx], bin, bin_next(w, c), c->spots,
+                                             c->vmax2_new, (unsigned)c->cap);
+}
+
+/* Before the pass: the reservoir's plan on the step's grid (open.cuh). */
+static void enqueue_reservoir_plan(ad_world *w, cuda_world *c)
+{
+    int nb = w->params.res_boxes;
+    if (!nb) return;
+    k_reservoir_plan<<<grid_of((size_t)nb), AD_CUDA_BLOCK, 0, c->stream>>>(w->params, c->start, c->id[c->idp], c->ctrl,
+                                                                           c->res_state, c->res_add, c->doomed);
 }
 
 static ad_bvh_forces bvh_forces(const cuda_world *c)
@@ -598,9 +709,9 @@ static void launch_interact_with(ad_world *w, cuda_world *c, unsigned n, const G
 {
     int nx = !c->cur;
     k_interact<INTEG, PASS, OBS, G, BIN><<<grid_of(n), AD_CUDA_BLOCK, smem, c->stream>>>(
-        w->params, gather, n, c->state[c->cur], c->state[nx], c->id[c->idp], c->acc[c->cur], c->acc[nx], c->pressure,
-        c->virial, c->ctrl, c->blocks, c->reentry, bin_next(w, c));
-    if (w->params.flow_x && PASS == AD_PASS_STEP) place_reentries(w, c, nx, 1, BIN);
+        w->params, gather, count_of(c, n), c->state[c->cur], c->state[nx], c->id[c->idp], c->acc[c->cur], c->acc[nx],
+        c->pressure, c->virial, c->ctrl, c->blocks, c->doomed, bin_next(w, c));
+    if (PASS == AD_PASS_STEP) enqueue_enter(w, c, nx, BIN);
     c->cur = nx;
     c->binned = BIN != AD_BIN_NONE;
 }
@@ -637,10 +748,10 @@ static void launch_rk4_with(ad_world *w, cuda_world *c, unsigned n, const G &gat
                             const ad_state *base, const ad_state *in, ad_state *out, float skin)
 {
     int nx = !c->cur;
-    k_rk4_stage<K, G><<<grid_of(n), AD_CUDA_BLOCK, smem, c->stream>>>(w->params, gather, n, base, in, out, c->rk[2],
-                                                                        c->id[c->idp], c->acc[nx], c->pressure,
-                                                                        c->virial, c->ctrl, skin, c->blocks,
-                                                                        c->reentry);
+    k_rk4_stage<K, G><<<grid_of(n), AD_CUDA_BLOCK, smem, c->stream>>>(w->params, gather, count_of(c, n), base, in, out,
+                                                                        c->rk[2], c->id[c->idp], c->acc[nx],
+                                                                        c->pressure, c->virial, c->ctrl, skin, c->blocks,
+                                                                        K == 3 ? c->doomed : NULL);
 }
 
 template <int K>
@@ -699,10 +810,11 @@ static cudaError_t enqueue_step(ad_world *w, cuda_world *c, unsigned n, int time
     cudaStream_t st = c->stream;
     int integ = w->def.integrator;
     if (integ == AD_INTEGRATOR_VERLET)
-        k_verlet_drift<<<grid_of(n), AD_CUDA_BLOCK, 0, st>>>(w->params, n, c->state[c->cur], c->acc[c->cur],
-                                                              c->id[c->idp], c->ctrl);
+        k_verlet_drift<<<grid_of(n), AD_CUDA_BLOCK, 0, st>>>(w->params, count_of(c, n), c->state[c->cur],
+                                                              c->acc[c->cur], c->id[c->idp], c->ctrl);
     cudaError_t e = enqueue_grid(w, c, n, timed, obs);
     if (e) return e;
+    enqueue_reservoir_plan(w, c);
     if (integ == AD_INTEGRATOR_RK4) {
         const ad_state *base = c->state[c->cur];
         ad_state *in = c->rk[0], *out = c->rk[1];
@@ -712,7 +824,7 @@ static cudaError_t enqueue_step(ad_world *w, cuda_world *c, unsigned n, int time
         launch_rk4<1>(w, c, n, base, out, in, skin);
         launch_rk4<2>(w, c, n, base, in, out, skin);
         launch_rk4<3>(w, c, n, base, out, c->state[nx], skin);
-        if (w->params.flow_x) place_reentries(w, c, nx, 0, AD_BIN_NONE);
+        enqueue_enter(w, c, nx, AD_BIN_NONE);
         c->cur = nx;
     } else {
         if (obs) {
@@ -727,9 +839,8 @@ static cudaError_t enqueue_step(ad_world *w, cuda_world *c, unsigned n, int time
     }
     unsigned nb = grid_of(n), nr = (nb + AD_FOLD_SHARE - 1) / AD_FOLD_SHARE;
     if (nr > AD_REDUCE_BLOCKS) nr = AD_REDUCE_BLOCKS;
-    /* the fold also empties the re-entry list: the next step starts with it empty */
     k_fold_step<<<nr, AD_CUDA_BLOCK, 0, st>>>(c->blocks, nb, c->blocks2, c->ctrl, dt_rule(w),
-                                              (float)(1.0 / w->def.radius), w->params.flow_x ? c->reentry : NULL);
+                                              (float)(1.0 / w->def.radius), c->open ? c->vmax2_new : NULL);
     e = cudaGetLastError();
     return e || !timed ? e : cudaEventRecord(c->phase[4], st);
 }
@@ -747,6 +858,7 @@ static ad_status pull_ctrl(ad_world *w)
     s.max_cell_occupancy = h.max_occupancy;
     s.cell_overflow = h.overflow;
     s.outside_grid = h.outside;
+    if (c->open) w->count = h.n - h.removed; /* the slots less the discs the last pass removed */
     s.count = w->count;
     /* phase times: the timed first step of the last call, counted for each of its steps */
     if (c->phase_steps) {
@@ -769,6 +881,12 @@ static ad_status pull_ctrl(ad_world *w)
                        "by step %llu, %llu disc states became non-finite on the GPU (the step is too large for the "
                        "stiffness, or discs were placed overlapping)",
                        (unsigned long long)h.step, (unsigned long long)h.nonfinite);
+    if (h.capacity_exceeded)
+        return ad_fail(AD_ERR_CAPACITY, "capacity",
+                       "capacity: by step %llu the free stream brought the world to %u discs, past its capacity of %zu "
+                       "(a denser or faster stream than the capacity was sized for, or gas piling up ahead of the body); "
+                       "the new discs past it were not placed",
+                       (unsigned long long)h.step, h.capacity_exceeded, c->cap);
     return ad_ok();
 }
 
@@ -776,10 +894,11 @@ static ad_status cuda_pull_stats(ad_world *w) { return pull_ctrl(w); }
 
 static ad_status sample_fields(ad_world *w, cuda_world *c, unsigned n)
 {
-    k_fields<<<grid_of(n), AD_CUDA_BLOCK, 0, c->stream>>>(w->fields.grid, n, c->state[c->cur], c->virial,
+    k_fields<<<grid_of(n), AD_CUDA_BLOCK, 0, c->stream>>>(w->fields.grid, count_of(c, n), c->state[c->cur], c->virial,
                                                           c->pressure, c->acc[c->cur], c->field_sums);
     CU(cudaGetLastError());
     w->fields.samples++;
+    if (w->fields.grid.probe) w->fields.probe_samples++;
     return ad_ok();
 }
 
@@ -812,10 +931,10 @@ static ad_status step_graph(ad_world *w, cuda_world *c, unsigned n, int obs, cud
 static ad_status cuda_step(ad_world *w, uint64_t nsteps)
 {
     cuda_world *c = CW(w);
-    unsigned n = (unsigned)w->count;
+    unsigned n = launch_n(w, c);
     if (c->dt_stale) {
         CU(cudaMemsetAsync(c->vmax_bits, 0, 4, c->stream));
-        k_vmax2<<<grid_of(n), AD_CUDA_BLOCK, 0, c->stream>>>(n, c->state[c->cur], c->vmax_bits);
+        k_vmax2<<<grid_of(n), AD_CUDA_BLOCK, 0, c->stream>>>(count_of(c, n), c->state[c->cur], c->vmax_bits);
         unsigned bits = 0;
         CU(cudaMemcpyAsync(&bits, c->vmax_bits, 4, cudaMemcpyDeviceToHost, c->stream));
         CU(cudaStreamSynchronize(c->stream));
@@ -886,74 +1005,119 @@ static ad_status cuda_step(ad_world *w, uint64_t nsteps)
     return pull_ctrl(w);
 }
 
-static ad_status cuda_read(const ad_world *w, int flags, size_t max, const ad_particle_out *out, size_t *count)
+/* The device's arrays of its slots (the discs, and those removed in the last pass) on the host. */
+typedef struct host_copy {
+    size_t slots;
+    ad_state *s;
+    unsigned *ids;
+    float *pr, *vi;
+    ad_accel *ac;
+} host_copy;
+
+static void host_copy_free(host_copy *h)
 {
-    cuda_world *c = CW(w);
-    size_t n = w->count < max ? w->count : max;
-    ad_state *s = (ad_state *)malloc(n * sizeof(ad_state) + 1);
-    unsigned *ids = (unsigned *)malloc(n * 4 + 1);
-    float *pr = (float *)malloc(n * 4 + 1), *vi = (float *)malloc(n * 4 + 1);
-    ad_accel *ac = (ad_accel *)malloc(n * sizeof(ad_accel) + 1);
-    if (!s || !ids || !pr || !vi || !ac) {
-        free(s);
-        free(ids);
-        free(pr);
-        free(vi);
-        free(ac);
+    free(h->s);
+    free(h->ids);
+    free(h->pr);
+    free(h->vi);
+    free(h->ac);
+}
+
+static ad_status copy_to_host(const ad_world *w, cuda_world *c, host_copy *h)
+{
+    memset(h, 0, sizeof *h);
+    cudaError_t e = pull_count(c);
+    if (e) return ad_fail(AD_ERR_BACKEND, "cuda", "reading the GPU's count: %s", cudaGetErrorString(e));
+    size_t n = c->open ? c->ctrl_host->n : w->count;
+    h->slots = n;
+    h->s = (ad_state *)malloc(n * sizeof(ad_state) + 1);
+    h->ids = (unsigned *)malloc(n * 4 + 1);
+    h->pr = (float *)malloc(n * 4 + 1);
+    h->vi = (float *)malloc(n * 4 + 1);
+    h->ac = (ad_accel *)malloc(n * sizeof(ad_accel) + 1);
+    if (!h->s || !h->ids || !h->pr || !h->vi || !h->ac) {
+        host_copy_free(h);
         return ad_fail(AD_ERR_NO_MEMORY, "", "out of host memory reading %zu particles", n);
     }
-    cudaError_t e = cudaMemcpyAsync(s, c->state[c->cur], n * sizeof(ad_state), cudaMemcpyDeviceToHost, c->stream);
-    if (!e) e = cudaMemcpyAsync(ids, c->id[c->idp], n * 4, cudaMemcpyDeviceToHost, c->stream);
-    if (!e) e = cudaMemcpyAsync(pr, c->pressure, n * 4, cudaMemcpyDeviceToHost, c->stream);
-    if (!e) e = cudaMemcpyAsync(vi, c->virial, n * 4, cudaMemcpyDeviceToHost, c->stream);
-    if (!e) e = cudaMemcpyAsync(ac, c->acc[c->cur], n * sizeof(ad_accel), cudaMemcpyDeviceToHost, c->stream);
+    e = cudaMemcpyAsync(h->s, c->state[c->cur], n * sizeof(ad_state), cudaMemcpyDeviceToHost, c->stream);
+    if (!e) e = cudaMemcpyAsync(h->ids, c->id[c->idp], n * 4, cudaMemcpyDeviceToHost, c->stream);
+    if (!e) e = cudaMemcpyAsync(h->pr, c->pressure, n * 4, cudaMemcpyDeviceToHost, c->stream);
+    if (!e) e = cudaMemcpyAsync(h->vi, c->virial, n * 4, cudaMemcpyDeviceToHost, c->stream);
+    if (!e) e = cudaMemcpyAsync(h->ac, c->acc[c->cur], n * sizeof(ad_accel), cudaMemcpyDeviceToHost, c->stream);
     if (!e) e = cudaStreamSynchronize(c->stream);
-    if (!e) {
-        for (size_t k = 0; k < n; k++) {
-            size_t o = (flags & AD_READ_BY_ID) ? ids[k] : k;
-            if (out->state) out->state[o] = ad_particle{s[k].x, s[k].y, s[k].vx, s[k].vy};
-            if (out->id) out->id[o] = ids[k];
-            if (out->pressure) out->pressure[o] = pr[k];
-            if (out->virial) out->virial[o] = vi[k];
-            if (out->accel) {
-                out->accel[2 * o] = ac[k].ax;
-                out->accel[2 * o + 1] = ac[k].ay;
-            }
-        }
+    if (e) {
+        host_copy_free(h);
+        return ad_fail(AD_ERR_BACKEND, "cuda", "reading particles from the GPU: %s", cudaGetErrorString(e));
     }
-    free(s);
-    free(ids);
-    free(pr);
-    free(vi);
-    free(ac);
-    if (e) return ad_fail(AD_ERR_BACKEND, "cuda", "reading particles from the GPU: %s", cudaGetErrorString(e));
-    if (count) *count = n;
     return ad_ok();
 }
 
+static ad_status cuda_read(const ad_world *w, int flags, size_t max, const ad_particle_out *out, size_t *count)
+{
+    cuda_world *c = CW(w);
+    host_copy h;
+    ad_status st = copy_to_host(w, c, &h);
+    if (st.code) return st;
+    size_t n = w->count < max ? w->count : max;
+    uint32_t *order;
+    st = ad_slot_order(h.s, h.ids, h.slots, w->count, (flags & AD_READ_BY_ID) != 0, &order);
+    if (!st.code)
+        for (size_t o = 0; o < n; o++) {
+            size_t k = order ? order[o] : o;
+            if (out->state) out->state[o] = ad_particle{h.s[k].x, h.s[k].y, h.s[k].vx, h.s[k].vy};
+            if (out->id) out->id[o] = h.ids[k];
+            if (out->pressure) out->pressure[o] = h.pr[k];
+            if (out->virial) out->virial[o] = h.vi[k];
+            if (out->accel) {
+                out->accel[2 * o] = h.ac[k].ax;
+                out->accel[2 * o + 1] = h.ac[k].ay;
+            }
+        }
+    free(order);
+    host_copy_free(&h);
+    if (!st.code && count) *count = n;
+    return st;
+}
+
+/* The discs (removed ones left out, slot order kept) and the open sides' state. */
 static ad_status cuda_export(const ad_world *w, ad_snapshot *s)
 {
     memset(s, 0, sizeof *s);
-    size_t n = w->count;
-    s->n = n;
-    s->owned = 1;
-    s->state = (ad_state *)malloc(n * sizeof(ad_state) + 1);
-    s->id = (uint32_t *)malloc(n * 4 + 1);
-    s->pressure = (float *)malloc(n * 4 + 1);
-    s->virial = (float *)malloc(n * 4 + 1);
-    s->accel = (ad_accel *)malloc(n * sizeof(ad_accel) + 1);
-    if (!s->state || !s->id || !s->pressure || !s->virial || !s->accel) {
-        ad_snapshot_free(s);
-        return ad_fail(AD_ERR_NO_MEMORY, "", "out of host memory for a snapshot of %zu particles", n);
-    }
     cuda_world *c = CW(w);
-    CU(cudaMemcpyAsync(s->state, c->state[c->cur], n * sizeof(ad_state), cudaMemcpyDeviceToHost, c->stream));
-    CU(cudaMemcpyAsync(s->id, c->id[c->idp], n * 4, cudaMemcpyDeviceToHost, c->stream));
-    CU(cudaMemcpyAsync(s->pressure, c->pressure, n * 4, cudaMemcpyDeviceToHost, c->stream));
-    CU(cudaMemcpyAsync(s->virial, c->virial, n * 4, cudaMemcpyDeviceToHost, c->stream));
-    CU(cudaMemcpyAsync(s->accel, c->acc[c->cur], n * sizeof(ad_accel), cudaMemcpyDeviceToHost, c->stream));
-    CU(cudaStreamSynchronize(c->stream));
+    host_copy h;
+    ad_status st = copy_to_host(w, c, &h);
+    if (st.code) return st;
+    size_t m = 0;
+    for (size_t k = 0; k < h.slots; k++) {
+        if (ad_is_dead(h.s[k])) continue;
+        h.s[m] = h.s[k];
+        h.ids[m] = h.ids[k];
+        h.pr[m] = h.pr[k];
+        h.vi[m] = h.vi[k];
+        h.ac[m] = h.ac[k];
+        m++;
+    }
+    s->n = m;
+    s->owned = 1;
+    s->state = h.s;
+    s->id = h.ids;
+    s->pressure = h.pr;
+    s->virial = h.vi;
+    s->accel = h.ac;
     s->primed = c->primed;
+    const ad_ctrl &k = *c->ctrl_host;
+    memcpy(s->open.owed, k.owed, sizeof s->open.owed);
+    s->open.next_id = k.next_id;
+    s->open.nwaiting = k.nwaiting;
+    if (c->open) {
+        st = ad_open_state_alloc(&s->open_alloc);
+        if (st.code) {
+            ad_snapshot_free(s);
+            return st;
+        }
+        s->open.waiting = s->open_alloc.waiting;
+        CU(cudaMemcpy(s->open.waiting, c->waiting, k.nwaiting * sizeof(ad_entry), cudaMemcpyDeviceToHost));
+    }
     return ad_ok();
 }
 
@@ -967,17 +1131,25 @@ static ad_status cuda_import(ad_world *w, const ad_snapshot *s)
     CU(cudaMemcpy(c->pressure, s->pressure, n * 4, cudaMemcpyHostToDevice));
     CU(cudaMemcpy(c->virial, s->virial, n * 4, cudaMemcpyHostToDevice));
     CU(cudaMemcpy(c->acc[c->cur], s->accel, n * sizeof(ad_accel), cudaMemcpyHostToDevice));
+    if (c->open && s->open.nwaiting)
+        CU(cudaMemcpy(c->waiting, s->open.waiting, s->open.nwaiting * sizeof(ad_entry), cudaMemcpyHostToDevice));
     c->primed = s->primed;
     c->dt_stale = 0;
     CU(forget_bin(c));
     invalidate_graphs(c);
+    ad_ctrl &k = *c->ctrl_host;
+    k.n = (unsigned)n;
+    k.next_id = s->open.next_id;
+    k.nwaiting = s->open.nwaiting;
+    k.dead = k.removed = 0;
+    memcpy(k.owed, s->open.owed, sizeof k.owed);
     return push_ctrl(w);
 }
 
 static ad_status cuda_fields_to_device(ad_world *w)
 {
     cuda_world *c = CW(w);
-    size_t cells = (size_t)w->fields.def.nx * w->fields.def.ny;
+    size_t cells = (size_t)w->fields.def.nx * w->fields.def.ny + 1; /* the cells, then the probe */
     if (c->field_cells != cells) {
         if (c->field_sums) cudaFree(c->field_sums);
         c->field_sums = NULL;
@@ -991,7 +1163,7 @@ static ad_status cuda_fields_to_device(ad_world *w)
 static ad_status cuda_fields_to_host(ad_world *w)
 {
     cuda_world *c = CW(w);
-    size_t cells = (size_t)w->fields.def.nx * w->fields.def.ny;
+    size_t cells = (size_t)w->fields.def.nx * w->fields.def.ny + 1; /* the cells, then the probe */
     CU(cudaMemcpyAsync(w->fields.sums, c->field_sums, cells * AD_FS_COUNT * sizeof(double), cudaMemcpyDeviceToHost,
                        c->stream));
     CU(cudaStreamSynchronize(c->stream));

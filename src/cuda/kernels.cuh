@@ -8,7 +8,7 @@
 #include "../physics/fields.h"
 #include "../physics/gather.h"
 #include "../physics/integrate.h"
-#include "../physics/reentry.h"
+#include "../physics/open.h"
 #include "counts.cuh"
 
 /* Everything of a step that lives on the device between steps: the step size and
@@ -25,7 +25,25 @@ struct ad_ctrl {
     unsigned int fold_done; /* blocks of k_fold_step done in this step; 0 between steps */
     unsigned long long overflow, outside;
     unsigned int count_overflow; /* a cell counter passed its width (counts.cuh): the run is lost */
+    /* open sides (open.h): the world's disc count changes on the device */
+    unsigned int n;              /* slots in use: the discs, and those removed in the last pass until the sort */
+    unsigned int dead;           /* removed discs binned for the next sort (their ranks in the dead cell) */
+    unsigned int removed;        /* discs removed in the last pass */
+    unsigned int next_id;        /* the id of the next disc added or entering */
+    unsigned int nwaiting;       /* entering discs waiting for room */
+    unsigned int capacity_exceeded; /* the step's new discs did not fit: the count stayed, the run is stopped */
+    double owed[4];              /* entries owed per side */
+    unsigned long long entered, left, res_added, res_removed, entries_lost;
 };
+
+/* A kernel's disc count: `bound` discs at most (the launch's size), and where the count lives on the
+ * device (open sides), the count there. */
+struct ad_n {
+    unsigned bound;
+    const unsigned *dev; /* NULL: bound is the count */
+};
+
+__device__ __forceinline__ unsigned ad_n_get(const ad_n &n) { return n.dev ? *n.dev : n.bound; }
 
 /* How the next step is chosen (ad_next_dt, on the device). */
 struct ad_dt_rule {
@@ -177,6 +195,7 @@ struct ad_bin_next {
     unsigned *cell_of, *rank; /* cell_of: NULL where nobody reads it (fast path) */
     ad_counts count;
     unsigned capacity;
+    unsigned *dead;           /* the rank counter of removed discs (ad_ctrl.dead), after the grid's cells */
 };
 
 enum { AD_BIN_NONE = 0, AD_BIN_FAST = 1, AD_BIN_DIAG = 2 };
@@ -195,9 +214,22 @@ __device__ __forceinline__ void ad_bin_rank(const ad_params &p, const ad_bin_nex
     d->out = ad_outside_domain(&p, x, y);
 }
 
+/* A removed disc (open.h) takes the dead cell, after the grid's: a rank from its own 32-bit counter,
+ * none of the diagnostics. */
+__device__ __forceinline__ void ad_bin_dead(const ad_params &p, const ad_bin_next &b, unsigned s, ad_bin_diag *d)
+{
+    if (b.cell_of) b.cell_of[s] = (unsigned)p.nx * (unsigned)p.ny;
+    b.rank[s] = atomicAdd(b.dead, 1u);
+    d->occ = d->over = d->out = 0;
+}
+
 __device__ __forceinline__ void ad_bin_one(const ad_params &p, const ad_bin_next &b, unsigned s, float x, float y,
                                            ad_bin_diag *d)
 {
+    if (x != x) {
+        ad_bin_dead(p, b, s, d);
+        return;
+    }
     unsigned c = ad_cell_index(&p, x, y);
     if (b.cell_of) b.cell_of[s] = c;
     ad_bin_rank(p, b, s, ad_count_add(b.count, c, 1u), x, y, d);
@@ -209,11 +241,11 @@ __device__ __forceinline__ void ad_bin_one(const ad_params &p, const ad_bin_next
  * DIAG adds the occupancy diagnostics. */
 template <bool DIAG>
 __global__ void __launch_bounds__(AD_CUDA_BLOCK)
-    k_bin(ad_params p, const ad_state *__restrict__ s, unsigned n, ad_bin_next bin, ad_dev_sums *__restrict__ diag)
+    k_bin(ad_params p, const ad_state *__restrict__ s, ad_n n, ad_bin_next bin, ad_dev_sums *__restrict__ diag)
 {
     unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
     ad_bin_diag d = {0, 0, 0};
-    if (i < n) {
+    if (i < ad_n_get(n)) {
         float4 q = reinterpret_cast<const float4 *>(s)[i];
         ad_bin_one(p, bin, i, q.x, q.y, &d);
     }
@@ -224,25 +256,31 @@ __global__ void __launch_bounds__(AD_CUDA_BLOCK)
  * leader that adds the group's size once (__match_any_sync). */
 template <bool DIAG>
 __global__ void __launch_bounds__(AD_CUDA_BLOCK)
-    k_bin_aggregated(ad_params p, const ad_state *__restrict__ s, unsigned n, ad_bin_next bin,
+    k_bin_aggregated(ad_params p, const ad_state *__restrict__ s, ad_n nn, ad_bin_next bin,
                      ad_dev_sums *__restrict__ diag)
 {
-    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x, n = ad_n_get(nn);
     ad_bin_diag d = {0, 0, 0};
-    /* lanes past the end take a cell of their own (~0u) so the warp stays whole */
+    /* lanes past the end take a cell of their own (~0u) so the warp stays whole; removed discs
+     * (rare) take the dead cell's counter one by one */
     unsigned c = ~0u;
     float4 q = make_float4(0, 0, 0, 0);
+    int dead = 0;
     if (i < n) {
         q = reinterpret_cast<const float4 *>(s)[i];
-        c = ad_cell_index(&p, q.x, q.y);
-        if (bin.cell_of) bin.cell_of[i] = c;
+        dead = q.x != q.x;
+        if (dead) ad_bin_dead(p, bin, i, &d);
+        else c = ad_cell_index(&p, q.x, q.y);
+        if (bin.cell_of && !dead) bin.cell_of[i] = c;
     }
+    if (dead) c = ~0u - 1u - (threadIdx.x & 31); /* a group of its own */
     unsigned peers = __match_any_sync(0xffffffffu, c);
     int leader = __ffs(peers) - 1, lane = threadIdx.x & 31;
     unsigned base = 0;
-    if (lane == leader && i < n) base = ad_count_add(bin.count, c, (unsigned)__popc(peers));
+    int live = i < n && !dead;
+    if (lane == leader && live) base = ad_count_add(bin.count, c, (unsigned)__popc(peers));
     base = __shfl_sync(0xffffffffu, base, leader);
-    if (i < n) ad_bin_rank(p, bin, i, base + __popc(peers & ((1u << lane) - 1u)), q.x, q.y, &d);
+    if (live) ad_bin_rank(p, bin, i, base + __popc(peers & ((1u << lane) - 1u)), q.x, q.y, &d);
     if (DIAG) ad_block_diag(d.occ, d.over, d.out, &diag[blockIdx.x]);
 }
 
@@ -251,15 +289,16 @@ __global__ void __launch_bounds__(AD_CUDA_BLOCK)
 /* Fast path: each disc goes to start[cell] + rank; the state leaves in cell order. The
  * cell is computed again from the state (the same function of the same floats as the bin's):
  * cheaper than storing it in the pass and reading it back. */
-__global__ void k_scatter(ad_params p, unsigned n, const unsigned *__restrict__ rank,
+__global__ void k_scatter(ad_params p, ad_n nn, const unsigned *__restrict__ rank,
                           const unsigned *__restrict__ start, const ad_state *__restrict__ s_in,
                           const unsigned *__restrict__ id_in, const ad_accel *__restrict__ a_in,
                           ad_state *__restrict__ s_out, unsigned *__restrict__ id_out, ad_accel *__restrict__ a_out)
 {
-    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x, n = ad_n_get(nn);
     if (i >= n) return;
     float4 q = reinterpret_cast<const float4 *>(s_in)[i];
-    unsigned slot = start[ad_cell_index(&p, q.x, q.y)] + rank[i];
+    ad_state qs = {q.x, q.y, q.z, q.w};
+    unsigned slot = start[ad_bin_cell(&p, qs)] + rank[i]; /* removed discs after the others (open.h) */
     if (slot >= n) return; /* only after a counter overflowed (counts.cuh) */
     reinterpret_cast<float4 *>(s_out)[slot] = q;
     id_out[slot] = id_in[i];
@@ -267,11 +306,11 @@ __global__ void k_scatter(ad_params p, unsigned n, const unsigned *__restrict__ 
 }
 
 /* Deterministic path: slot s takes disc perm[s] (a stable radix sort by cell). */
-__global__ void k_gather(unsigned n, const unsigned *__restrict__ perm, const ad_state *__restrict__ s_in,
+__global__ void k_gather(ad_n nn, const unsigned *__restrict__ perm, const ad_state *__restrict__ s_in,
                          const unsigned *__restrict__ id_in, const ad_accel *__restrict__ a_in,
                          ad_state *__restrict__ s_out, unsigned *__restrict__ id_out, ad_accel *__restrict__ a_out)
 {
-    unsigned s = blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned s = blockIdx.x * blockDim.x + threadIdx.x, n = ad_n_get(nn);
     if (s >= n) return;
     unsigned i = perm[s];
     if (i >= n) return; /* only after a counter overflowed (counts.cuh) */
@@ -282,10 +321,10 @@ __global__ void k_gather(unsigned n, const unsigned *__restrict__ perm, const ad
 
 /* Deterministic path without a sort, 1 of 2: the previous slots of each cell's discs, in
  * the cell's slot range, in the order of the atomic ranks (any). */
-__global__ void k_cell_members(unsigned n, const unsigned *__restrict__ cell_of, const unsigned *__restrict__ rank,
+__global__ void k_cell_members(ad_n nn, const unsigned *__restrict__ cell_of, const unsigned *__restrict__ rank,
                                const unsigned *__restrict__ start, unsigned *__restrict__ members)
 {
-    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x, n = ad_n_get(nn);
     if (i >= n) return;
     unsigned slot = start[cell_of[i]] + rank[i];
     if (slot < n) members[slot] = i; /* always, unless a counter overflowed (counts.cuh) */
@@ -293,20 +332,31 @@ __global__ void k_cell_members(unsigned n, const unsigned *__restrict__ cell_of,
 
 /* 2 of 2: disc i's stable rank in its cell is the number of the cell's discs with a lower
  * previous slot, so slot perm[s] is what a stable sort by cell puts at s. */
-__global__ void k_stable_rank(unsigned n, const unsigned *__restrict__ cell_of, const unsigned *__restrict__ start,
+__global__ void k_stable_rank(ad_n nn, unsigned dead_cell, const unsigned *__restrict__ dead,
+                              const unsigned *__restrict__ cell_of, const unsigned *__restrict__ start,
                               const unsigned *__restrict__ members, unsigned *__restrict__ perm)
 {
-    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x, n = ad_n_get(nn);
     if (i >= n) return;
-    unsigned c = cell_of[i], a = start[c], b = start[c + 1], r = 0;
+    /* the dead cell's range ends with its own counter (the starts past the grid hold the total) */
+    unsigned c = cell_of[i], a = start[c], b = c == dead_cell ? a + *dead : start[c + 1], r = 0;
     for (unsigned k = a; k < b; k++) r += members[k] < i;
     perm[a + r] = i;
 }
 
-__global__ void k_iota(unsigned n, unsigned *__restrict__ v)
+__global__ void k_iota(ad_n n, unsigned *__restrict__ v)
 {
     unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) v[i] = i;
+    if (i < ad_n_get(n)) v[i] = i;
+}
+
+/* After a sort (open sides): the removed discs were put after the others, in [start[dead cell],
+ * n): the world ends there. Their counter starts again for the next bin. */
+__global__ void k_after_sort(const unsigned *__restrict__ start, unsigned dead_cell, ad_ctrl *ctrl)
+{
+    ctrl->n = start[dead_cell];
+    ctrl->dead = 0;
+    ctrl->removed = 0;
 }
 
 /* ---------------------------------------------- step 4: interact + integrate -- */
@@ -413,19 +463,35 @@ template <> struct ad_interact_min_blocks<ad_grid_gather> {
     static constexpr int value = AD_INTERACT_MIN_BLOCKS;
 };
 
+/* Step 5's removals (open.h), counted on the device: rare, so atomics. */
+__device__ __forceinline__ void ad_count_fate(ad_ctrl *ctrl, int fate)
+{
+    if (fate == AD_KEPT) return;
+    atomicAdd(&ctrl->removed, 1u);
+    atomicAdd(fate == AD_LEFT ? &ctrl->left : &ctrl->res_removed, 1ull);
+}
+
+/* 1 where the reservoir's plan removes slot s in this step; the mark is cleared here. */
+__device__ __forceinline__ int ad_take_doomed(unsigned char *doomed, unsigned s)
+{
+    if (!doomed || !doomed[s]) return 0;
+    doomed[s] = 0;
+    return 1;
+}
+
 /* One thread per slot: gather contacts, integrate, apply boundaries, write the
  * other buffer and the observables, and the block's partial sums. */
 template <int INTEG, int PASS, bool OBS, class G, int BIN = AD_BIN_NONE>
 __global__ void __launch_bounds__(AD_CUDA_BLOCK, ad_interact_min_blocks<G>::value)
-    k_interact(ad_params p, G gather, unsigned n, const ad_state *__restrict__ in, ad_state *__restrict__ out, const unsigned *__restrict__ ids,
+    k_interact(ad_params p, G gather, ad_n nn, const ad_state *__restrict__ in, ad_state *__restrict__ out, const unsigned *__restrict__ ids,
                const ad_accel *__restrict__ acc_in, ad_accel *__restrict__ acc_out, float *__restrict__ pressure,
-               float *__restrict__ virial, const ad_ctrl *__restrict__ ctrl, ad_dev_sums *__restrict__ blocks,
-               unsigned *__restrict__ reentry, ad_bin_next bin)
+               float *__restrict__ virial, ad_ctrl *__restrict__ ctrl, ad_dev_sums *__restrict__ blocks,
+               unsigned char *__restrict__ doomed, ad_bin_next bin)
 {
     unsigned s = blockIdx.x * blockDim.x + threadIdx.x;
     ad_thread_sums sums = {};
     ad_bin_diag diag = {0, 0, 0};
-    if (s < n) {
+    if (s < ad_n_get(nn)) {
         float dt = (float)ctrl->dt;
         ad_state me = in[s];
         ad_accum a;
@@ -437,86 +503,37 @@ __global__ void __launch_bounds__(AD_CUDA_BLOCK, ad_interact_min_blocks<G>::valu
         }
         ad_sums_contacts<OBS>(sums, a);
         ad_state nw;
+        int fate = AD_KEPT;
         if (PASS == AD_PASS_PRIME) {
             nw = me;
-        } else if (INTEG == AD_INTEGRATOR_VERLET) {
-            nw = ad_verlet_kick(me, acc_in[s].ax, acc_in[s].ay, ax, ay, dt);
-            /* the drift left the inlet/outlet crossings to here; listed for k_reenter as below */
-            if (ad_flow_crossing(&p, &nw)) reentry[1 + atomicAdd(&reentry[0], 1u)] = s;
-            nw = ad_wrap_state(&p, nw);
         } else {
-            nw = INTEG == AD_INTEGRATOR_EULER ? ad_step_euler(me, ax, ay, dt) : ad_step_symplectic(me, ax, ay, dt);
-            /* a disc past the outlet is listed for k_reenter: drawing its velocity here
-             * would size every thread's registers for the rare random-number path */
-            int crossed = ad_flow_crossing(&p, &nw);
-            if (crossed) reentry[1 + atomicAdd(&reentry[0], 1u)] = s;
-            nw = ad_wrap_state(&p, nw);
-            if (BIN != AD_BIN_NONE && !crossed) ad_bin_one(p, bin, s, nw.x, nw.y, &diag);
+            if (INTEG == AD_INTEGRATOR_VERLET) /* the drift left the removals to here */
+                nw = ad_verlet_kick(me, acc_in[s].ax, acc_in[s].ay, ax, ay, dt);
+            else
+                nw = INTEG == AD_INTEGRATOR_EULER ? ad_step_euler(me, ax, ay, dt) : ad_step_symplectic(me, ax, ay, dt);
+            nw = ad_apply_boundaries(&p, nw, ids[s], ctrl->step, dt, ad_take_doomed(doomed, s), &fate);
+            ad_count_fate(ctrl, fate);
+            if (BIN != AD_BIN_NONE) ad_bin_one(p, bin, s, nw.x, nw.y, &diag);
         }
         if (OBS || INTEG == AD_INTEGRATOR_VERLET) acc_out[s] = ad_accel{ax, ay};
         out[s] = nw;
-        ad_sums_motion<OBS>(sums, p, nw);
+        if (fate == AD_KEPT) ad_sums_motion<OBS>(sums, p, nw);
     }
     ad_block_reduce<OBS>(sums, &blocks[blockIdx.x]);
     if (BIN == AD_BIN_DIAG) ad_block_diag(diag.occ, diag.over, diag.out, &blocks[blockIdx.x]);
 }
 
-/* Step 5 for the discs listed in `reentry` (past the outlet, or back out through the inlet),
- * in two kernels so that no thread reads a position another one writes: k_reentry_place
- * picks each disc's height from the positions after the pass (reentry.h), k_reenter writes
- * it with the free-stream velocity (ad_reenter, as on the CPU; RK4 drew the velocity in its
- * last stage already). The list's order does not matter: the choices are keyed by ids. */
-__global__ void k_reentry_place(ad_params p, const unsigned *__restrict__ reentry, const unsigned *__restrict__ start,
-                                ad_bvh tree, int use_tree, const ad_state *__restrict__ s,
-                                const unsigned *__restrict__ ids, const ad_ctrl *__restrict__ ctrl,
-                                ad_reentry_spot *__restrict__ at)
-{
-    unsigned count = reentry[0];
-    if (count > AD_REENTRY_MAX) return; /* all keep their heights */
-    for (unsigned k = blockIdx.x * blockDim.x + threadIdx.x; k < count; k += gridDim.x * blockDim.x)
-        at[k] = ad_reentry_place(&p, start, use_tree ? &tree : NULL, s, ids, reentry + 1, count, k, ctrl->step);
-}
-
-__global__ void k_reenter(ad_params p, const unsigned *__restrict__ reentry, ad_state *__restrict__ s,
-                          const unsigned *__restrict__ ids, const ad_ctrl *__restrict__ ctrl,
-                          const ad_reentry_spot *__restrict__ at, int draw_velocity, int bin_mode, ad_bin_next bin,
-                          ad_dev_sums *__restrict__ diag_to)
-{
-    unsigned count = reentry[0];
-    for (unsigned k = blockIdx.x * blockDim.x + threadIdx.x; k < count; k += gridDim.x * blockDim.x) {
-        unsigned slot = reentry[1 + k];
-        if (draw_velocity) {
-            ad_state q = ad_reenter(&p, s[slot], ids[slot], ctrl->step); /* only the velocity changes */
-            s[slot].vx = q.vx;
-            s[slot].vy = q.vy;
-        }
-        if (count <= AD_REENTRY_MAX) {
-            s[slot].x = at[k].x;
-            s[slot].y = at[k].y;
-        }
-        if (bin_mode != AD_BIN_NONE) { /* the pass left these discs for here (ad_bin_next) */
-            ad_bin_diag d;
-            ad_bin_one(p, bin, slot, s[slot].x, s[slot].y, &d);
-            if (bin_mode == AD_BIN_DIAG) { /* into the first block's record, before the partials are folded */
-                atomicMax(&diag_to->occupancy, d.occ);
-                if (d.over) atomicAdd(&diag_to->overflow, d.over);
-                if (d.out) atomicAdd(&diag_to->outside, d.out);
-            }
-        }
-    }
-}
-
 /* RK4 stage k on the grid of the step's start. */
 template <int K, class G>
 __global__ void __launch_bounds__(AD_CUDA_BLOCK)
-    k_rk4_stage(ad_params p, G gather, unsigned n, const ad_state *__restrict__ base, const ad_state *__restrict__ in, ad_state *__restrict__ out,
+    k_rk4_stage(ad_params p, G gather, ad_n nn, const ad_state *__restrict__ base, const ad_state *__restrict__ in, ad_state *__restrict__ out,
                 ad_state *__restrict__ acc, const unsigned *__restrict__ ids, ad_accel *__restrict__ accel,
-                float *__restrict__ pressure, float *__restrict__ virial, const ad_ctrl *__restrict__ ctrl,
-                float skin, ad_dev_sums *__restrict__ blocks, unsigned *__restrict__ reentry)
+                float *__restrict__ pressure, float *__restrict__ virial, ad_ctrl *__restrict__ ctrl,
+                float skin, ad_dev_sums *__restrict__ blocks, unsigned char *__restrict__ doomed)
 {
     unsigned s = blockIdx.x * blockDim.x + threadIdx.x;
     ad_thread_sums sums = {};
-    if (s < n) {
+    if (s < ad_n_get(nn)) {
         float dt = (float)ctrl->dt;
         ad_state b0 = base[s], me = in[s];
         ad_accum a;
@@ -530,13 +547,15 @@ __global__ void __launch_bounds__(AD_CUDA_BLOCK)
         }
         ad_state nx = ad_rk4_stage(b0, me, ax, ay, dt, K, &acc[s]);
         if (K == 3) {
-            int re = 0;
-            nx = ad_apply_boundaries(&p, nx, ids, s, ctrl->step, &re);
-            if (re) reentry[1 + atomicAdd(&reentry[0], 1u)] = s;
-            ad_sums_motion(sums, p, nx);
-            float dx = ad_min_image(nx.x - b0.x, p.periodic_x, p.len_x, p.half_x);
-            float dy = ad_min_image(nx.y - b0.y, p.periodic_y, p.len_y, p.half_y);
-            sums.skin += dx * dx + dy * dy > skin * skin;
+            int fate;
+            nx = ad_apply_boundaries(&p, nx, ids[s], ctrl->step, dt, ad_take_doomed(doomed, s), &fate);
+            ad_count_fate(ctrl, fate);
+            if (fate == AD_KEPT) {
+                ad_sums_motion(sums, p, nx);
+                float dx = ad_min_image(nx.x - b0.x, p.periodic_x, p.len_x, p.half_x);
+                float dy = ad_min_image(nx.y - b0.y, p.periodic_y, p.len_y, p.half_y);
+                sums.skin += dx * dx + dy * dy > skin * skin;
+            }
         }
         out[s] = nx;
     }
@@ -558,13 +577,13 @@ __global__ void __launch_bounds__(AD_CUDA_BLOCK)
 }
 
 /* Verlet's drift, before binning; each disc moves itself only. */
-__global__ void k_verlet_drift(ad_params p, unsigned n, ad_state *__restrict__ s, const ad_accel *__restrict__ acc,
+__global__ void k_verlet_drift(ad_params p, ad_n n, ad_state *__restrict__ s, const ad_accel *__restrict__ acc,
                                const unsigned *__restrict__ ids, const ad_ctrl *__restrict__ ctrl)
 {
     unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
+    if (i >= ad_n_get(n)) return;
     float dt = (float)ctrl->dt;
-    s[i] = ad_wrap_periodic(&p, ad_verlet_drift(s[i], acc[i].ax, acc[i].ay, dt)); /* crossings: end of step */
+    s[i] = ad_wrap_state(&p, ad_verlet_drift(s[i], acc[i].ax, acc[i].ay, dt)); /* removals: end of step */
 }
 
 /* ------------------------------------------------ step 6: fold the partials -- */
@@ -640,10 +659,11 @@ __device__ __forceinline__ ad_dev_sums ad_sums_range(const ad_dev_sums *in, unsi
  * share of the partials into `shares`; the last block to finish (a counter in ctrl, after a
  * fence) folds the shares in their fixed order, advances time and chooses the next step, on
  * the device: nothing goes back to the host, and the sums do not depend on which block came
- * last. It also empties the re-entry list (reentry, where given) for the next step's pass. */
+ * last. vmax2_new (may be NULL): the largest speed squared of the discs that entered after the pass. */
 __global__ void __launch_bounds__(AD_CUDA_BLOCK) k_fold_step(const ad_dev_sums *__restrict__ blocks,
                                                              unsigned nblocks, ad_dev_sums *shares, ad_ctrl *ctrl,
-                                                             ad_dt_rule rule, float inv_radius, unsigned *reentry)
+                                                             ad_dt_rule rule, float inv_radius,
+                                                             const unsigned *vmax2_new)
 {
     __shared__ ad_dev_sums part[AD_CUDA_BLOCK / 32];
     __shared__ bool last;
@@ -661,7 +681,7 @@ __global__ void __launch_bounds__(AD_CUDA_BLOCK) k_fold_step(const ad_dev_sums *
     ad_dev_sums s = ad_sums_range<true>(shares, 0, gridDim.x, part);
     if (threadIdx.x == 0) {
         ctrl->fold_done = 0;
-        if (reentry) reentry[0] = 0;
+        if (vmax2_new) s.vmax2 = fmaxf(s.vmax2, __uint_as_float(*vmax2_new));
         double dt = ctrl->dt;
         ctrl->ke = s.v[0];
         ctrl->pe = s.v[1];
@@ -692,28 +712,35 @@ __global__ void __launch_bounds__(AD_CUDA_BLOCK) k_fold_step(const ad_dev_sums *
 
 /* Adds the discs to the field sums. Double atomics: the sums are observations,
  * equal to the CPU's to rounding but not bit-reproducible. */
-__global__ void k_fields(ad_field_grid fg, unsigned n, const ad_state *__restrict__ s, const float *__restrict__ virial,
+__global__ void k_fields(ad_field_grid fg, ad_n n, const ad_state *__restrict__ s, const float *__restrict__ virial,
                          const float *__restrict__ pressure, const ad_accel *__restrict__ acc, double *__restrict__ sums)
 {
     unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
+    if (i >= ad_n_get(n)) return;
     ad_state q = s[i];
-    int c = ad_field_cell(&fg, q.x, q.y);
-    if (c < 0) return;
+    int c = ad_field_cell(&fg, q.x, q.y), in = ad_in_probe(&fg, q.x, q.y); /* a removed disc: neither */
+    if (c < 0 && !in) return;
     double v[AD_FS_COUNT];
     ad_field_values(q, virial[i], pressure[i], acc[i].ax, acc[i].ay, v);
-    double *dst = sums + (size_t)c * AD_FS_COUNT;
+    if (c >= 0) {
+        double *dst = sums + (size_t)c * AD_FS_COUNT;
 #pragma unroll
-    for (int k = 0; k < AD_FS_COUNT; k++) atomicAdd(&dst[k], v[k]);
+        for (int k = 0; k < AD_FS_COUNT; k++) atomicAdd(&dst[k], v[k]);
+    }
+    if (in) { /* the probe's sums follow the cells' */
+        double *dst = sums + (size_t)fg.nx * (size_t)fg.ny * AD_FS_COUNT;
+#pragma unroll
+        for (int k = 0; k < AD_FS_COUNT; k++) atomicAdd(&dst[k], v[k]);
+    }
 }
 
 /* Largest speed of the discs (the first step's size after particles are added). */
-__global__ void k_vmax2(unsigned n, const ad_state *__restrict__ s, unsigned *__restrict__ out_bits)
+__global__ void k_vmax2(ad_n n, const ad_state *__restrict__ s, unsigned *__restrict__ out_bits)
 {
     unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
+    if (i >= ad_n_get(n)) return;
     float v2 = s[i].vx * s[i].vx + s[i].vy * s[i].vy;
-    if (v2 > 0.0f) atomicMax(out_bits, __float_as_uint(v2)); /* non-negative floats order like their bits */
+    if (v2 > 0.0f) atomicMax(out_bits, __float_as_uint(v2)); /* non-negative floats order like their bits (NaN: no) */
 }
 
 #endif

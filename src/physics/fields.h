@@ -21,7 +21,15 @@ enum {
 typedef struct ad_field_grid {
     float x0, y0, inv_dx, inv_dy;
     int nx, ny;
+    int probe;                           /* the probe is set: its sums follow the cells' (AD_FS_* order) */
+    float px0, py0, px1, py1;            /* the probe's rectangle [m] */
 } ad_field_grid;
+
+/* 1 when a centre is in the probe's rectangle. */
+AD_HD static inline int ad_in_probe(const ad_field_grid *g, float x, float y)
+{
+    return g->probe && x >= g->px0 && x < g->px1 && y >= g->py0 && y < g->py1;
+}
 
 /* The cell of a centre, or -1 outside the field's extent (fields never clamp). */
 AD_HD static inline int ad_field_cell(const ad_field_grid *g, float x, float y)

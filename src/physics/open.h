@@ -23,17 +23,26 @@
  * entering discs listed before it in the step.
  *
  * The reservoir. In a dense gas an open side is not enough: the gas outside would push on the gas
- * inside (the collisional part of the pressure, half of it at area fraction 0.3) and most spots at
- * the side are taken. A world with a reservoir keeps a band along each open side, the outermost
- * cells of its grid, where the gas is held at the free stream: each disc in it gets a fresh
- * free-stream velocity at the rate nu (Andersen's thermostat with the stream's drift: the band's gas
- * is an equilibrium gas at the stream's temperature moving at U), and its boxes of cells are held at
- * the stream's number density, at the same rate, by an integral controller (ad_reservoir_decide):
- * discs added at random spots with room, with free-stream velocities, or removed, chosen by a
- * counter-based key. Inside the band's inner edge the gas is free; it meets there a gas of the free stream's
- * density, velocity and temperature with its contacts, as the tunnel's gas would meet the free
- * stream upstream. Outward the band ends at the open sides, so what leaves the tunnel through the band
- * is taken out of it there. docs/ARCHITECTURE.md describes the choice and VALIDATION.md measures it.
+ * inside (the collisional part of the pressure, half of it at area fraction 0.3), most spots at the
+ * side are taken, and the gas inside expands out through it (measured in an empty tunnel at area
+ * fraction 0.3: 0.66 of the stream's density, 0.85 of its temperature). A world with a reservoir
+ * keeps a band along each open side, the outermost cells of its grid, where the gas is held at the
+ * free stream:
+ *  - a thermostat: each disc in the band gets a fresh free-stream velocity at the rate nu
+ *    (Andersen's, with the stream's drift: the band's gas is an equilibrium gas at the stream's
+ *    temperature moving at U);
+ *  - a density controller: the band's boxes of cells are held at the stream's number density by
+ *    a proportional-integral controller at the rate nu / AD_RES_CONTROL_SLOWER
+ *    (ad_reservoir_decide): discs added at random spots with room, with free-stream velocities,
+ *    or removed, chosen by a counter-based key;
+ *  - its outer edge, the domain's: open where the stream enters or leaves (entries as above), a
+ *    solid wall where the stream runs along it (no normal velocity: the wall is the stream's own
+ *    symmetry there, and holds the band's pressure).
+ * Inside the band's inner edge the gas is free; it meets there a gas of the free stream's density,
+ * velocity, temperature and pressure, as the tunnel's gas would meet the free stream upstream.
+ * Where the stream enters, the band adds most of the gas that enters the tunnel; a new disc has no
+ * contacts, and the band there is wider (ad_world_def.reservoir_inflow) so the gas relaxes before
+ * it reaches the tunnel. docs/ARCHITECTURE.md describes the choice, docs/VALIDATION.md measures it.
  *
  * Removed discs. A removed disc keeps its slot until the next sort, with the state ad_dead_state()
  * (NaN position) and the dead cell (nx * ny, after the grid's cells), so that the sort puts
@@ -138,8 +147,8 @@ AD_HD static inline ad_side ad_side_of(const ad_params *p, int f)
 /* 1 when side f is open. */
 AD_HD static inline int ad_side_open(const ad_params *p, int f) { return p->open[f]; }
 
-/* The free stream's entry rate through side f [1/s]. */
-AD_HD static inline double ad_side_rate(const ad_params *p, int f)
+/* The free stream's entry rate through side f [1/s] (ad_params.side_rate holds it). */
+static inline double ad_side_rate(const ad_params *p, int f)
 {
     if (!ad_side_open(p, f)) return 0.0;
     ad_side s = ad_side_of(p, f);
@@ -215,15 +224,17 @@ AD_HD static inline void ad_stream_velocity(const ad_params *p, uint64_t seed, u
 
 /* The reservoir box of cell (cx, cy), or -1 where the cell is inside the band's inner edge. The
  * band is the outer res_l, res_r columns and res_b, res_t rows of the grid, in four parts: left and
- * right columns full height, bottom and top rows between them; each cut into boxes of res_box cells. */
+ * right columns full height, bottom and top rows between them; each cut into boxes of res_box[part]
+ * cells. */
 AD_HD static inline int ad_reservoir_box_of_cell(const ad_params *p, int cx, int cy)
 {
-    int B = p->res_box, part, lx, ly;
+    int part, lx, ly;
     if (cx < p->res_l) part = 0, lx = cx, ly = cy;
     else if (cx >= p->nx - p->res_r) part = 1, lx = cx - (p->nx - p->res_r), ly = cy;
     else if (cy < p->res_b) part = 2, lx = cx - p->res_l, ly = cy;
     else if (cy >= p->ny - p->res_t) part = 3, lx = cx - p->res_l, ly = cy - (p->ny - p->res_t);
     else return -1;
+    int B = p->res_box[part];
     return p->res_first[part] + (ly / B) * p->res_cols[part] + lx / B;
 }
 
@@ -238,8 +249,8 @@ AD_HD static inline int ad_reservoir_box(const ad_params *p, float x, float y)
 AD_HD static inline void ad_reservoir_box_cells(const ad_params *p, int b, int *cx0, int *cx1, int *cy0, int *cy1)
 {
     int part = 3;
-    while (part > 0 && b < p->res_first[part]) part--;
-    int k = b - p->res_first[part], B = p->res_box;
+    while (part > 0 && (b < p->res_first[part] || !p->res_cols[part])) part--;
+    int k = b - p->res_first[part], B = p->res_box[part];
     int ix = k % p->res_cols[part], iy = k / p->res_cols[part];
     int x0 = part == 0 ? 0 : part == 1 ? p->nx - p->res_r : p->res_l;
     int x1 = part == 0 ? p->res_l : part == 1 ? p->nx : p->nx - p->res_r;
@@ -249,33 +260,6 @@ AD_HD static inline void ad_reservoir_box_cells(const ad_params *p, int b, int *
     *cx1 = *cx0 + B < x1 ? *cx0 + B : x1;
     *cy0 = y0 + iy * B;
     *cy1 = *cy0 + B < y1 ? *cy0 + B : y1;
-}
-
-/* How deep a centre is in the reservoir's band: from 0 at its inner edge to 1 at the domain's edge
- * (the deepest of the bands it is in; 0 inside the inner edge). The thermostat's rate grows with it
- * (a sponge: the gas that meets the tunnel's is touched least). */
-AD_HD static inline float ad_band_depth(float x, float inner, float outer)
-{
-    float f = (x - inner) / (outer - inner);
-    return f > 0.0f ? (f < 1.0f ? f : 1.0f) : 0.0f;
-}
-
-AD_HD static inline float ad_reservoir_depth(const ad_params *p, float x, float y)
-{
-    float d = 0.0f, f;
-    if (p->res_l) {
-        f = ad_band_depth(x, p->origin_x + (float)p->res_l * p->cell_x, p->x_min);
-        d = f > d ? f : d;
-        f = ad_band_depth(x, p->origin_x + (float)(p->nx - p->res_r) * p->cell_x, p->x_max);
-        d = f > d ? f : d;
-    }
-    if (p->res_b) {
-        f = ad_band_depth(y, p->origin_y + (float)p->res_b * p->cell_y, p->y_min);
-        d = f > d ? f : d;
-        f = ad_band_depth(y, p->origin_y + (float)(p->ny - p->res_t) * p->cell_y, p->y_max);
-        d = f > d ? f : d;
-    }
-    return d;
 }
 
 /* The part of box b where a centre may lie [m]: its cells within the domain, a radius off solid walls. */
@@ -307,17 +291,18 @@ AD_HD static inline int ad_open_motion(const ad_params *p, ad_state *s, uint32_t
     if (doomed) return AD_RESERVOIR_REMOVED;
     /* the band by its cells, as the grid bins it (the AVX2 tail tests the same) */
     if (!p->res_boxes || ad_reservoir_box(p, s->x, s->y) < 0) return AD_KEPT;
-    float depth = ad_reservoir_depth(p, s->x, s->y);
     uint64_t seed = (p->seed ^ 0x1F83D9ABFB41BD6Bull) + step * 0x5BE0CD19137E2179ull;
-    double hit = -expm1(-(double)p->res_rate * depth * dt); /* Andersen: a fresh velocity at the rate nu */
+    double hit = -expm1(-(double)p->res_rate * dt); /* Andersen: a fresh velocity at the rate nu */
     if (ad_rng_uniform(seed, (uint64_t)id) <= hit) ad_stream_velocity(p, seed ^ 0xCBBB9D5DC1059ED8ull, id, &s->vx, &s->vy);
     return AD_KEPT;
 }
 
-/* The density controller runs this many times slower than the thermostat: a controller that answers
+/* The density controller runs this many times slower than the thermostat. A controller that answers
  * every fluctuation of a box's count removes the discs that linger in a box (the slow ones) more
- * often than others, and the gas it leaves is cold (measured: kT -3.5 % with both at one rate). */
-#define AD_RES_CONTROL_SLOWER 10.0
+ * often than others, and the discs it adds have no contacts yet (less collisional pressure): in an
+ * empty tunnel at area fraction 0.3 the free stream came out 2.5-3.5 % cold with both at one rate,
+ * 1-2 % at a tenth, and within 1 % at a thirtieth (docs/VALIDATION.md). */
+#define AD_RES_CONTROL_SLOWER 30.0
 
 /* The reservoir's plan for box b in a step, from its count n of discs (before the pass) and the
  * stream's number there (want): a proportional-integral controller of the count at the rate nu,
@@ -356,6 +341,81 @@ AD_HD static inline uint32_t ad_reservoir_decide(double *state, double want, uin
 AD_HD static inline uint64_t ad_reservoir_key(const ad_params *p, uint64_t step, uint32_t id)
 {
     return ad_rng_u64((p->seed ^ 0x428A2F98D728AE22ull) + step * 0x7137449123EF65CDull, id);
+}
+
+/* Discs of box b in the grid's cell order (`start`): row by row, a row's cells are one slot range. */
+AD_HD static inline uint32_t ad_reservoir_box_count(const ad_params *p, const uint32_t *start, int b)
+{
+    int cx0, cx1, cy0, cy1;
+    ad_reservoir_box_cells(p, b, &cx0, &cx1, &cy0, &cy1);
+    uint32_t n = 0;
+    for (int cy = cy0; cy < cy1; cy++) {
+        uint32_t row = (uint32_t)cy * (uint32_t)p->nx;
+        n += start[row + (uint32_t)cx1] - start[row + (uint32_t)cx0];
+    }
+    return n;
+}
+
+/* The rm (at most AD_RES_PICK_MAX) discs of box b with the smallest keys of the step, through the
+ * grid: their slots in slot[], their number returned. */
+#define AD_RES_PICK_MAX 16
+AD_HD static inline uint32_t ad_reservoir_pick(const ad_params *p, const uint32_t *start, const uint32_t *ids, int b,
+                                               uint64_t step, uint32_t rm, uint32_t *slot)
+{
+    uint64_t key[AD_RES_PICK_MAX];
+    uint32_t m = 0;
+    if (rm > AD_RES_PICK_MAX) rm = AD_RES_PICK_MAX;
+    if (!rm) return 0;
+    int cx0, cx1, cy0, cy1;
+    ad_reservoir_box_cells(p, b, &cx0, &cx1, &cy0, &cy1);
+    for (int cy = cy0; cy < cy1; cy++) {
+        uint32_t row = (uint32_t)cy * (uint32_t)p->nx;
+        for (uint32_t j = start[row + (uint32_t)cx0]; j < start[row + (uint32_t)cx1]; j++) {
+            uint64_t k = ad_reservoir_key(p, step, ids[j]);
+            if (m == rm && k >= key[m - 1]) continue;
+            uint32_t at = m < rm ? m++ : m - 1; /* insertion into the sorted few */
+            while (at > 0 && key[at - 1] > k) {
+                key[at] = key[at - 1];
+                slot[at] = slot[at - 1];
+                at--;
+            }
+            key[at] = k;
+            slot[at] = j;
+        }
+    }
+    return m;
+}
+
+/* The stream's number of discs in box b. */
+AD_HD static inline double ad_reservoir_want(const ad_params *p, int b)
+{
+    float x0, x1, y0, y1;
+    ad_reservoir_box_rect(p, b, &x0, &x1, &y0, &y1);
+    double area = (x1 > x0 && y1 > y0) ? ((double)x1 - x0) * ((double)y1 - y0) : 0.0;
+    return (double)p->stream_density * area;
+}
+
+/* Addition j of box b in `step`: a random spot in the box's part of the domain, a free-stream velocity. */
+AD_HD static inline ad_state ad_reservoir_spot(const ad_params *p, int b, uint32_t j, uint64_t step)
+{
+    float x0, x1, y0, y1;
+    ad_reservoir_box_rect(p, b, &x0, &x1, &y0, &y1);
+    uint64_t seed = (p->seed ^ 0xE9B5DBA58189DBBCull ^ 0x59F111F1B605D019ull) + step * 0x3956C25BF348B538ull;
+    uint64_t q = ((uint64_t)(uint32_t)b << 8 | (j & 255u)) * 4;
+    ad_state s;
+    s.x = x0 + (float)(ad_rng_uniform(seed, q) * ((double)x1 - x0));
+    s.y = y0 + (float)(ad_rng_uniform(seed, q + 1) * ((double)y1 - y0));
+    if (!(s.x < x1)) s.x = x0;
+    if (!(s.y < y1)) s.y = y0;
+    ad_stream_velocity(p, seed ^ 0x923F82A4AB1C5ED5ull, q / 4, &s.vx, &s.vy);
+    return s;
+}
+
+/* Where entering disc k of a step goes, u from (seed, step, k). */
+AD_HD static inline ad_state ad_entry_spot(const ad_params *p, ad_entry e, float dt, uint64_t step, uint32_t k)
+{
+    uint64_t seed = (p->seed ^ 0xE9B5DBA58189DBBCull) + step * 0x3956C25BF348B538ull;
+    return ad_entry_place(p, e, dt, ad_rng_uniform(seed, k));
 }
 
 #endif

@@ -25,10 +25,12 @@ typedef struct ad_params {
     uint64_t seed;
     /* the free-stream reservoir (open.h): the outer cells of the grid on open sides */
     int res_l, res_r, res_b, res_t; /* band width in cells: left, right, bottom, top (0: none) */
-    int res_box;              /* box edge [cells] */
+    int res_box[4];           /* per part: box edge [cells] */
     int res_boxes;            /* boxes in all (0: no reservoir) */
     int res_first[4], res_cols[4]; /* per part (left, right, bottom, top): first box, boxes per row */
     float res_rate;           /* the thermostat's and the density's rate nu [1/s] */
+    double side_rate[4];      /* discs of the free stream entering per second through each open side
+                                 (ad_side_rate, computed once on the host: both backends add the same) */
     /* grid */
     float origin_x, origin_y; /* lower corner of cell (0,0) [m] */
     float cell_x, cell_y;     /* cell edges [m] */

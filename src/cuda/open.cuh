@@ -1,0 +1,170 @@
+/* Open sides and the free-stream reservoir on the device (src/physics/open.h): the reservoir's plan
+ * before the pass, and the discs that enter after it, with no host round trip. */
+#ifndef AD_CUDA_OPEN_CUH
+#define AD_CUDA_OPEN_CUH
+
+#include <cub/block/block_scan.cuh>
+
+#include "../physics/open.h"
+#include "../physics/room.h"
+#include "kernels.cuh"
+
+#define AD_ENTER_THREADS 1024
+#define AD_ROOM_MAX 8192 /* spots judged for room in one step (as on the CPU, src/cpu/open_cpu.c) */
+
+/* Before the pass, on the grid of the step: each reservoir box's count, its controller, the discs it
+ * removes in the pass (marked in `doomed`, which the pass clears) and adds after it (`add`). One
+ * thread a box; the same functions and order as the CPU's (ad_cpu_reservoir_plan). */
+__global__ void k_reservoir_plan(ad_params p, const unsigned *__restrict__ start, const unsigned *__restrict__ ids,
+                                 const ad_ctrl *__restrict__ ctrl, double *__restrict__ state,
+                                 unsigned *__restrict__ add, unsigned char *__restrict__ doomed)
+{
+    int b = (int)(blockIdx.x * blockDim.x + threadIdx.x);
+    if (b >= p.res_boxes) return;
+    uint32_t n = ad_reservoir_box_count(&p, start, b), a;
+    double nu = (double)p.res_rate / AD_RES_CONTROL_SLOWER;
+    uint32_t rm = ad_reservoir_decide(&state[2 * b], ad_reservoir_want(&p, b), n, nu, ctrl->dt, &a);
+    if (rm) {
+        uint32_t slot[AD_RES_PICK_MAX];
+        uint32_t m = ad_reservoir_pick(&p, start, ids, b, ctrl->step, rm, slot);
+        for (uint32_t k = 0; k < m; k++) doomed[slot[k]] = 1;
+        state[2 * b] -= (double)(rm - m); /* the ones not marked stay owed */
+    }
+    add[b] = a;
+}
+
+/* Where the step's new discs come from: waiting entries, this step's entries side by side, then the
+ * reservoir's additions box by box (add_start: the exclusive scan of the boxes' additions). */
+struct ad_enter_plan {
+    unsigned nwait, ne, total;
+    unsigned first[4], owe[4];
+};
+
+/* Candidate i of the step: its spot, and its entry (where it is one) or its box. */
+__device__ __forceinline__ ad_state ad_enter_candidate(const ad_params &p, const ad_enter_plan &pl, unsigned i,
+                                                       const ad_entry *__restrict__ waiting,
+                                                       const unsigned *__restrict__ add_start, float dt,
+                                                       uint64_t step, ad_entry *e, int *box)
+{
+    *box = -1;
+    if (i < pl.ne) {
+        if (i < pl.nwait) {
+            *e = waiting[i];
+        } else {
+            int f = 3;
+            while (f > 0 && !(i >= pl.first[f] && i < pl.first[f] + pl.owe[f])) f--;
+            *e = ad_entry_draw(&p, f, step, i - pl.first[f]);
+        }
+        return ad_entry_spot(&p, *e, dt, step, i);
+    }
+    unsigned k = i - pl.ne;
+    int lo = 0, hi = p.res_boxes - 1; /* the last box whose additions start at or before k */
+    while (lo < hi) {
+        int mid = (lo + hi + 1) / 2;
+        if (add_start[mid] <= k) lo = mid;
+        else hi = mid - 1;
+    }
+    *box = lo;
+    return ad_reservoir_spot(&p, lo, k - add_start[lo], step);
+}
+
+/* After the pass: the step's new discs appended at slot ctrl->n in a fixed order (one block, chunks
+ * of AD_ENTER_THREADS, block scans), judged for room against the gas after the pass (`gas`, in the
+ * grid's order `start`) and the spots before them; entries without room wait, in order. Binned where
+ * the pass binned (bin_mode). The same order and functions as the CPU (ad_cpu_open_enter). */
+__global__ void __launch_bounds__(AD_ENTER_THREADS)
+    k_enter(ad_params p, ad_ctrl *ctrl, ad_entry *__restrict__ waiting, ad_entry *__restrict__ waiting_next,
+            const unsigned *__restrict__ add, const unsigned *__restrict__ add_start, double *__restrict__ res_state,
+            const unsigned *__restrict__ start, ad_state *__restrict__ gas, unsigned *__restrict__ ids,
+            float *__restrict__ pressure, float *__restrict__ virial, ad_accel *__restrict__ acc, int bin_mode,
+            ad_bin_next bin, ad_state *__restrict__ spots, unsigned *__restrict__ vmax2_bits, unsigned cap)
+{
+    typedef cub::BlockScan<unsigned, AD_ENTER_THREADS> scan_t;
+    __shared__ typename scan_t::TempStorage tmp;
+    __shared__ ad_enter_plan pl;
+    __shared__ unsigned placed, waited, entered, added, n0, id0, full;
+    const unsigned t = threadIdx.x;
+    const float dt = (float)ctrl->dt;
+    const uint64_t step = ctrl->step;
+    if (t == 0) {
+        pl.nwait = ctrl->nwaiting;
+        pl.ne = pl.nwait;
+        for (int f = 0; f < 4; f++) {
+            pl.first[f] = pl.ne;
+            pl.owe[f] = 0;
+            if (!ad_side_open(&p, f)) continue;
+            double o = ctrl->owed[f] + p.side_rate[f] * (double)dt, k = floor(o);
+            ctrl->owed[f] = o - k;
+            pl.owe[f] = k > 1e9 ? 1000000000u : (unsigned)k;
+            pl.ne += pl.owe[f];
+        }
+        unsigned nadd = p.res_boxes ? add_start[p.res_boxes - 1] + add[p.res_boxes - 1] : 0;
+        pl.total = pl.ne + nadd;
+        placed = waited = entered = added = full = 0;
+        n0 = ctrl->n;
+        id0 = ctrl->next_id;
+        *vmax2_bits = 0;
+    }
+    __syncthreads();
+    const unsigned judged = p.disc_contacts ? min(pl.total, (unsigned)AD_ROOM_MAX) : pl.total;
+    for (unsigned base = 0; base < pl.total; base += AD_ENTER_THREADS) {
+        unsigned i = base + t;
+        int valid = i < pl.total, box = -1;
+        ad_entry e;
+        ad_state q = {0, 0, 0, 0};
+        if (valid) {
+            q = ad_enter_candidate(p, pl, i, waiting, add_start, dt, step, &e, &box);
+            if (p.disc_contacts && i < AD_ROOM_MAX) spots[i] = q;
+        }
+        __syncthreads(); /* this chunk's spots are there for the later ones */
+        unsigned ok = valid && (!p.disc_contacts || (i < judged && ad_room_for(&p, start, NULL, gas, spots, i)));
+        unsigned pre, sum;
+        scan_t(tmp).ExclusiveSum(ok, pre, sum);
+        __syncthreads();
+        if (ok) {
+            unsigned slot = n0 + placed + pre;
+            if (slot < cap) {
+                gas[slot] = q;
+                ids[slot] = id0 + placed + pre;
+                pressure[slot] = 0.0f;
+                virial[slot] = 0.0f;
+                if (acc) acc[slot] = ad_accel{0.0f, 0.0f};
+                if (bin_mode != AD_BIN_NONE) {
+                    ad_bin_diag d;
+                    ad_bin_one(p, bin, slot, q.x, q.y, &d);
+                }
+                atomicMax(vmax2_bits, __float_as_uint(q.vx * q.vx + q.vy * q.vy));
+                if (box < 0) atomicAdd(&entered, 1u);
+                else {
+                    atomicAdd(&added, 1u);
+                    atomicAdd(&res_state[2 * box], -1.0); /* settled (integers in a double: any order) */
+                }
+            } else {
+                full = 1;
+            }
+        }
+        unsigned w = valid && !ok && i < pl.ne, wpre, wsum;
+        scan_t(tmp).ExclusiveSum(w, wpre, wsum);
+        if (w && waited + wpre < AD_WAITING_MAX) waiting_next[waited + wpre] = e;
+        __syncthreads();
+        if (t == 0) {
+            placed += sum;
+            waited += wsum;
+        }
+        __syncthreads();
+    }
+    unsigned keep = min(waited, (unsigned)AD_WAITING_MAX);
+    for (unsigned k = t; k < keep; k += AD_ENTER_THREADS) waiting[k] = waiting_next[k];
+    if (t == 0) {
+        unsigned got = full ? (n0 < cap ? cap - n0 : 0) : placed;
+        ctrl->n = n0 + got;
+        ctrl->next_id = id0 + got;
+        ctrl->nwaiting = keep;
+        ctrl->entries_lost += waited - keep;
+        ctrl->entered += entered;
+        ctrl->res_added += added;
+        if (full) ctrl->capacity_exceeded = n0 + placed;
+    }
+}
+
+#endif
