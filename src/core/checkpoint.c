@@ -7,7 +7,8 @@
  *     STAT  ad_stats
  *     SEGS  ad_segment[]
  *     PART  u64 n, u32 primed, u32 zero, state[n], id[n], pressure[n], virial[n], accel[n]
- *     OPEN  double owed[4], u32 next_id, u32 nwaiting, ad_entry waiting[nwaiting]   (open sides, open.h)
+ *     OPEN  double owed[4], u32 next_id, u32 nwaiting, ad_entry waiting[nwaiting], u32 res_boxes, u32 zero,
+ *           double res_state[2 res_boxes]   (open sides and the reservoir, open.h)
  *     FLDS  ad_field_def, u64 samples, u32 probe, u32 zero, ad_probe_def, u64 probe_samples,
  *           double sums[(nx*ny + 1)*AD_FS_COUNT] (the cells', then the probe's)   (only with fields)
  *     USER  the caller's bytes
@@ -15,6 +16,7 @@
  *   u32 CRC-32 (IEEE) of every byte before it
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,12 +122,15 @@ ad_status ad_world_save(const ad_world *w, const char *path, const void *user, s
     put(&wr, snap.virial, n * 4);
     put(&wr, snap.accel, n * sizeof(ad_accel));
     if (ad_world_open(w)) {
-        uint32_t nwait = snap.open.nwaiting;
-        section(&wr, "OPEN", sizeof snap.open.owed + 8 + (uint64_t)nwait * sizeof(ad_entry));
+        uint32_t nwait = snap.open.nwaiting, nbox = snap.open.res_boxes;
+        section(&wr, "OPEN", sizeof snap.open.owed + 16 + (uint64_t)nwait * sizeof(ad_entry) + 16ull * nbox);
         put(&wr, snap.open.owed, sizeof snap.open.owed);
         put(&wr, &snap.open.next_id, 4);
         put(&wr, &nwait, 4);
         put(&wr, snap.open.waiting, (size_t)nwait * sizeof(ad_entry));
+        put(&wr, &nbox, 4);
+        put(&wr, &zero, 4);
+        put(&wr, snap.open.res_state, 16 * (size_t)nbox);
     }
     if (w->fields.enabled) {
         size_t cells = (size_t)w->fields.def.nx * w->fields.def.ny + 1;
@@ -354,11 +359,11 @@ ad_status ad_world_load(const char *path, ad_backend backend, int threads, ad_wo
             TRYL(get(&r, snap.accel, n * sizeof(ad_accel), "particle accelerations"));
             have_part = 1;
         } else if (!memcmp(tag, "OPEN", 4)) {
-            uint32_t nwait;
+            uint32_t nwait, nbox, z;
             TRYL(get(&r, snap.open.owed, sizeof snap.open.owed, "the open sides"));
             TRYL(get(&r, &snap.open.next_id, 4, "the open sides"));
             TRYL(get(&r, &nwait, 4, "the open sides"));
-            if (nwait > AD_WAITING_MAX || len != sizeof snap.open.owed + 8 + (uint64_t)nwait * sizeof(ad_entry)) {
+            if (nwait > AD_WAITING_MAX || len < sizeof snap.open.owed + 16 + (uint64_t)nwait * sizeof(ad_entry)) {
                 st = ad_fail(AD_ERR_FORMAT, "checkpoint", "checkpoint %s: the open sides' section is inconsistent", path);
                 goto done;
             }
@@ -368,10 +373,29 @@ ad_status ad_world_load(const char *path, ad_backend backend, int threads, ad_wo
                                  path, k, snap.open.owed[k]);
                     goto done;
                 }
-            TRYL(ad_open_state_alloc(&snap.open_alloc));
+            uint64_t rest = len - (sizeof snap.open.owed + 16 + (uint64_t)nwait * sizeof(ad_entry));
+            if (rest % 16 || rest / 16 > 0x7fffffffu) {
+                st = ad_fail(AD_ERR_FORMAT, "checkpoint", "checkpoint %s: the open sides' section is inconsistent", path);
+                goto done;
+            }
+            TRYL(ad_open_state_alloc(&snap.open_alloc, (uint32_t)(rest / 16)));
             snap.open.waiting = snap.open_alloc.waiting;
+            snap.open.res_state = snap.open_alloc.res_state;
             snap.open.nwaiting = nwait;
             TRYL(get(&r, snap.open.waiting, (uint64_t)nwait * sizeof(ad_entry), "the waiting entries"));
+            TRYL(get(&r, &nbox, 4, "the reservoir"));
+            TRYL(get(&r, &z, 4, "the reservoir"));
+            if (nbox != rest / 16) {
+                st = ad_fail(AD_ERR_FORMAT, "checkpoint", "checkpoint %s: the reservoir's section is inconsistent", path);
+                goto done;
+            }
+            snap.open.res_boxes = nbox;
+            TRYL(get(&r, snap.open.res_state, 16ull * nbox, "the reservoir's controllers"));
+            for (uint32_t b = 0; b < 2 * nbox; b++)
+                if (!isfinite(snap.open.res_state[b])) {
+                    st = ad_fail(AD_ERR_FORMAT, "checkpoint", "checkpoint %s: a reservoir controller is not finite", path);
+                    goto done;
+                }
             have_open = 1;
         } else if (!memcmp(tag, "FLDS", 4)) {
             uint32_t z;
@@ -443,6 +467,11 @@ ad_status ad_world_load(const char *path, ad_backend backend, int threads, ad_wo
     w->stats.cell_counter_bits = bits;
     w->stats.count = snap.n;
     for (int k = 0; k < AD_PHASE_COUNT; k++) w->stats.phase_seconds[k] = 0.0;
+    if (open && snap.open.res_boxes != (uint32_t)w->params.res_boxes) {
+        st = ad_fail(AD_ERR_FORMAT, "checkpoint", "checkpoint %s holds %u reservoir boxes; its world has %d", path,
+                     snap.open.res_boxes, w->params.res_boxes);
+        goto done;
+    }
     TRYL(w->ops->import_state(w, &snap)); /* a device backend takes its statistics from w->stats */
     w->count = snap.n;
     st = ad_ok();

@@ -797,18 +797,25 @@ double ad_next_dt(const ad_world *w, double vmax)
     return dt;
 }
 
-ad_status ad_open_state_alloc(ad_open_state *o)
+ad_status ad_open_state_alloc(ad_open_state *o, uint32_t res_boxes)
 {
     memset(o, 0, sizeof *o);
     o->waiting = malloc(AD_WAITING_MAX * sizeof *o->waiting);
-    if (!o->waiting) return ad_fail(AD_ERR_NO_MEMORY, "", "out of host memory for the open sides' state");
+    o->res_boxes = res_boxes;
+    o->res_state = calloc(2 * (size_t)res_boxes + 1, sizeof *o->res_state);
+    if (!o->waiting || !o->res_state) {
+        ad_open_state_free(o);
+        return ad_fail(AD_ERR_NO_MEMORY, "", "out of host memory for the open sides' state");
+    }
     return ad_ok();
 }
 
 void ad_open_state_free(ad_open_state *o)
 {
     free(o->waiting);
+    free(o->res_state);
     o->waiting = NULL;
+    o->res_state = NULL;
 }
 
 void ad_stats_fold(ad_world *w, const ad_block_sums *b, size_t nblocks, double dt, float vmax2_new)

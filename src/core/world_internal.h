@@ -55,6 +55,8 @@ typedef struct ad_open_state {
     uint32_t next_id;      /* the id of the next disc added or entering */
     uint32_t nwaiting;
     ad_entry *waiting;     /* AD_WAITING_MAX entries, in the order they came */
+    uint32_t res_boxes;    /* the reservoir's boxes (params.res_boxes) */
+    double *res_state;     /* their controllers: debt and integral, 2 a box (ad_reservoir_decide) */
 } ad_open_state;
 
 /* A world's particle arrays in internal order, as a checkpoint holds them. */
@@ -133,8 +135,8 @@ double ad_next_dt(const ad_world *w, double vmax);
  * resolve too. */
 void ad_stats_fold(ad_world *w, const ad_block_sums *b, size_t nblocks, double dt, float vmax2_new);
 
-/* The open sides' state: allocation, release. */
-ad_status ad_open_state_alloc(ad_open_state *o);
+/* The open sides' state: allocation (for `res_boxes` reservoir boxes), release. */
+ad_status ad_open_state_alloc(ad_open_state *o, uint32_t res_boxes);
 void ad_open_state_free(ad_open_state *o);
 
 /* 1 when the world has an open side (its disc count may change while it steps). */

@@ -755,6 +755,8 @@ static ad_status cpu_import(ad_world *w, const ad_snapshot *s)
     c->n = s->n;
     memcpy(c->open.owed, s->open.owed, sizeof c->open.owed);
     c->open.next_id = s->open.next_id;
+    if (s->open.res_state && s->open.res_boxes == c->open.res_boxes)
+        memcpy(c->open.res_state, s->open.res_state, 2 * (size_t)s->open.res_boxes * sizeof(double));
     c->open.nwaiting = s->open.nwaiting;
     if (s->open.nwaiting) memcpy(c->open.waiting, s->open.waiting, s->open.nwaiting * sizeof(ad_entry));
     c->primed = s->primed;

@@ -13,14 +13,14 @@
 
 ad_status ad_cpu_open_create(ad_world *w, cpu_world *c)
 {
-    ad_status st = ad_open_state_alloc(&c->open);
-    if (st.code) return st;
     const ad_params *P = &w->params;
+    ad_status st = ad_open_state_alloc(&c->open, (uint32_t)P->res_boxes);
+    if (st.code) return st;
+    c->res_debt = c->open.res_state;
     if (P->res_boxes) {
-        c->res_debt = calloc(2 * (size_t)P->res_boxes, sizeof *c->res_debt);
         c->res_add = calloc((size_t)P->res_boxes, sizeof *c->res_add);
         c->res_doomed = calloc(c->cap ? c->cap : 1, 1);
-        if (!c->res_debt || !c->res_add || !c->res_doomed)
+        if (!c->res_add || !c->res_doomed)
             return ad_fail(AD_ERR_NO_MEMORY, "reservoir", "out of host memory for the reservoir's boxes");
     }
     return ad_ok();
@@ -28,11 +28,10 @@ ad_status ad_cpu_open_create(ad_world *w, cpu_world *c)
 
 void ad_cpu_open_destroy(cpu_world *c)
 {
-    ad_open_state_free(&c->open);
+    ad_open_state_free(&c->open); /* res_debt is its res_state */
     free(c->entries);
     free(c->spots);
     free(c->room);
-    free(c->res_debt);
     free(c->res_add);
     free(c->res_doomed);
     free(c->res_doomed_list);

@@ -1110,13 +1110,17 @@ static ad_status cuda_export(const ad_world *w, ad_snapshot *s)
     s->open.next_id = k.next_id;
     s->open.nwaiting = k.nwaiting;
     if (c->open) {
-        st = ad_open_state_alloc(&s->open_alloc);
+        int nb = w->params.res_boxes;
+        st = ad_open_state_alloc(&s->open_alloc, (uint32_t)nb);
         if (st.code) {
             ad_snapshot_free(s);
             return st;
         }
         s->open.waiting = s->open_alloc.waiting;
+        s->open.res_state = s->open_alloc.res_state;
+        s->open.res_boxes = (uint32_t)nb;
         CU(cudaMemcpy(s->open.waiting, c->waiting, k.nwaiting * sizeof(ad_entry), cudaMemcpyDeviceToHost));
+        if (nb) CU(cudaMemcpy(s->open.res_state, c->res_state, 2 * (size_t)nb * sizeof(double), cudaMemcpyDeviceToHost));
     }
     return ad_ok();
 }
@@ -1133,6 +1137,9 @@ static ad_status cuda_import(ad_world *w, const ad_snapshot *s)
     CU(cudaMemcpy(c->acc[c->cur], s->accel, n * sizeof(ad_accel), cudaMemcpyHostToDevice));
     if (c->open && s->open.nwaiting)
         CU(cudaMemcpy(c->waiting, s->open.waiting, s->open.nwaiting * sizeof(ad_entry), cudaMemcpyHostToDevice));
+    if (c->res_state && s->open.res_state && s->open.res_boxes == (uint32_t)w->params.res_boxes)
+        CU(cudaMemcpy(c->res_state, s->open.res_state, 2 * (size_t)s->open.res_boxes * sizeof(double),
+                      cudaMemcpyHostToDevice));
     c->primed = s->primed;
     c->dt_stale = 0;
     CU(forget_bin(c));
