@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds aerodem and runs its test suite (ctest) twice: an optimised build (with the CUDA
 # backend compiled when nvcc is present; GPU tests skip themselves without a GPU), then a
-# CPU build under AddressSanitizer and UndefinedBehaviorSanitizer.
+# CPU build under AddressSanitizer and UndefinedBehaviorSanitizer (without the long physics
+# runs, label slow).
 set -euo pipefail
 cd "$(dirname "$0")"
 ./deps.sh
@@ -17,4 +18,5 @@ echo "== AddressSanitizer + UndefinedBehaviorSanitizer build and tests"
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAERODEM_SANITIZE=ON -DAERODEM_CUDA=OFF \
       -DAERODEM_WERROR=ON >/dev/null
 cmake --build build-asan -j"$jobs"
-(cd build-asan && ctest --output-on-failure -j"$jobs" "$@")
+# the long physics runs (label slow: minutes of stepping, no new code paths) run in the optimised build only
+(cd build-asan && ctest --output-on-failure -j"$jobs" -LE slow "$@")
