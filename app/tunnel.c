@@ -133,23 +133,10 @@ static void path_in(const run *r, char *buf, size_t n, const char *fmt, ...)
 
 static double mean_of(double s, double n) { return n > 0 ? s / n : NAN; }
 
-/* The free stream the probe saw between two reads of its sums: number density [1/m^2], mean
- * velocity along the stream [m/s] and temperature kT/m [m^2/s^2] (NaN where it saw no disc). */
-typedef struct free_stream {
-    double density, velocity, temperature, samples;
-} free_stream;
+/* The free stream the probe saw between two reads (ad_probe_between; NaN where it saw no disc). */
+typedef ad_probe_stream free_stream;
 
-static free_stream probe_between(const ad_probe_sums *a, const ad_probe_sums *b)
-{
-    free_stream f = {NAN, NAN, NAN, (double)(b->samples - a->samples)};
-    double n = b->count - a->count;
-    if (!(f.samples > 0) || !(n > 0)) return f;
-    double ux = (b->vx - a->vx) / n, uy = (b->vy - a->vy) / n;
-    f.density = n / (f.samples * b->area);
-    f.velocity = ux;
-    f.temperature = 0.5 * fmax((b->v2 - a->v2) / n - ux * ux - uy * uy, 0.0);
-    return f;
-}
+static free_stream probe_between(const ad_probe_sums *a, const ad_probe_sums *b) { return ad_probe_between(a, b); }
 
 static ad_probe_sums probe_now(const run *r)
 {
@@ -458,8 +445,10 @@ static void free_stream_summary(run *r, FILE *f, const ad_stats *s)
            "kT/m %.4g (%+.1f %%) of the nominal\n",
         m.density, 100.0 * (rn - 1.0), m.velocity, 100.0 * (ru - 1.0), m.temperature, 100.0 * (rt - 1.0));
     if (fabs(rn - 1.0) > 0.02 || fabs(ru - 1.0) > 0.02 || (t0 > 0 && fabs(rt - 1.0) > 0.02))
-        say(r, "  warning: the measured free stream differs from the nominal by more than 2 %%; the coefficients "
-               "use the nominal density and velocity (q = rho U^2 / 2)\n");
+        say(r, "  warning: the measured free stream differs from the nominal by more than 2 %%: the body's influence "
+               "reaches the probe (a shock standing far ahead, or in a rarefied gas discs it throws back colliding "
+               "upstream), or the run is too short to settle; the coefficients use the nominal density and "
+               "velocity (q = rho U^2 / 2). A longer tunnel ahead of the body (body.x) moves the probe away\n");
 }
 
 static ad_status write_summary(run *r, int interrupted)
@@ -662,7 +651,8 @@ static ad_status prepare(run *r, const ad_run_options *opt)
 static ad_status set_probe(run *r)
 {
     if (!r->probe) return ok();
-    ad_probe_def p = {r->layout.probe_x0, r->layout.probe_y0, r->layout.probe_x1, r->layout.probe_y1};
+    /* the discs moving downstream: the stream as it comes, not what the body throws back */
+    ad_probe_def p = {r->layout.probe_x0, r->layout.probe_y0, r->layout.probe_x1, r->layout.probe_y1, 1.0, 0.0};
     return ad_world_set_probe(r->w, &p);
 }
 

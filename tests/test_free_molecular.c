@@ -221,7 +221,7 @@ int main(void)
         {"circle D 20, S 5, e 1", AD_SHAPE_CIRCLE, NULL, 200, 20, 0, 0, 5.0, 1.0, 30, 30, 100, 14},
         {"circle D 20, 1000 panels, S 10, e 1", AD_SHAPE_CIRCLE, NULL, 1000, 20, 0, 0, 10.0, 1.0, 30, 30, 150, 15},
         {"wedge 20 deg, S 3, e 1", AD_SHAPE_WEDGE, NULL, 0, 20, 0, 20, 3.0, 1.0, 30, 30, 150, 16},
-        {"NACA 0012 at 0 deg, S 3, e 1", AD_SHAPE_NACA, "0012", 60, 20, 0, 0, 3.0, 1.0, 30, 30, 300, 17},
+        {"NACA 0012 at 0 deg, S 3, e 1", AD_SHAPE_NACA, "0012", 60, 20, 0, 0, 3.0, 1.0, 30, 30, 480, 17},
     };
     const int nc = (int)(sizeof cases / sizeof cases[0]);
     fm_result res[8];

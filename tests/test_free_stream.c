@@ -27,14 +27,13 @@ typedef struct fs_mean {
     double v[3], se[3]; /* density, velocity, temperature: ratios to the nominal, and their errors */
 } fs_mean;
 
-/* The probe's free stream between two reads, as ratios to the nominal. */
+/* The probe's free stream between two reads (ad_probe_between), as ratios to the nominal. */
 static void ratios(const ad_probe_sums *a, const ad_probe_sums *b, double n0, double u0, double t0, double *r)
 {
-    double n = b->count - a->count, S = (double)(b->samples - a->samples);
-    double ux = (b->vx - a->vx) / n, uy = (b->vy - a->vy) / n;
-    r[0] = n / (S * b->area) / n0;
-    r[1] = ux / u0;
-    r[2] = 0.5 * ((b->v2 - a->v2) / n - ux * ux - uy * uy) / t0;
+    ad_probe_stream f = ad_probe_between(a, b);
+    r[0] = f.density / n0;
+    r[1] = f.velocity / u0;
+    r[2] = f.temperature / t0;
 }
 
 static int run_case(const fs_case *c)
@@ -63,7 +62,7 @@ static int run_case(const fs_case *c)
     REQUIRE_OK(ad_world_set_fields(w, &fd));
     /* the run's probe reaches a quarter of the way down an empty tunnel: here the whole of it, from just
      * inside the inlet to just inside the outlet (the outlet's side too must stay free stream) */
-    ad_probe_def pd = {l.probe_x0, l.probe_y0, s.width - l.probe_x0, l.probe_y1};
+    ad_probe_def pd = {l.probe_x0, l.probe_y0, s.width - l.probe_x0, l.probe_y1, 1.0, 0.0};
     REQUIRE_OK(ad_world_set_probe(w, &pd));
     double through = s.width / s.velocity, n0 = s.area_fraction / (TU_PI * s.radius * s.radius);
     while (tu_stats(w).time < 2.0 * through) REQUIRE_OK(ad_world_step(w, 100));

@@ -7,6 +7,7 @@
 
 #include "core/scene.h"
 #include "core/world_internal.h"
+#include "physics/fields.h"
 #include "test_util.h"
 
 static char g_dir[512];
@@ -397,6 +398,63 @@ static void shipped_scenes(void)
     }
 }
 
+/* The probe reads a drifting Maxwellian back from the discs moving along its direction: density, velocity
+ * and temperature of the whole stream, at speed ratios from a gas at rest to a fast stream, along a
+ * direction at 30 degrees; and without a direction, from every disc. Synthetic discs (Box-Muller), no world. */
+static void probe_reading(void)
+{
+    const double ratios[] = {0.0, 0.5, 1.5, 4.0};
+    const double ang = 30.0 * 3.14159265358979 / 180.0, sigma = 2.0, area = 10.0;
+    const int discs = 400000;
+    for (int all = 0; all < 2; all++)
+        for (int r = 0; r < 4; r++) {
+            double u = ratios[r] * sigma;
+            ad_field_grid g = {0};
+            g.probe = 1;
+            g.probe_all = all;
+            g.pdx = (float)cos(ang);
+            g.pdy = (float)sin(ang);
+            g.px0 = g.py0 = -1e9f;
+            g.px1 = g.py1 = 1e9f;
+            ad_probe_sums a = {0}, b = {0};
+            a.area = b.area = area;
+            a.directed = b.directed = !all;
+            b.samples = 1;
+            uint64_t x = 0x9E3779B97F4A7C15ull + (uint64_t)r;
+            for (int k = 0; k < discs; k++) {
+                double g2[2];
+                for (int h = 0; h < 2; h++) {
+                    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+                    double u1 = ((x >> 11) + 0.5) * (1.0 / 9007199254740992.0);
+                    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+                    double u2 = ((x >> 11) + 0.5) * (1.0 / 9007199254740992.0);
+                    g2[h] = sqrt(-2.0 * log(u1)) * cos(2.0 * 3.14159265358979 * u2);
+                }
+                double vp = u + sigma * g2[0], vq = sigma * g2[1]; /* along and across the stream */
+                ad_state s = {0};
+                s.vx = (float)(vp * cos(ang) - vq * sin(ang));
+                s.vy = (float)(vp * sin(ang) + vq * cos(ang));
+                if (!ad_in_probe(&g, s)) continue;
+                double v[AD_PS_COUNT];
+                ad_probe_values(&g, s, v);
+                b.count += v[AD_PS_N];
+                b.v_par += v[AD_PS_PAR];
+                b.v_perp += v[AD_PS_PERP];
+                b.v_par2 += v[AD_PS_PAR2];
+                b.v_perp2 += v[AD_PS_PERP2];
+            }
+            ad_probe_stream f = ad_probe_between(&a, &b);
+            double n0 = discs / area;
+            ENSURE_MSG(fabs(f.density / n0 - 1.0) < 0.01, "probe (%s) at U/sigma %.1f: density %.4f of the true one",
+                       all ? "every disc" : "directed", ratios[r], f.density / n0);
+            ENSURE_MSG(fabs(f.velocity - u) < 0.01 * sigma, "probe (%s) at U/sigma %.1f: velocity %.4f, true %.4f",
+                       all ? "every disc" : "directed", ratios[r], f.velocity, u);
+            ENSURE_MSG(fabs(f.temperature / (sigma * sigma) - 1.0) < 0.01,
+                       "probe (%s) at U/sigma %.1f: temperature %.4f of the true one", all ? "every disc" : "directed",
+                       ratios[r], f.temperature / (sigma * sigma));
+        }
+}
+
 int main(void)
 {
     snprintf(g_dir, sizeof g_dir, "/tmp/aerodem_test_tunnel_%d", (int)getpid());
@@ -404,6 +462,7 @@ int main(void)
     snprintf(cmd, sizeof cmd, "mkdir -p %s", g_dir);
     if (system(cmd) != 0) return 1;
     scene_errors();
+    probe_reading();
     shipped_scenes();
     free_molecular_switch();
     checkpoints();

@@ -311,24 +311,41 @@ typedef enum ad_field {
     AD_FIELD_COUNT = 8,
 } ad_field;
 
-/* The free stream as it reaches a body: running sums over the discs whose centres lie in a rectangle,
+/* The free stream as it reaches a body: running sums over the discs whose centres lie in a rectangle and
+ * that move along a direction (v . dir > 0: the stream as it comes, not what the body throws back),
  * taken with the field samples (so after ad_world_set_fields) and kept from ad_world_set_probe on:
- * ad_world_reset_fields does not clear them (differences of two reads give an interval's means). */
+ * ad_world_reset_fields does not clear them (differences of two reads give an interval's means).
+ * Velocities are split along dir (parallel) and across it (perpendicular, dir turned +90 degrees). */
 typedef struct ad_probe_def {
     double x0, y0, x1, y1; /* the rectangle [m] */
+    double dir_x, dir_y;   /* the stream's direction (normalised when set; 0, 0 = every disc counts, along x) */
 } ad_probe_def;
 
 typedef struct ad_probe_sums {
     uint64_t samples; /* field samples taken since the probe was set */
     double count;     /* discs seen, summed over the samples */
-    double vx, vy;    /* their velocities, summed [m/s] */
-    double v2;        /* |v|^2 summed [m^2/s^2] */
+    double v_par, v_perp;   /* their velocities along and across dir, summed [m/s] */
+    double v_par2, v_perp2; /* the squares, summed [m^2/s^2] */
     double area;      /* the rectangle's area [m^2] */
+    int directed;     /* only discs moving along the direction were counted (a direction was given) */
 } ad_probe_sums;
 
 /* Sets the probe (clears its sums); needs the field grid. */
 ad_status ad_world_set_probe(ad_world *w, const ad_probe_def *def);
 ad_status ad_world_read_probe(const ad_world *w, ad_probe_sums *out);
+
+/* The free stream the probe saw between two reads (a earlier, b later), as a drifting Maxwellian: its
+ * number density [1/m^2], its velocity along the probe's direction [m/s] and its temperature kT/m
+ * [m^2/s^2]. The probe counts the discs moving along its direction, the part of a Maxwellian of velocity
+ * U and variance sigma^2 with v_par > 0: a fraction Phi(U/sigma) of its density, mean velocity
+ * U + sigma phi(U/sigma)/Phi(U/sigma); sigma^2 is the variance across the direction. Without a
+ * direction every disc counts: the plain means (temperature from both components). NaN where the
+ * probe saw no disc. */
+typedef struct ad_probe_stream {
+    double density, velocity, temperature;
+    double samples, discs; /* field samples, and discs counted over them */
+} ad_probe_stream;
+ad_probe_stream ad_probe_between(const ad_probe_sums *a, const ad_probe_sums *b);
 
 /* Sets (or replaces) the field grid and clears its sums. */
 ad_status ad_world_set_fields(ad_world *w, const ad_field_def *def);

@@ -61,8 +61,14 @@ ad_status ad_world_set_probe(ad_world *w, const ad_probe_def *d)
         ad_status st = w->ops->fields_to_host(w);
         if (st.code) return st;
     }
+    double len = hypot(d->dir_x, d->dir_y);
+    if (!isfinite(len))
+        return ad_fail(AD_ERR_INVALID, "probe", "probe direction (%g, %g) is not finite", d->dir_x, d->dir_y);
     f->probe = *d;
     f->grid.probe = 1;
+    f->grid.probe_all = !(len > 0.0);
+    f->grid.pdx = len > 0.0 ? (float)(d->dir_x / len) : 1.0f;
+    f->grid.pdy = len > 0.0 ? (float)(d->dir_y / len) : 0.0f;
     f->grid.px0 = (float)d->x0;
     f->grid.py0 = (float)d->y0;
     f->grid.px1 = (float)d->x1;
@@ -83,11 +89,13 @@ ad_status ad_world_read_probe(const ad_world *w, ad_probe_sums *out)
     }
     const double *q = f->sums + (size_t)f->def.nx * f->def.ny * AD_FS_COUNT;
     out->samples = f->probe_samples;
-    out->count = q[AD_FS_N];
-    out->vx = q[AD_FS_VX];
-    out->vy = q[AD_FS_VY];
-    out->v2 = q[AD_FS_V2];
+    out->count = q[AD_PS_N];
+    out->v_par = q[AD_PS_PAR];
+    out->v_perp = q[AD_PS_PERP];
+    out->v_par2 = q[AD_PS_PAR2];
+    out->v_perp2 = q[AD_PS_PERP2];
     out->area = (f->probe.x1 - f->probe.x0) * (f->probe.y1 - f->probe.y0);
+    out->directed = !f->grid.probe_all;
     return ad_ok();
 }
 
@@ -127,6 +135,41 @@ ad_status ad_world_read_field(const ad_world *w, ad_field which, float *out, uin
     }
     if (samples) *samples = f->samples;
     return ad_ok();
+}
+
+/* The mean along the stream of the part of a Maxwellian (velocity u, variance sigma^2) moving along it. */
+static double half_mean(double u, double sigma)
+{
+    if (!(sigma > 0.0)) return u;
+    double a = u / sigma, cdf = 0.5 * erfc(-a * 0.7071067811865476);
+    return cdf > 0.0 ? u + sigma * 0.3989422804014327 * exp(-0.5 * a * a) / cdf : 0.0;
+}
+
+ad_probe_stream ad_probe_between(const ad_probe_sums *a, const ad_probe_sums *b)
+{
+    ad_probe_stream f = {NAN, NAN, NAN, (double)(b->samples - a->samples), b->count - a->count};
+    double n = f.discs;
+    if (!(f.samples > 0) || !(n > 1) || !(b->area > 0)) return f;
+    double par = (b->v_par - a->v_par) / n, perp = (b->v_perp - a->v_perp) / n;
+    double var = fmax((b->v_perp2 - a->v_perp2) / n - perp * perp, 0.0), sigma = sqrt(var);
+    if (!b->directed) {
+        f.velocity = par;
+        f.temperature = 0.5 * (var + fmax((b->v_par2 - a->v_par2) / n - par * par, 0.0));
+        f.density = n / (f.samples * b->area);
+        return f;
+    }
+    /* U from the measured mean along the stream (half_mean grows with u: bisection) */
+    double lo = par - 10.0 * sigma - 1.0, hi = par;
+    for (int k = 0; k < 200; k++) {
+        double mid = 0.5 * (lo + hi);
+        if (half_mean(mid, sigma) < par) lo = mid;
+        else hi = mid;
+    }
+    double u = 0.5 * (lo + hi), frac = sigma > 0.0 ? 0.5 * erfc(-u / sigma * 0.7071067811865476) : (u > 0.0);
+    f.velocity = u;
+    f.temperature = var;
+    f.density = frac > 0.0 ? n / (f.samples * b->area) / frac : NAN;
+    return f;
 }
 
 const char *ad_field_name(ad_field f)

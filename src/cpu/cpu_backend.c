@@ -574,16 +574,17 @@ static void sample_fields(ad_world *w, const cpu_world *c)
     const ad_accel *acc = observed_accel(c);
     double *probe = f->sums + (size_t)f->def.nx * f->def.ny * AD_FS_COUNT;
     for (size_t k = 0; k < c->n; k++) {
-        int cell = ad_field_cell(&f->grid, s[k].x, s[k].y), in = ad_in_probe(&f->grid, s[k].x, s[k].y);
-        if (cell < 0 && !in) continue;
+        if (ad_in_probe(&f->grid, s[k])) {
+            double v[AD_PS_COUNT];
+            ad_probe_values(&f->grid, s[k], v);
+            for (int q = 0; q < AD_PS_COUNT; q++) probe[q] += v[q];
+        }
+        int cell = ad_field_cell(&f->grid, s[k].x, s[k].y);
+        if (cell < 0) continue;
         double v[AD_FS_COUNT];
         ad_field_values(s[k], c->virial[k], c->pressure[k], acc[k].ax, acc[k].ay, v);
-        if (cell >= 0) {
-            double *dst = f->sums + (size_t)cell * AD_FS_COUNT;
-            for (int q = 0; q < AD_FS_COUNT; q++) dst[q] += v[q];
-        }
-        if (in)
-            for (int q = 0; q < AD_FS_COUNT; q++) probe[q] += v[q];
+        double *dst = f->sums + (size_t)cell * AD_FS_COUNT;
+        for (int q = 0; q < AD_FS_COUNT; q++) dst[q] += v[q];
     }
     f->samples++;
     if (f->grid.probe) f->probe_samples++;

@@ -718,20 +718,20 @@ __global__ void k_fields(ad_field_grid fg, ad_n n, const ad_state *__restrict__ 
     unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= ad_n_get(n)) return;
     ad_state q = s[i];
-    int c = ad_field_cell(&fg, q.x, q.y), in = ad_in_probe(&fg, q.x, q.y); /* a removed disc: neither */
-    if (c < 0 && !in) return;
-    double v[AD_FS_COUNT];
-    ad_field_values(q, virial[i], pressure[i], acc[i].ax, acc[i].ay, v);
-    if (c >= 0) {
-        double *dst = sums + (size_t)c * AD_FS_COUNT;
-#pragma unroll
-        for (int k = 0; k < AD_FS_COUNT; k++) atomicAdd(&dst[k], v[k]);
-    }
-    if (in) { /* the probe's sums follow the cells' */
+    if (ad_in_probe(&fg, q)) { /* the probe's sums follow the cells' (a removed disc: not in it) */
+        double v[AD_PS_COUNT];
+        ad_probe_values(&fg, q, v);
         double *dst = sums + (size_t)fg.nx * (size_t)fg.ny * AD_FS_COUNT;
 #pragma unroll
-        for (int k = 0; k < AD_FS_COUNT; k++) atomicAdd(&dst[k], v[k]);
+        for (int k = 0; k < AD_PS_COUNT; k++) atomicAdd(&dst[k], v[k]);
     }
+    int c = ad_field_cell(&fg, q.x, q.y);
+    if (c < 0) return;
+    double v[AD_FS_COUNT];
+    ad_field_values(q, virial[i], pressure[i], acc[i].ax, acc[i].ay, v);
+    double *dst = sums + (size_t)c * AD_FS_COUNT;
+#pragma unroll
+    for (int k = 0; k < AD_FS_COUNT; k++) atomicAdd(&dst[k], v[k]);
 }
 
 /* Largest speed of the discs (the first step's size after particles are added). */

@@ -21,14 +21,31 @@ enum {
 typedef struct ad_field_grid {
     float x0, y0, inv_dx, inv_dy;
     int nx, ny;
-    int probe;                           /* the probe is set: its sums follow the cells' (AD_FS_* order) */
+    int probe;                           /* the probe is set: its sums follow the cells' (AD_PS_* order) */
+    int probe_all;                       /* every disc counts (no direction given) */
     float px0, py0, px1, py1;            /* the probe's rectangle [m] */
+    float pdx, pdy;                      /* its direction (unit) */
 } ad_field_grid;
 
-/* 1 when a centre is in the probe's rectangle. */
-AD_HD static inline int ad_in_probe(const ad_field_grid *g, float x, float y)
+/* The probe's sums (in the record after the cells'). */
+enum { AD_PS_N = 0, AD_PS_PAR, AD_PS_PERP, AD_PS_PAR2, AD_PS_PERP2, AD_PS_COUNT };
+
+/* 1 when a disc counts in the probe: its centre in the rectangle, moving along the direction. */
+AD_HD static inline int ad_in_probe(const ad_field_grid *g, ad_state s)
 {
-    return g->probe && x >= g->px0 && x < g->px1 && y >= g->py0 && y < g->py1;
+    return g->probe && s.x >= g->px0 && s.x < g->px1 && s.y >= g->py0 && s.y < g->py1 &&
+           (g->probe_all || s.vx * g->pdx + s.vy * g->pdy > 0.0f);
+}
+
+/* What a disc adds to the probe's sums, in AD_PS_* order. */
+AD_HD static inline void ad_probe_values(const ad_field_grid *g, ad_state s, double v[AD_PS_COUNT])
+{
+    double a = (double)s.vx * g->pdx + (double)s.vy * g->pdy, b = -(double)s.vx * g->pdy + (double)s.vy * g->pdx;
+    v[AD_PS_N] = 1.0;
+    v[AD_PS_PAR] = a;
+    v[AD_PS_PERP] = b;
+    v[AD_PS_PAR2] = a * a;
+    v[AD_PS_PERP2] = b * b;
 }
 
 /* The cell of a centre, or -1 outside the field's extent (fields never clamp). */
