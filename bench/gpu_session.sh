@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds aerodem on the lent GPU machine and runs the GPU tests and benchmarks; logs go to $OUT.
 # Usage: bench/gpu_session.sh STAGE...   stages: build tests shock bvh broadphase sanitize bench
-#        variants-build variants bench-big grid profile
+#        variants-build variants bench-big grid profile resources
 # Libraries the machine lacks (libinih, libpng headers) come as Debian packages in .debs/ (an ignored
 # folder carried to the machine), unpacked under /tmp/dep. Fetch them once on the development machine:
 #   mkdir -p .debs && cd .debs && apt-get download libinih-dev libinih1 libinireader0 libpng-dev \
@@ -151,6 +151,12 @@ print('%-60s %5s %10s %9s %9s %6s %4s'%('kernel','calls','ns/call','MB rd','MB w
 for k,a in agg.items():
     n=a[0]; print('%-60s %5d %10.0f %9.1f %9.1f %6.1f %4.0f'%(k,n,a[1]/n,a[2]/n/1e6,a[3]/n/1e6,a[4],a[5]))
 PY
+    ;;
+  resources)
+    log "registers and shared memory of the step's kernels"
+    cuobjdump --dump-resource-usage build-gpu/libaerodem.a 2>/dev/null | grep -B1 -E "REG:" | grep -E "Function|REG" | \
+      paste - - | sed -E 's/.*Function ([^ :]+).*REG:([0-9]+).*SHARED:([0-9]+).*/\2 regs \3 shared \1/' | \
+      grep -E "k_interact|k_enter|k_reservoir|k_after|k_scatter|k_fields" | sort -u | head -40 | tee "$OUT/resources.log"
     ;;
   *) echo "unknown stage $stage"; exit 2 ;;
   esac

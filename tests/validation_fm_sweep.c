@@ -25,7 +25,7 @@ int main(int argc, char **argv)
         for (int aoa = 0; aoa <= 90; aoa += 10) {
             /* independent seeds for every point, so that the points' errors are independent */
             fm_case c = {"plate", AD_SHAPE_PLATE, NULL, 0, 20, aoa, 0, S_list[is], 1.0, 40, 40, throughs,
-                         (uint64_t)(1000003 * (is * 10 + aoa / 10 + 1))};
+                         (uint64_t)(1000003 * (is * 10 + aoa / 10 + 1)), 1e5};
             fm_result r = fm_measure(&c);
             t_all += r.seconds;
             fprintf(f, "plate,%g,%d,%g,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%d,%.2f\n", c.S, aoa, c.e, r.cl, r.cl_se, r.cd,

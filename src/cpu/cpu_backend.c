@@ -38,7 +38,7 @@ static int screens(const ad_world_def *d)
 }
 
 /* The worlds whose pass keeps the quiet test's expiries (gather_cpu.h): those that screen,
- * on the grid's interior fast path, without an inlet (re-entering discs jump). */
+ * on the grid's interior fast path, without open sides (entering discs appear, they do not move there). */
 static int keeps_expiries(const ad_world_def *d, const ad_params *p)
 {
     return screens(d) && !p->open_x && !p->open_y && ad_cpu_fast_grid(p);
@@ -51,6 +51,7 @@ static size_t per_particle_bytes(const ad_world_def *d, const ad_params *p)
     if (d->integrator == AD_INTEGRATOR_RK4) b += 3 * sizeof(ad_state);
     if (screens(d)) b += 2 * sizeof(float) + sizeof(uint32_t); /* xy, defer */
     if (keeps_expiries(d, p)) b += 2 * sizeof(float);          /* qexp, qexp_tmp */
+    if (p->res_boxes) b += 1;                                   /* the reservoir's removal marks */
     return b;
 }
 
