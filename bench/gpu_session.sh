@@ -155,8 +155,9 @@ PY
   resources)
     log "registers and shared memory of the step's kernels"
     cuobjdump --dump-resource-usage build-gpu/libaerodem.a 2>/dev/null | grep -B1 -E "REG:" | grep -E "Function|REG" | \
-      paste - - | sed -E 's/.*Function ([^ :]+).*REG:([0-9]+).*SHARED:([0-9]+).*/\2 regs \3 shared \1/' | \
-      grep -E "k_interact|k_enter|k_reservoir|k_after|k_scatter|k_fields" | sort -u | head -40 | tee "$OUT/resources.log"
+      paste - - | sed -E 's/.*Function ([^ :]+).*REG:([0-9]+) STACK:([0-9]+) SHARED:([0-9]+) LOCAL:([0-9]+).*/\2 regs \3 stack \4 shared \5 local \1/' | \
+      grep -E "k_interact|k_enter|k_reservoir|k_after|k_scatter|k_fields" | sort -u > "$OUT/resources.log"
+    grep -E "k_interact.*grid_gather|k_enter|k_reservoir" "$OUT/resources.log" | cut -c1-140 | head -8
     ;;
   *) echo "unknown stage $stage"; exit 2 ;;
   esac

@@ -142,8 +142,7 @@ static void tunnel_kept(const char *what, ad_world_def d, int steps)
            what, steps, s.count, n, (unsigned long long)s.entered, (unsigned long long)s.left,
            (unsigned long long)s.reservoir_added, (unsigned long long)s.reservoir_removed, dup, outside);
     ENSURE((long long)s.count == balance && got == s.count && dup == 0 && outside == 0);
-    ENSURE(s.entered > 0);
-    if (steps >= 2000) ENSURE(s.left > 0); /* a short run (compute-sanitizer's) may end before any disc leaves */
+    if (steps >= 2000) ENSURE(s.entered > 0 && s.left > 0); /* a sanitizer's short run may see neither */
     free(p);
     free(id);
     ad_world_destroy(w);

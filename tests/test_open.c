@@ -7,6 +7,7 @@
 
 #include "core/world_internal.h"
 #include "physics/open.h"
+#include "physics/room.h"
 #include "test_gpu_tunnel.h"
 #include "test_util.h"
 
@@ -206,9 +207,98 @@ static void refusals(void)
     printf("refused: a reservoir without open sides, a negative stream density, bands wider than the domain\n");
 }
 
+/* The step's spots in buckets (room.h) give the plain test's answer, spot by spot: no earlier spot within
+ * a diameter. Spots crowded along sides and across a periodic seam, pairs at a diameter to rounding, a
+ * periodic axis shorter than three diameters, and a spot far outside the cells' usual range. */
+static void spot_buckets(void)
+{
+    enum { N = 3000 };
+    static ad_state spots[N];
+    static uint32_t head[AD_SPOT_BUCKETS], next[N];
+    const struct {
+        float len_x, len_y;
+        int px, py;
+    } worlds[] = {{400, 300, 0, 0}, {400, 300, 1, 0}, {400, 300, 0, 1}, {2.5f, 300, 1, 0}, {60, 7.3f, 1, 1}};
+    uint64_t r = 12345;
+    size_t blocked = 0, total = 0;
+    for (int wdx = 0; wdx < 5; wdx++) {
+        ad_params p;
+        memset(&p, 0, sizeof p);
+        p.radius = 0.5f;
+        p.diameter = 1.0f;
+        p.diameter_sq = 1.0f;
+        p.x_min = -10.0f;
+        p.y_min = 5.0f;
+        p.len_x = worlds[wdx].len_x;
+        p.len_y = worlds[wdx].len_y;
+        p.x_max = p.x_min + p.len_x;
+        p.y_max = p.y_min + p.len_y;
+        p.half_x = 0.5f * p.len_x;
+        p.half_y = 0.5f * p.len_y;
+        p.periodic_x = worlds[wdx].px;
+        p.periodic_y = worlds[wdx].py;
+        for (int k = 0; k < N; k++) {
+            r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+            double u = (double)(r >> 11) / 9007199254740992.0;
+            r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+            double v = (double)(r >> 11) / 9007199254740992.0;
+            ad_state q = {0, 0, 1, 0};
+            switch (k % 4) {
+            case 0: /* along the x_min side, a few diameters deep */
+                q.x = p.x_min + (float)(3.0 * u);
+                q.y = p.y_min + (float)(v * p.len_y);
+                break;
+            case 1: /* along y_max, near the corner with x_max (the seam where periodic) */
+                q.x = p.x_max - (float)(fmin(p.len_x, 20.0) * u);
+                q.y = p.y_max - (float)(2.0 * v);
+                break;
+            case 2: /* a diameter from an earlier spot, to rounding */
+                if (k > 4) {
+                    ad_state o = spots[k / 2];
+                    double a = 6.283185307 * u, d = 1.0 + (v - 0.5) * 4e-7;
+                    q.x = o.x + (float)(d * cos(a));
+                    q.y = o.y + (float)(d * sin(a));
+                    if (q.x >= p.x_max) q.x -= p.len_x;
+                    if (q.y >= p.y_max) q.y -= p.len_y;
+                    if (q.x < p.x_min) q.x = p.periodic_x ? q.x + p.len_x : p.x_min;
+                    if (q.y < p.y_min) q.y = p.periodic_y ? q.y + p.len_y : p.y_min;
+                    break;
+                }
+                /* fall through */
+            default:
+                q.x = p.x_min + (float)(u * p.len_x);
+                q.y = p.y_min + (float)(v * p.len_y);
+            }
+            if (k == N - 1) q.x = 3e9f; /* far outside: the cells' range is clamped */
+            spots[k] = q;
+        }
+        for (uint32_t b = 0; b < AD_SPOT_BUCKETS; b++) head[b] = AD_SPOT_NONE;
+        for (uint32_t k = 0; k < N; k++) {
+            uint32_t b = ad_spot_bucket_of(&p, spots[k]);
+            next[k] = head[b];
+            head[b] = k;
+        }
+        size_t differ = 0;
+        for (uint32_t k = 0; k < N; k++) {
+            int plain = 1;
+            for (uint32_t j = 0; j < k && plain; j++) plain = !ad_room_near(&p, spots[j], spots[k].x, spots[k].y);
+            int fast = ad_room_among_spots(&p, head, next, spots, k);
+            differ += plain != fast;
+            blocked += !plain;
+            total++;
+        }
+        ENSURE_MSG(differ == 0, "world %d (%g x %g, periodic %d %d): %zu of %d spots judged differently through the "
+                   "buckets", wdx, p.len_x, p.len_y, p.periodic_x, p.periodic_y, differ, N);
+    }
+    printf("spot buckets: %zu spots, %zu blocked by an earlier one, the same answers as the plain test\n", total,
+           blocked);
+    ENSURE(blocked > total / 20);
+}
+
 int main(void)
 {
     speeds();
+    spot_buckets();
     refusals();
     entry_rate();
     accounting();

@@ -519,7 +519,7 @@ static void rk4_stage_block(const ad_world *w, cpu_world *c, size_t b, size_t n,
         ad_state nx = ad_rk4_stage(b0, me, ax, ay, dt, k, &acc[s]);
         int fate = 0;
         if (k == 3) {
-            nx = ad_apply_boundaries(&P, nx, c->id[s], w->stats.step, dt, doomed(c, s), &fate);
+            nx = ad_apply_boundaries(&P, nx, c->id, s, w->stats.step, dt, doomed(c, s), &fate);
             count_removed(sums, fate);
         }
         out[s] = nx;

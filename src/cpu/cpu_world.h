@@ -48,6 +48,8 @@ typedef struct cpu_world {
     uint32_t *res_doomed_list; /* the slots marked, to clear after the step */
     size_t res_ndoomed, res_doomed_cap;
     int *spot_box;         /* per spot: the reservoir box it would join, -1 for an entering disc */
+    uint32_t *spot_head;   /* the spots judged for room in buckets (room.h): AD_SPOT_BUCKETS first spots */
+    uint32_t *spot_next;   /* and per spot the next of its bucket (AD_ROOM_MAX) */
     size_t spots_cap;
     float *pressure, *virial;
     ad_accel *acc[2];           /* Verlet: acceleration of the last force evaluation */

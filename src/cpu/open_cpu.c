@@ -17,6 +17,10 @@ ad_status ad_cpu_open_create(ad_world *w, cpu_world *c)
     ad_status st = ad_open_state_alloc(&c->open, (uint32_t)P->res_boxes);
     if (st.code) return st;
     c->res_debt = c->open.res_state;
+    c->spot_head = malloc(AD_SPOT_BUCKETS * sizeof *c->spot_head);
+    c->spot_next = malloc(AD_ROOM_MAX * sizeof *c->spot_next);
+    if (!c->spot_head || !c->spot_next)
+        return ad_fail(AD_ERR_NO_MEMORY, "capacity", "out of host memory for the entering discs' buckets");
     if (P->res_boxes) {
         c->res_add = calloc((size_t)P->res_boxes, sizeof *c->res_add);
         c->res_doomed = calloc(c->cap ? c->cap : 1, 1);
@@ -36,6 +40,8 @@ void ad_cpu_open_destroy(cpu_world *c)
     free(c->res_doomed);
     free(c->res_doomed_list);
     free(c->spot_box);
+    free(c->spot_head);
+    free(c->spot_next);
 }
 
 uint32_t ad_cpu_new_id(cpu_world *c) { return c->open.next_id++; }
@@ -201,8 +207,16 @@ ad_status ad_cpu_open_enter(ad_world *w, cpu_world *c, float dt, float *vmax2)
         const ad_state *spots = c->spots;
         unsigned char *room = c->room;
         const ad_params Pl = *P;
+        uint32_t *head = c->spot_head, *next = c->spot_next;
+        for (uint32_t b = 0; b < AD_SPOT_BUCKETS; b++) head[b] = AD_SPOT_NONE;
+        for (size_t i = 0; i < judged; i++) {
+            uint32_t b = ad_spot_bucket_of(P, spots[i]);
+            next[i] = head[b];
+            head[b] = (uint32_t)i;
+        }
 #pragma omp parallel for num_threads(c->threads) schedule(dynamic, 8) if (judged > 64)
-        for (size_t i = 0; i < judged; i++) room[i] = (unsigned char)ad_room_for(&Pl, c->start, tree, gas, spots, (uint32_t)i);
+        for (size_t i = 0; i < judged; i++)
+            room[i] = (unsigned char)ad_room_for(&Pl, c->start, tree, gas, head, next, spots, (uint32_t)i);
         for (size_t i = judged; i < ns; i++) room[i] = 0;
     } else {
         memset(c->room, 1, ns);

@@ -103,12 +103,12 @@ AD_CPU_INLINE void pass_motion(cpu_world *c, pass_ctx *x, size_t s, size_t s0, f
     } else if (integ == AD_INTEGRATOR_VERLET) {
         nw = ad_verlet_kick(me, x->acc_in[s].ax, x->acc_in[s].ay, ax, ay, dt);
         x->acc_out[s] = (ad_accel){ax, ay};
-        nw = ad_apply_boundaries(P, nw, c->id[s], step, dt, doomed(c, s), &fate); /* the drift left removals here */
+        nw = ad_apply_boundaries(P, nw, c->id, s, step, dt, doomed(c, s), &fate); /* the drift left removals here */
         count_removed(sums, fate);
     } else {
         /* the Verlet drift moved discs before binning; these move them here */
         nw = integ == AD_INTEGRATOR_EULER ? ad_step_euler(me, ax, ay, dt) : ad_step_symplectic(me, ax, ay, dt);
-        nw = ad_apply_boundaries(P, nw, c->id[s], step, dt, doomed(c, s), &fate);
+        nw = ad_apply_boundaries(P, nw, c->id, s, step, dt, doomed(c, s), &fate);
         count_removed(sums, fate);
         if (!c->use_bvh) {
             /* step 1 of the next step, fused: bin the disc where its new position is written */

@@ -40,6 +40,7 @@ struct cuda_world {
     int open;
     ad_entry *waiting, *waiting_next; /* entering discs waiting for room (AD_WAITING_MAX) */
     ad_state *spots;                  /* a step's new spots, judged for room (AD_ROOM_MAX) */
+    unsigned *spot_next;              /* per spot the next of its bucket (room.h; the heads are k_enter's) */
     unsigned *vmax2_new;              /* the largest speed squared of a step's new discs (float bits) */
     double *res_state;                /* per reservoir box: the controller's debt and integral */
     unsigned *res_add, *res_add_start;
@@ -170,7 +171,7 @@ static size_t cuda_bytes_needed(const ad_world_def *d, const ad_params *p)
     size_t cells = ad_count_bytes(ncell, lg) + ad_start_slots(ncell, lg) * 4 + ad_scan_state_bytes(ncell, lg);
     size_t open = 0;
     if (p->open_x || p->open_y)
-        open = 2 * AD_WAITING_MAX * sizeof(ad_entry) + AD_ROOM_MAX * sizeof(ad_state) + 16 +
+        open = 2 * AD_WAITING_MAX * sizeof(ad_entry) + AD_ROOM_MAX * (sizeof(ad_state) + 4) + 16 +
                (size_t)p->res_boxes * (2 * sizeof(double) + 2 * 4) + res_scan_bytes(p->res_boxes);
     return d->capacity * per_particle(d) + cells + blocks * sizeof(ad_dev_sums) + temp + sizeof(ad_ctrl) + open;
 }
@@ -185,7 +186,7 @@ static void cuda_destroy(ad_world *w)
                     c->scan_state, c->start,    c->perm,     c->iota,    c->keys_out, c->temp,   c->pressure,  c->virial,
                     c->acc[0],   c->acc[1],   c->rk[0],   c->rk[1],   c->rk[2],   c->blocks,    c->blocks2,  c->ctrl,
                     c->vmax_bits, c->segs,    c->seg_start, c->seg_index, c->field_sums, c->waiting,
-                    c->waiting_next, c->spots, c->vmax2_new, c->res_state, c->res_add, c->res_add_start,
+                    c->waiting_next, c->spots, c->spot_next, c->vmax2_new, c->res_state, c->res_add, c->res_add_start,
                     c->res_scan_temp, c->doomed,
                     c->code,     c->code_sorted, c->bindex, c->bperm, c->child, c->rightmost, c->parent,
                     c->visits,   c->box,      c->forces,  c->st_child, c->st_rightmost, c->st_item, c->st_box,
@@ -295,6 +296,7 @@ static ad_status cuda_create(ad_world *w)
         ALLOC(c->waiting, AD_WAITING_MAX * sizeof(ad_entry));
         ALLOC(c->waiting_next, AD_WAITING_MAX * sizeof(ad_entry));
         ALLOC(c->spots, AD_ROOM_MAX * sizeof(ad_state));
+        ALLOC(c->spot_next, AD_ROOM_MAX * sizeof(unsigned));
         ALLOC(c->vmax2_new, 4);
         int nb = w->params.res_boxes;
         if (nb) {
@@ -673,7 +675,7 @@ static void enqueue_enter(ad_world *w, cuda_world *c, int nx, int bin)
     k_enter<<<1, AD_ENTER_THREADS, 0, st>>>(w->params, c->ctrl, c->waiting, c->waiting_next, c->res_add,
                                              c->res_add_start, c->res_state, c->start, c->state[nx], c->id[c->idp],
                                              c->pressure, c->virial, c->acc[nx], bin, bin_next(w, c), c->spots,
-                                             c->vmax2_new, (unsigned)c->cap);
+                                             c->spot_next, c->vmax2_new, (unsigned)c->cap);
 }
 
 /* Before the pass: the reservoir's plan on the step's grid (open.cuh). */

@@ -77,10 +77,12 @@ __global__ void __launch_bounds__(AD_ENTER_THREADS)
             const unsigned *__restrict__ add, const unsigned *__restrict__ add_start, double *__restrict__ res_state,
             const unsigned *__restrict__ start, ad_state *__restrict__ gas, unsigned *__restrict__ ids,
             float *__restrict__ pressure, float *__restrict__ virial, ad_accel *__restrict__ acc, int bin_mode,
-            ad_bin_next bin, ad_state *__restrict__ spots, unsigned *__restrict__ vmax2_bits, unsigned cap)
+            ad_bin_next bin, ad_state *__restrict__ spots, unsigned *__restrict__ spot_next,
+            unsigned *__restrict__ vmax2_bits, unsigned cap)
 {
     typedef cub::BlockScan<unsigned, AD_ENTER_THREADS> scan_t;
     __shared__ typename scan_t::TempStorage tmp;
+    __shared__ unsigned head[AD_SPOT_BUCKETS]; /* the judged spots in buckets (room.h), next in spot_next */
     __shared__ ad_enter_plan pl;
     __shared__ unsigned placed, waited, entered, added, n0, id0, full;
     const unsigned t = threadIdx.x;
@@ -105,6 +107,7 @@ __global__ void __launch_bounds__(AD_ENTER_THREADS)
         id0 = ctrl->next_id;
         *vmax2_bits = 0;
     }
+    for (unsigned b = t; b < AD_SPOT_BUCKETS; b += AD_ENTER_THREADS) head[b] = AD_SPOT_NONE;
     __syncthreads();
     const unsigned judged = p.disc_contacts ? min(pl.total, (unsigned)AD_ROOM_MAX) : pl.total;
     for (unsigned base = 0; base < pl.total; base += AD_ENTER_THREADS) {
@@ -114,10 +117,14 @@ __global__ void __launch_bounds__(AD_ENTER_THREADS)
         ad_state q = {0, 0, 0, 0};
         if (valid) {
             q = ad_enter_candidate(p, pl, i, waiting, add_start, dt, step, &e, &box);
-            if (p.disc_contacts && i < AD_ROOM_MAX) spots[i] = q;
+            if (p.disc_contacts && i < AD_ROOM_MAX) {
+                spots[i] = q;
+                spot_next[i] = atomicExch(&head[ad_spot_bucket_of(&p, q)], i); /* a bucket's order: any */
+            }
         }
         __syncthreads(); /* this chunk's spots are there for the later ones */
-        unsigned ok = valid && (!p.disc_contacts || (i < judged && ad_room_for(&p, start, NULL, gas, spots, i)));
+        unsigned ok = valid && (!p.disc_contacts ||
+                                (i < judged && ad_room_for(&p, start, NULL, gas, head, spot_next, spots, i)));
         unsigned pre, sum;
         scan_t(tmp).ExclusiveSum(ok, pre, sum);
         __syncthreads();

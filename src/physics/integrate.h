@@ -31,12 +31,13 @@ AD_HD static inline ad_state ad_wrap_state(const ad_params *p, ad_state s)
 /* Step 5 for one disc after it moved: the periodic wraps, then the open sides and the reservoir
  * (open.h; `doomed`: the reservoir's plan removes the disc in this step). *fate receives AD_KEPT,
  * or why the disc was removed (it then gets ad_dead_state()). Velocity Verlet's drift only wraps
- * (ad_wrap_state): a disc past an open side is removed at the end of its step, by the kick. */
-AD_HD static inline ad_state ad_apply_boundaries(const ad_params *p, ad_state s, uint32_t id, uint64_t step, float dt,
-                                                 int doomed, int *fate)
+ * (ad_wrap_state): a disc past an open side is removed at the end of its step, by the kick. The disc's
+ * id is ids[slot], read only where the reservoir's thermostat needs it (the pass reads no ids else). */
+AD_HD static inline ad_state ad_apply_boundaries(const ad_params *p, ad_state s, const uint32_t *ids, size_t slot,
+                                                 uint64_t step, float dt, int doomed, int *fate)
 {
     s = ad_wrap_state(p, s);
-    *fate = (p->open_x || p->open_y) ? ad_open_motion(p, &s, id, step, dt, doomed) : AD_KEPT;
+    *fate = (p->open_x || p->open_y) ? ad_open_motion(p, &s, ids, slot, step, dt, doomed) : AD_KEPT;
     return *fate == AD_KEPT ? s : ad_dead_state();
 }
 

@@ -282,10 +282,10 @@ enum { AD_KEPT = 0, AD_LEFT = 1, AD_RESERVOIR_REMOVED = 2 };
 
 /* What the pass does to a disc after it moved (step 5, after the periodic wraps): removal past an
  * open side; in the reservoir, removal where the step's plan chose the disc (`doomed`), else the
- * thermostat. Returns the disc's fate. Counter-based draws on (seed, step, id): the same on every
- * backend and thread count. */
-AD_HD static inline int ad_open_motion(const ad_params *p, ad_state *s, uint32_t id, uint64_t step, float dt,
-                                       int doomed)
+ * thermostat. Returns the disc's fate. Counter-based draws on (seed, step, id), id = ids[slot]: the same
+ * on every backend and thread count. */
+AD_HD static inline int ad_open_motion(const ad_params *p, ad_state *s, const uint32_t *ids, size_t slot,
+                                       uint64_t step, float dt, int doomed)
 {
     if (ad_left_open(p, s->x, s->y)) return AD_LEFT;
     if (doomed) return AD_RESERVOIR_REMOVED;
@@ -293,6 +293,7 @@ AD_HD static inline int ad_open_motion(const ad_params *p, ad_state *s, uint32_t
     if (!p->res_boxes || ad_reservoir_box(p, s->x, s->y) < 0) return AD_KEPT;
     uint64_t seed = (p->seed ^ 0x1F83D9ABFB41BD6Bull) + step * 0x5BE0CD19137E2179ull;
     double hit = -expm1(-(double)p->res_rate * dt); /* Andersen: a fresh velocity at the rate nu */
+    uint32_t id = ids[slot];
     if (ad_rng_uniform(seed, (uint64_t)id) <= hit) ad_stream_velocity(p, seed ^ 0xCBBB9D5DC1059ED8ull, id, &s->vx, &s->vy);
     return AD_KEPT;
 }

@@ -72,15 +72,94 @@ AD_HD static inline int ad_room_in_tree(const ad_params *p, const ad_bvh *t, con
     return 1;
 }
 
-/* 1 when spot k of the step's list (spots[0..k)) has room: none of the gas and none of the earlier spots
- * within a diameter. `tree` NULL: through the grid. */
+/* ------------------------------------------------------------ the step's spots -- */
+
+/* The step's new spots, listed in buckets by a cell at least a diameter wide, so that a spot meets
+ * only the earlier spots near it rather than all of them (thousands a step in a large tunnel). The
+ * test is the same: no earlier spot within a diameter; the buckets only choose what is compared
+ * (two spots within a diameter lie in neighbouring cells, a periodic axis's cells wrapping), and a
+ * bucket shared by far cells costs comparisons, never a result. ad_room_for_plain is the reference. */
+#define AD_SPOT_BUCKETS 4096u /* a power of two */
+#define AD_SPOT_NONE 0xFFFFFFFFu
+
+/* A spot's cell along one axis [lo, lo + len): cells a little more than a diameter wide (rounding can
+ * then never put two spots within a diameter two cells apart), or on a periodic axis the
+ * len / floor(len / that) that divide it (n cells, n >= 1; otherwise n = 0: no wrap). */
+AD_HD static inline int ad_spot_axis_cell(float v, float lo, float len, int periodic, float diameter, int *n)
+{
+    float d = diameter * 1.0001f;
+    if (periodic) {
+        int m = (int)(len / d);
+        if (m < 1) m = 1;
+        *n = m;
+        int c = (int)floorf((v - lo) * ((float)m / len));
+        c %= m;
+        return c < 0 ? c + m : c;
+    }
+    *n = 0;
+    float c = floorf((v - lo) / d);
+    c = c < -1e9f ? -1e9f : c > 1e9f ? 1e9f : c; /* NaN never gets here: spots are finite */
+    return (int)c;
+}
+
+AD_HD static inline uint32_t ad_spot_bucket(int cx, int cy)
+{
+    return ((uint32_t)cx * 73856093u ^ (uint32_t)cy * 19349663u) & (AD_SPOT_BUCKETS - 1u);
+}
+
+/* The bucket of spot q. */
+AD_HD static inline uint32_t ad_spot_bucket_of(const ad_params *p, ad_state q)
+{
+    int nx, ny;
+    int cx = ad_spot_axis_cell(q.x, p->x_min, p->len_x, p->periodic_x, p->diameter, &nx);
+    int cy = ad_spot_axis_cell(q.y, p->y_min, p->len_y, p->periodic_y, p->diameter, &ny);
+    return ad_spot_bucket(cx, cy);
+}
+
+/* 1 when none of spots[0..k) lies within a diameter of spot k, through the buckets: head[bucket] the
+ * first spot of a bucket, next[j] the one after spot j (AD_SPOT_NONE ends a list). The lists may hold
+ * spots after k: they are skipped. */
+AD_HD static inline int ad_room_among_spots(const ad_params *p, const uint32_t *head, const uint32_t *next,
+                                            const ad_state *spots, uint32_t k)
+{
+    float x = spots[k].x, y = spots[k].y;
+    int nx, ny;
+    int cx = ad_spot_axis_cell(x, p->x_min, p->len_x, p->periodic_x, p->diameter, &nx);
+    int cy = ad_spot_axis_cell(y, p->y_min, p->len_y, p->periodic_y, p->diameter, &ny);
+    for (int dy = -1; dy <= 1; dy++)
+        for (int dx = -1; dx <= 1; dx++) {
+            int a = cx + dx, b = cy + dy;
+            if (nx) a = a < 0 ? a + nx : a >= nx ? a - nx : a;
+            if (ny) b = b < 0 ? b + ny : b >= ny ? b - ny : b;
+            for (uint32_t j = head[ad_spot_bucket(a, b)]; j != AD_SPOT_NONE; j = next[j])
+                if (j < k && ad_room_near(p, spots[j], x, y)) return 0;
+        }
+    return 1;
+}
+
+/* The gas's part of the test: through the tree (a BVH world) or the grid (tree NULL). */
+AD_HD static inline int ad_room_in_gas(const ad_params *p, const uint32_t *start, const ad_bvh *tree,
+                                       const ad_state *s, float x, float y)
+{
+    return tree ? ad_room_in_tree(p, tree, s, x, y) : ad_room_in_grid(p, start, s, x, y);
+}
+
+/* 1 when spot k of the step's list has room: none of the earlier spots (through the buckets) and none
+ * of the gas within a diameter. */
 AD_HD static inline int ad_room_for(const ad_params *p, const uint32_t *start, const ad_bvh *tree, const ad_state *s,
-                                    const ad_state *spots, uint32_t k)
+                                    const uint32_t *head, const uint32_t *next, const ad_state *spots, uint32_t k)
+{
+    return ad_room_among_spots(p, head, next, spots, k) && ad_room_in_gas(p, start, tree, s, spots[k].x, spots[k].y);
+}
+
+/* The reference: every earlier spot compared. */
+AD_HD static inline int ad_room_for_plain(const ad_params *p, const uint32_t *start, const ad_bvh *tree,
+                                          const ad_state *s, const ad_state *spots, uint32_t k)
 {
     float x = spots[k].x, y = spots[k].y;
     for (uint32_t j = 0; j < k; j++)
         if (ad_room_near(p, spots[j], x, y)) return 0;
-    return tree ? ad_room_in_tree(p, tree, s, x, y) : ad_room_in_grid(p, start, s, x, y);
+    return ad_room_in_gas(p, start, tree, s, x, y);
 }
 
 #endif
