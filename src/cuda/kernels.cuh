@@ -471,12 +471,10 @@ __device__ __forceinline__ void ad_count_fate(ad_ctrl *ctrl, int fate)
     atomicAdd(fate == AD_LEFT ? &ctrl->left : &ctrl->res_removed, 1ull);
 }
 
-/* 1 where the reservoir's plan removes slot s (at `me` when binned) in this step; the mark is cleared
- * here. The plan marks only discs binned in the band, so the others' marks are not read (a byte a
- * disc less traffic). */
-__device__ __forceinline__ int ad_take_doomed(const ad_params &p, unsigned char *doomed, unsigned s, ad_state me)
+/* 1 where the reservoir's plan removes slot s in this step; the mark is cleared here. */
+__device__ __forceinline__ int ad_take_doomed(unsigned char *doomed, unsigned s)
 {
-    if (!doomed || ad_reservoir_box(&p, me.x, me.y) < 0 || !doomed[s]) return 0;
+    if (!doomed || !doomed[s]) return 0;
     doomed[s] = 0;
     return 1;
 }
@@ -513,7 +511,7 @@ __global__ void __launch_bounds__(AD_CUDA_BLOCK, ad_interact_min_blocks<G>::valu
                 nw = ad_verlet_kick(me, acc_in[s].ax, acc_in[s].ay, ax, ay, dt);
             else
                 nw = INTEG == AD_INTEGRATOR_EULER ? ad_step_euler(me, ax, ay, dt) : ad_step_symplectic(me, ax, ay, dt);
-            nw = ad_apply_boundaries(&p, nw, ids, s, ctrl->step, dt, ad_take_doomed(p, doomed, s, me), &fate);
+            nw = ad_apply_boundaries(&p, nw, ids, s, ctrl->step, dt, ad_take_doomed(doomed, s), &fate);
             ad_count_fate(ctrl, fate);
             if (BIN != AD_BIN_NONE) ad_bin_one(p, bin, s, nw.x, nw.y, &diag);
         }
@@ -550,7 +548,7 @@ __global__ void __launch_bounds__(AD_CUDA_BLOCK)
         ad_state nx = ad_rk4_stage(b0, me, ax, ay, dt, K, &acc[s]);
         if (K == 3) {
             int fate;
-            nx = ad_apply_boundaries(&p, nx, ids, s, ctrl->step, dt, ad_take_doomed(p, doomed, s, b0), &fate);
+            nx = ad_apply_boundaries(&p, nx, ids, s, ctrl->step, dt, ad_take_doomed(doomed, s), &fate);
             ad_count_fate(ctrl, fate);
             if (fate == AD_KEPT) {
                 ad_sums_motion(sums, p, nx);
