@@ -441,10 +441,12 @@ static void free_stream_summary(run *r, FILE *f, const ad_stats *s)
     fprintf(f, "free_stream_density_ratio %.6g\nfree_stream_velocity_ratio %.6g\nfree_stream_temperature_ratio %.6g\n",
             rn, ru, rt);
     fprintf(f, "free_stream_samples %.0f\n", m.samples);
+    int off = fabs(rn - 1.0) > 0.02 || fabs(ru - 1.0) > 0.02 || (t0 > 0 && fabs(rt - 1.0) > 0.02);
+    fprintf(f, "free_stream_off_nominal %s\n", off ? "yes" : "no");
     say(r, "  free stream measured ahead of the body: density %.4g (%+.1f %%), velocity %.4g m/s (%+.1f %%), "
            "kT/m %.4g (%+.1f %%) of the nominal\n",
         m.density, 100.0 * (rn - 1.0), m.velocity, 100.0 * (ru - 1.0), m.temperature, 100.0 * (rt - 1.0));
-    if (fabs(rn - 1.0) > 0.02 || fabs(ru - 1.0) > 0.02 || (t0 > 0 && fabs(rt - 1.0) > 0.02))
+    if (off)
         say(r, "  warning: the measured free stream differs from the nominal by more than 2 %%: the body's influence "
                "reaches the probe (a shock standing far ahead, or in a rarefied gas discs it throws back colliding "
                "upstream), or the run is too short to settle; the coefficients use the nominal density and "

@@ -148,6 +148,14 @@ ok "forces.csv: header and $rows rows with numeric cl"
 expect_in "$R1/summary.txt" "status finished" "summary.txt"
 expect_in "$R1/summary.txt" "steps 600" "summary.txt"
 ok "summary.txt: finished at step 600"
+head -1 "$R1/forces.csv" | grep -q ',discs,free_stream_density,free_stream_velocity,free_stream_temperature$' ||
+    fail "forces.csv: no free-stream columns" "$R1/forces.csv"
+for k in discs_entered discs_left free_stream_density free_stream_velocity free_stream_temperature \
+    free_stream_density_ratio free_stream_velocity_ratio free_stream_temperature_ratio free_stream_off_nominal; do
+    awk -v k="$k" '$1 == k && NF >= 2 { found = 1 } END { exit !found }' "$R1/summary.txt" ||
+        fail "summary.txt: no $k line" "$R1/summary.txt"
+done
+ok "forces.csv and summary.txt: the measured free stream"
 
 tmps=$(find "$R1" -name '*.tmp*')
 [ -z "$tmps" ] || fail "run1 left temporary files: $tmps"

@@ -109,6 +109,7 @@ int main(int argc, char **argv)
     /* name, area fraction, collisions, S, walls, width, height, flow-throughs, tolerance */
     const fs_case cases[] = {
         {"free-molecular, S 2, far field", 0.3, 0, 2.0, AD_BOUNDARY_OPEN, 80, 40, 15, 0.01},
+        {"free-molecular, S 1, far field", 0.3, 0, 1.0, AD_BOUNDARY_OPEN, 80, 40, 15, 0.01},
         {"dilute (area fraction 0.01), S 3, far field", 0.01, 1, 3.0, AD_BOUNDARY_OPEN, 200, 100, 70, 0.01},
         {"area fraction 0.05, S 3, far field", 0.05, 1, 3.0, AD_BOUNDARY_OPEN, 80, 40, 110, 0.01},
         {"area fraction 0.3, S 2, far field", 0.3, 1, 2.0, AD_BOUNDARY_OPEN, 80, 40, 12, 0.02},

@@ -20,7 +20,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 HERE = os.path.dirname(os.path.abspath(__file__))
 CSV = sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "free_molecular.csv")
 PNG = sys.argv[2] if len(sys.argv) > 2 else os.path.join(HERE, "..", "images", "validation_free_molecular.png")
-CHORD, RADIUS, STIFFNESS, MASS, KT_M = 12.0, 0.5, 1e4, 1.0, 1.0  # as in tests/validation_fm_sweep.c
+CHORD, RADIUS, STIFFNESS, MASS, KT_M = 20.0, 0.5, 1e5, 1.0, 1.0  # as in tests/validation_fm_sweep.c
 
 
 def F(s):

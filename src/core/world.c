@@ -99,12 +99,6 @@ static ad_status check_range(const char *field, double v, double lo, int lo_open
     return ad_ok();
 }
 
-#define TRY(expr)                                                                                                 \
-    do {                                                                                                          \
-        ad_status s_ = (expr);                                                                                    \
-        if (s_.code != AD_OK) return s_;                                                                          \
-    } while (0)
-
 /* The reservoir's cells and boxes (open.h): along each open side a band of `reservoir` metres (on the
  * sides where the stream enters, `reservoir_inflow` where given) rounded up to whole cells; each band
  * cut into boxes of about a third of its width, so that the innermost boxes, which the tunnel's gas
@@ -170,15 +164,15 @@ ad_status ad_params_from_def(const ad_world_def *d, ad_params *p)
     if (d->capacity == 0 || d->capacity > (size_t)UINT32_MAX - 1)
         return ad_fail(AD_ERR_INVALID, "capacity", "capacity = %zu is invalid: it must be between 1 and %u",
                        d->capacity, UINT32_MAX - 1);
-    TRY(check_range("radius", d->radius, 0.0, 1, DBL_MAX, "it must be a positive length in m"));
-    TRY(check_range("mass", d->mass, 0.0, 1, DBL_MAX, "it must be a positive mass in kg"));
-    TRY(check_range("stiffness", d->stiffness, 0.0, 1, DBL_MAX, "it must be a positive spring constant in N/m"));
-    TRY(check_range("restitution", d->restitution, 0.0, 1, 1.0, "it must lie in (0, 1]"));
-    TRY(check_range("wall_restitution", d->wall_restitution, 0.0, 1, 1.0, "it must lie in (0, 1]"));
-    TRY(check_range("x_min", d->x_min, -FLT_MAX, 0, FLT_MAX, "it must be a finite coordinate in m"));
-    TRY(check_range("y_min", d->y_min, -FLT_MAX, 0, FLT_MAX, "it must be a finite coordinate in m"));
-    TRY(check_range("x_max", d->x_max, -FLT_MAX, 0, FLT_MAX, "it must be a finite coordinate in m"));
-    TRY(check_range("y_max", d->y_max, -FLT_MAX, 0, FLT_MAX, "it must be a finite coordinate in m"));
+    AD_TRY(check_range("radius", d->radius, 0.0, 1, DBL_MAX, "it must be a positive length in m"));
+    AD_TRY(check_range("mass", d->mass, 0.0, 1, DBL_MAX, "it must be a positive mass in kg"));
+    AD_TRY(check_range("stiffness", d->stiffness, 0.0, 1, DBL_MAX, "it must be a positive spring constant in N/m"));
+    AD_TRY(check_range("restitution", d->restitution, 0.0, 1, 1.0, "it must lie in (0, 1]"));
+    AD_TRY(check_range("wall_restitution", d->wall_restitution, 0.0, 1, 1.0, "it must lie in (0, 1]"));
+    AD_TRY(check_range("x_min", d->x_min, -FLT_MAX, 0, FLT_MAX, "it must be a finite coordinate in m"));
+    AD_TRY(check_range("y_min", d->y_min, -FLT_MAX, 0, FLT_MAX, "it must be a finite coordinate in m"));
+    AD_TRY(check_range("x_max", d->x_max, -FLT_MAX, 0, FLT_MAX, "it must be a finite coordinate in m"));
+    AD_TRY(check_range("y_max", d->y_max, -FLT_MAX, 0, FLT_MAX, "it must be a finite coordinate in m"));
     if (!(d->x_max - d->x_min >= 2.0 * d->radius))
         return ad_fail(AD_ERR_INVALID, "x_max", "x_max = %g must exceed x_min = %g by at least one diameter (%g m)",
                        d->x_max, d->x_min, 2.0 * d->radius);
@@ -191,27 +185,27 @@ ad_status ad_params_from_def(const ad_world_def *d, ad_params *p)
     if ((unsigned)d->boundary_y > (unsigned)AD_BOUNDARY_OPEN)
         return ad_fail(AD_ERR_INVALID, "boundary_y", "boundary_y = %d is invalid: solid (0), periodic (1) or open (2)",
                        (int)d->boundary_y);
-    TRY(check_range("stream_vx", d->stream_vx, -FLT_MAX, 0, FLT_MAX, "it must be finite (m/s)"));
-    TRY(check_range("stream_vy", d->stream_vy, -FLT_MAX, 0, FLT_MAX, "it must be finite (m/s)"));
-    TRY(check_range("stream_temperature", d->stream_temperature, 0.0, 0, FLT_MAX, "it must be >= 0 (m^2/s^2)"));
-    TRY(check_range("stream_density", d->stream_density, 0.0, 0, FLT_MAX, "it must be >= 0 (discs per m^2)"));
-    TRY(check_range("reservoir", d->reservoir, 0.0, 0, FLT_MAX, "it must be 0 (none) or a width in m"));
-    TRY(check_range("reservoir_inflow", d->reservoir_inflow, 0.0, 0, FLT_MAX,
+    AD_TRY(check_range("stream_vx", d->stream_vx, -FLT_MAX, 0, FLT_MAX, "it must be finite (m/s)"));
+    AD_TRY(check_range("stream_vy", d->stream_vy, -FLT_MAX, 0, FLT_MAX, "it must be finite (m/s)"));
+    AD_TRY(check_range("stream_temperature", d->stream_temperature, 0.0, 0, FLT_MAX, "it must be >= 0 (m^2/s^2)"));
+    AD_TRY(check_range("stream_density", d->stream_density, 0.0, 0, FLT_MAX, "it must be >= 0 (discs per m^2)"));
+    AD_TRY(check_range("reservoir", d->reservoir, 0.0, 0, FLT_MAX, "it must be 0 (none) or a width in m"));
+    AD_TRY(check_range("reservoir_inflow", d->reservoir_inflow, 0.0, 0, FLT_MAX,
                     "it must be 0 (as reservoir) or a width in m"));
-    TRY(check_range("reservoir_rate", d->reservoir_rate, 0.0, 0, FLT_MAX, "it must be 0 (auto) or a rate in 1/s"));
+    AD_TRY(check_range("reservoir_rate", d->reservoir_rate, 0.0, 0, FLT_MAX, "it must be 0 (auto) or a rate in 1/s"));
     if (d->reservoir > 0.0 && d->boundary_x != AD_BOUNDARY_OPEN && d->boundary_y != AD_BOUNDARY_OPEN)
         return ad_fail(AD_ERR_INVALID, "reservoir",
                        "reservoir = %g m: the free-stream reservoir lines open sides, and no axis is open", d->reservoir);
-    TRY(check_range("gravity_x", d->gravity_x, -FLT_MAX, 0, FLT_MAX, "it must be finite (m/s^2)"));
-    TRY(check_range("gravity_y", d->gravity_y, -FLT_MAX, 0, FLT_MAX, "it must be finite (m/s^2)"));
-    TRY(check_range("cell_size", d->cell_size, 0.0, 0, DBL_MAX, "it must be 0 (one diameter) or a length in m"));
+    AD_TRY(check_range("gravity_x", d->gravity_x, -FLT_MAX, 0, FLT_MAX, "it must be finite (m/s^2)"));
+    AD_TRY(check_range("gravity_y", d->gravity_y, -FLT_MAX, 0, FLT_MAX, "it must be finite (m/s^2)"));
+    AD_TRY(check_range("cell_size", d->cell_size, 0.0, 0, DBL_MAX, "it must be 0 (one diameter) or a length in m"));
     if ((unsigned)d->integrator > (unsigned)AD_INTEGRATOR_RK4)
         return ad_fail(AD_ERR_INVALID, "integrator",
                        "integrator = %d is invalid: symplectic Euler (0), Euler (1), Verlet (2) or RK4 (3)",
                        (int)d->integrator);
-    TRY(check_range("dt", d->dt, 0.0, 1, DBL_MAX, "it must be a positive time in s"));
-    TRY(check_range("max_move", d->max_move, 0.0, 1, 1.0, "it must lie in (0, 1] (a fraction of the radius)"));
-    TRY(check_range("contact_steps", d->contact_steps, AD_MIN_CONTACT_STEPS, 0, 1e9,
+    AD_TRY(check_range("dt", d->dt, 0.0, 1, DBL_MAX, "it must be a positive time in s"));
+    AD_TRY(check_range("max_move", d->max_move, 0.0, 1, 1.0, "it must lie in (0, 1] (a fraction of the radius)"));
+    AD_TRY(check_range("contact_steps", d->contact_steps, AD_MIN_CONTACT_STEPS, 0, 1e9,
                     "at least 8 steps must resolve a contact"));
     if (d->threads < 0) return ad_fail(AD_ERR_INVALID, "threads", "threads = %d is invalid: 0 (all) or more", d->threads);
     if ((unsigned)d->broad_phase > (unsigned)AD_BROAD_PHASE_BVH)
@@ -275,8 +269,8 @@ ad_status ad_params_from_def(const ad_world_def *d, ad_params *p)
     double cutoff = search_cutoff(d);
     double req = d->cell_size > 0.0 ? d->cell_size : cutoff;
     double cx, cy;
-    TRY(axis_grid("x_max", d->x_min, d->x_max, p->periodic_x, req, cutoff, &cx, &p->nx, &p->reach_x));
-    TRY(axis_grid("y_max", d->y_min, d->y_max, p->periodic_y, req, cutoff, &cy, &p->ny, &p->reach_y));
+    AD_TRY(axis_grid("x_max", d->x_min, d->x_max, p->periodic_x, req, cutoff, &cx, &p->nx, &p->reach_x));
+    AD_TRY(axis_grid("y_max", d->y_min, d->y_max, p->periodic_y, req, cutoff, &cy, &p->ny, &p->reach_y));
     /* a BVH world allocates no grid: only the grid's own worlds are limited in cells */
     if (d->broad_phase != AD_BROAD_PHASE_BVH && (double)p->nx * (double)p->ny > (double)UINT32_MAX - 2.0)
         return ad_fail(AD_ERR_INVALID, "cell_size",
@@ -299,7 +293,7 @@ ad_status ad_params_from_def(const ad_world_def *d, ad_params *p)
     p->cell_y = (float)cy;
     p->inv_cell_x = (float)(1.0 / cx);
     p->inv_cell_y = (float)(1.0 / cy);
-    TRY(reservoir_layout(d, p, cx, cy));
+    AD_TRY(reservoir_layout(d, p, cx, cy));
     for (int f = 0; f < 4; f++) p->side_rate[f] = ad_side_rate(p, f);
     return ad_ok();
 }
@@ -361,7 +355,7 @@ ad_status ad_world_create(const ad_world_def *def, ad_world **out)
     if (!out) return ad_fail(AD_ERR_INVALID, "out", "out is NULL");
     *out = NULL;
     ad_params p;
-    TRY(ad_params_from_def(def, &p));
+    AD_TRY(ad_params_from_def(def, &p));
     ad_status st;
     const ad_backend_ops *ops = pick_backend(def->backend, &st);
     if (!ops) return st;
@@ -437,234 +431,6 @@ ad_status ad_world_add_particles(ad_world *w, const ad_particle *p, size_t n)
     return st;
 }
 
-/* ---------------------------------------------------------------- segments -- */
-
-typedef struct vkey {
-    float x, y;
-    uint32_t seg, end;
-} vkey;
-
-static int vkey_cmp(const void *a, const void *b)
-{
-    const vkey *u = a, *v = b;
-    if (u->x != v->x) return u->x < v->x ? -1 : 1;
-    if (u->y != v->y) return u->y < v->y ? -1 : 1;
-    if (u->seg != v->seg) return u->seg < v->seg ? -1 : 1;
-    return (int)u->end - (int)v->end;
-}
-
-static uint32_t comp_root(uint32_t *parent, uint32_t i)
-{
-    while (parent[i] != i) i = parent[i] = parent[parent[i]];
-    return i;
-}
-
-/* The connected outlines (segment.h): segments that share an end point (equal floats) are one
- * component, numbered in the order of their first segment; a segment both of whose ends are
- * shared is part of a closed outline. */
-static ad_status label_components(ad_segments *s)
-{
-    size_t n = s->count;
-    vkey *k = malloc(2 * n * sizeof *k);
-    uint32_t *parent = malloc(n * sizeof *parent), *label = malloc(n * sizeof *label);
-    unsigned char *shared = calloc(2 * n, 1);
-    if (!k || !parent || !label || !shared) {
-        free(k);
-        free(parent);
-        free(label);
-        free(shared);
-        return ad_fail(AD_ERR_NO_MEMORY, "", "out of memory ordering segment vertices");
-    }
-    for (size_t i = 0; i < n; i++) {
-        k[2 * i] = (vkey){s->raw[i].x0, s->raw[i].y0, (uint32_t)i, 0};
-        k[2 * i + 1] = (vkey){s->raw[i].x1, s->raw[i].y1, (uint32_t)i, 1};
-        parent[i] = (uint32_t)i;
-    }
-    qsort(k, 2 * n, sizeof *k, vkey_cmp);
-    for (size_t a = 0; a < 2 * n; a++) {
-        int first = a == 0 || k[a].x != k[a - 1].x || k[a].y != k[a - 1].y;
-        int last = a + 1 == 2 * n || k[a].x != k[a + 1].x || k[a].y != k[a + 1].y;
-        if (!(first && last)) shared[2 * k[a].seg + k[a].end] = 1;
-        if (!first) { /* the same point as the key before: one outline */
-            uint32_t u = comp_root(parent, k[a].seg), v = comp_root(parent, k[a - 1].seg);
-            if (u != v) parent[u > v ? u : v] = u < v ? u : v;
-        }
-    }
-    uint32_t next = 0;
-    for (size_t i = 0; i < n; i++) { /* roots are each component's first segment */
-        uint32_t r = comp_root(parent, (uint32_t)i);
-        if (r == i) label[i] = next++;
-        s->segs[i].flags = label[r] << AD_SEG_COMP_SHIFT;
-        if (shared[2 * i] && shared[2 * i + 1]) s->segs[i].flags |= AD_SEG_CLOSED;
-    }
-    free(shared);
-    free(label);
-    free(parent);
-    free(k);
-    return ad_ok();
-}
-
-/* Coarse grid of segments: cells of 4 contact grid cells, at most 2^20 cells. */
-static ad_status build_segment_grid(ad_world *w)
-{
-    ad_segments *s = &w->seg;
-    const ad_params *p = &w->params;
-    double cw = 4.0 * p->cell_x, ch = 4.0 * p->cell_y;
-    double nx = ceil(p->len_x / cw), ny = ceil(p->len_y / ch);
-    while (nx * ny > 1048576.0) {
-        cw *= 2.0;
-        ch *= 2.0;
-        nx = ceil(p->len_x / cw);
-        ny = ceil(p->len_y / ch);
-    }
-    if (nx < 1) nx = 1;
-    if (ny < 1) ny = 1;
-    ad_seg_grid *g = &s->grid;
-    g->origin_x = p->x_min;
-    g->origin_y = p->y_min;
-    g->inv_cell_x = (float)(1.0 / cw);
-    g->inv_cell_y = (float)(1.0 / ch);
-    g->nx = (int)nx;
-    g->ny = (int)ny;
-    size_t ncell = (size_t)nx * (size_t)ny;
-    uint32_t *start = calloc(ncell + 1, sizeof *start);
-    if (!start) return ad_fail(AD_ERR_NO_MEMORY, "", "out of memory building the segment grid");
-    /* two passes over the cells each segment's grown box covers: count, then fill */
-    uint32_t *index = NULL;
-    for (int pass = 0; pass < 2; pass++) {
-        for (size_t i = 0; i < s->count; i++) {
-            const ad_segment *r = &s->raw[i];
-            float rad = p->radius * 1.001f;
-            int x0 = ad_cell_coord(fminf(r->x0, r->x1) - rad, g->origin_x, g->inv_cell_x, g->nx);
-            int x1 = ad_cell_coord(fmaxf(r->x0, r->x1) + rad, g->origin_x, g->inv_cell_x, g->nx);
-            int y0 = ad_cell_coord(fminf(r->y0, r->y1) - rad, g->origin_y, g->inv_cell_y, g->ny);
-            int y1 = ad_cell_coord(fmaxf(r->y0, r->y1) + rad, g->origin_y, g->inv_cell_y, g->ny);
-            for (int cy = y0; cy <= y1; cy++)
-                for (int cx = x0; cx <= x1; cx++) {
-                    size_t c = (size_t)cy * (size_t)g->nx + (size_t)cx;
-                    if (pass == 0) start[c + 1]++;
-                    else index[start[c]++] = (uint32_t)i;
-                }
-        }
-        if (pass == 0) {
-            for (size_t c = 0; c < ncell; c++) start[c + 1] += start[c];
-            index = malloc((start[ncell] ? start[ncell] : 1) * sizeof *index);
-            if (!index) {
-                free(start);
-                return ad_fail(AD_ERR_NO_MEMORY, "", "out of memory building the segment grid");
-            }
-        }
-    }
-    /* the fill pass advanced start[c] to the end of cell c: shift back */
-    for (size_t c = ncell; c > 0; c--) start[c] = start[c - 1];
-    start[0] = 0;
-    free(s->start);
-    free(s->index);
-    s->start = start;
-    s->index = index;
-    g->count = (uint32_t)s->count;
-    g->box_x0 = g->box_y0 = INFINITY;
-    g->box_x1 = g->box_y1 = -INFINITY;
-    for (size_t i = 0; i < s->count; i++) {
-        const ad_segment *r = &s->raw[i];
-        g->box_x0 = fminf(g->box_x0, fminf(r->x0, r->x1) - p->radius * 1.001f);
-        g->box_x1 = fmaxf(g->box_x1, fmaxf(r->x0, r->x1) + p->radius * 1.001f);
-        g->box_y0 = fminf(g->box_y0, fminf(r->y0, r->y1) - p->radius * 1.001f);
-        g->box_y1 = fmaxf(g->box_y1, fmaxf(r->y0, r->y1) + p->radius * 1.001f);
-    }
-    g->start = start;
-    g->index = index;
-    g->segs = s->segs;
-    return ad_ok();
-}
-
-/* The BVH broad phase's tree over the segments, built with the CPU's BVH functions
- * (one thread: a body has a few thousand segments) and rebuilt when segments change. */
-static ad_status build_segment_tree(ad_world *w)
-{
-    ad_segments *s = &w->seg;
-    const ad_params *p = &w->params;
-    ad_cpu_bvh_free(&s->tree_nodes);
-    free(s->tree_leaf_box);
-    free(s->tree_item);
-    s->tree_leaf_box = NULL;
-    s->tree_item = NULL;
-    memset(&s->tree, 0, sizeof s->tree);
-    if (w->def.broad_phase != AD_BROAD_PHASE_BVH || s->count == 0) return ad_ok();
-    size_t n = s->count;
-    ad_state *centre = malloc(n * sizeof *centre);
-    ad_bvh_box *box = malloc(n * sizeof *box);
-    s->tree_leaf_box = malloc(n * sizeof *s->tree_leaf_box);
-    s->tree_item = malloc(n * sizeof *s->tree_item);
-    if (!centre || !box || !s->tree_leaf_box || !s->tree_item || ad_cpu_bvh_alloc(&s->tree_nodes, n)) {
-        free(centre);
-        free(box);
-        return ad_fail(AD_ERR_NO_MEMORY, "", "out of memory building the segment tree");
-    }
-    float rad = p->radius * 1.001f; /* the segment grid's margin */
-    for (size_t i = 0; i < n; i++) {
-        const ad_segment *r = &s->raw[i];
-        box[i] = (ad_bvh_box){fminf(r->x0, r->x1) - rad, fminf(r->y0, r->y1) - rad, fmaxf(r->x0, r->x1) + rad,
-                              fmaxf(r->y0, r->y1) + rad};
-        centre[i] = (ad_state){0.5f * (r->x0 + r->x1), 0.5f * (r->y0 + r->y1), 0.0f, 0.0f};
-    }
-    ad_cpu_morton_keys(p, centre, n, &s->tree_nodes, 1, NULL);
-    ad_cpu_radix_sort(&s->tree_nodes, n, 1);
-    for (size_t k = 0; k < n; k++) {
-        s->tree_item[k] = s->tree_nodes.perm[k];
-        s->tree_leaf_box[k] = box[s->tree_nodes.perm[k]];
-    }
-    s->tree.t = ad_cpu_bvh_build(&s->tree_nodes, NULL, s->tree_leaf_box, n, 1);
-    s->tree.item = s->tree_item;
-    s->tree.segs = s->segs;
-    free(centre);
-    free(box);
-    return ad_ok();
-}
-
-ad_status ad_world_add_segments(ad_world *w, const ad_segment *seg, size_t n)
-{
-    if (!w) return ad_fail(AD_ERR_INVALID, "w", "world is NULL");
-    if (n == 0) return ad_ok();
-    if (!seg) return ad_fail(AD_ERR_INVALID, "segments", "segment array is NULL");
-    for (size_t i = 0; i < n; i++) {
-        const ad_segment *r = &seg[i];
-        if (!isfinite(r->x0) || !isfinite(r->y0) || !isfinite(r->x1) || !isfinite(r->y1))
-            return ad_fail(AD_ERR_INVALID, "segments", "segment %zu has a non-finite end point", i);
-        if (r->x0 == r->x1 && r->y0 == r->y1)
-            return ad_fail(AD_ERR_INVALID, "segments", "segment %zu has zero length (both ends at %g, %g)", i, r->x0,
-                           r->y0);
-    }
-    ad_segments *s = &w->seg;
-    if (s->count + n > ((size_t)1 << 24))
-        return ad_fail(AD_ERR_CAPACITY, "segments", "too many segments (%zu): at most 2^24 are supported",
-                       s->count + n);
-    if (s->count + n > s->cap) {
-        size_t cap = (s->count + n) * 2;
-        ad_seg *a = realloc(s->segs, cap * sizeof *a);
-        if (a) s->segs = a;
-        ad_segment *b = realloc(s->raw, cap * sizeof *b);
-        if (b) s->raw = b;
-        if (!a || !b) return ad_fail(AD_ERR_NO_MEMORY, "", "out of memory adding %zu segments", n);
-        s->cap = cap;
-    }
-    for (size_t i = 0; i < n; i++) {
-        const ad_segment *r = &seg[i];
-        ad_seg *k = &s->segs[s->count + i];
-        s->raw[s->count + i] = *r;
-        k->x0 = r->x0;
-        k->y0 = r->y0;
-        k->ex = r->x1 - r->x0;
-        k->ey = r->y1 - r->y0;
-        k->inv_len2 = 1.0f / (k->ex * k->ex + k->ey * k->ey);
-    }
-    s->count += n;
-    TRY(label_components(s));
-    TRY(build_segment_grid(w));
-    TRY(build_segment_tree(w));
-    return w->ops->set_segments(w);
-}
-
 /* -------------------------------------------------------------------- fill -- */
 
 static double seg_dist2(const ad_seg *s, double x, double y)
@@ -710,9 +476,9 @@ ad_status ad_world_fill(ad_world *w, const ad_fill_def *f, size_t *added)
     if (!isfinite(x0) || !isfinite(x1) || !isfinite(y0) || !isfinite(y1) || !(x1 > x0) || !(y1 > y0))
         return ad_fail(AD_ERR_INVALID, "fill.region", "fill region [%g, %g] x [%g, %g] is empty or not finite", x0, x1,
                        y0, y1);
-    TRY(check_range("fill.area_fraction", f->area_fraction, 0.0, 1, 0.78,
+    AD_TRY(check_range("fill.area_fraction", f->area_fraction, 0.0, 1, 0.78,
                     "it must lie in (0, 0.78] (a jittered square lattice cannot pack denser)"));
-    TRY(check_range("fill.temperature", f->temperature, 0.0, 0, DBL_MAX, "it must be >= 0 (m^2/s^2)"));
+    AD_TRY(check_range("fill.temperature", f->temperature, 0.0, 0, DBL_MAX, "it must be >= 0 (m^2/s^2)"));
     if (!isfinite(f->vx) || !isfinite(f->vy))
         return ad_fail(AD_ERR_INVALID, "fill.velocity", "fill velocity (%g, %g) is not finite", f->vx, f->vy);
     /* keep discs inside solid walls and inside the domain */

@@ -178,4 +178,11 @@ int ad_cuda_describe(char *buf, size_t n);
 #ifdef __cplusplus
 }
 #endif
+/* Returns the status of expr from the calling function when it is not AD_OK. */
+#define AD_TRY(expr)                                                                                              \
+    do {                                                                                                          \
+        ad_status s_ = (expr);                                                                                    \
+        if (s_.code != AD_OK) return s_;                                                                          \
+    } while (0)
+
 #endif

@@ -740,7 +740,11 @@ ad_status ad_write_line_plot_png(const char *path, const ad_line_plot *p)
     axis_ticks(&c, 0, left, top, ph, ylo, yhi);
     if (p->title) draw_text(&c, left, top - HEADER_H + 4, p->title, INK);
     if (p->xlabel) draw_text(&c, left + pw / 2 - (int)strlen(p->xlabel) * CHAR_ADV / 2, top + ph + 40, p->xlabel, INK);
-    if (p->ylabel) draw_text(&c, 8, top - HEADER_H + 4 + TEXT_H + 4, p->ylabel, INK);
+    if (p->ylabel) { /* on the title's line, left of the frame: clear of the top tick's label */
+        c.cx1 = left - 8;
+        draw_text(&c, 8, top - HEADER_H + 4, p->ylabel, INK);
+        clip_all(&c);
+    }
     double sx = (pw - 1) / (xhi - xlo), sy = (ph - 1) / (yhi - ylo);
     for (int s = 0; s < p->nseries; s++) {
         const ad_plot_series *q = &p->series[s];
