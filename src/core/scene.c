@@ -127,7 +127,10 @@ static const key KEYS[] = {
     {"output", "frame_interval", K_U64, OFF(frame_interval), 0, 0, 1e15, 0, 0, "steps", NULL,
      "steps between particle frames (PNG, .vtp) and field snapshots; 0 = only at the end"},
     {"output", "checkpoint_interval", K_U64, OFF(checkpoint_interval), 0, 0, 1e15, 0, 0, "steps", NULL,
-     "steps between checkpoints; 0 = only at the end and on Ctrl-C"},
+     "steps between checkpoints; 0 = only at the end, on Ctrl-C and every checkpoint_seconds"},
+    {"output", "checkpoint_seconds", K_DOUBLE, OFF(checkpoint_seconds), 0, 0, 1e9, 0, 0, "s", NULL,
+     "wall-clock seconds between checkpoints (a kill or a batch system's time limit loses at most this much); "
+     "0 = off"},
     {"output", "png", K_BOOL, OFF(png), 0, 0, 1, 0, 0, "", NULL, "write PNG pictures"},
     {"output", "vtk", K_BOOL, OFF(vtk), 0, 0, 1, 0, 0, "", NULL, "write ParaView files (.vtp, .vti, .pvd)"},
     {"output", "video", K_BOOL, OFF(video), 0, 0, 1, 0, 0, "", NULL,
@@ -178,6 +181,7 @@ void ad_scene_defaults(ad_scene *s)
     s->field_cell = 2.0;
     s->frame_interval = 2000;
     s->checkpoint_interval = 0;
+    s->checkpoint_seconds = 300;
     s->png = 1;
     s->vtk = 1;
     s->video = 1;

@@ -61,6 +61,7 @@ typedef struct ad_scene {
     char dir[AD_PATH_MAX];
     unsigned long long force_interval, field_interval, frame_interval, checkpoint_interval;
     double field_cell;         /* m */
+    double checkpoint_seconds; /* wall clock between checkpoints; 0 = off */
     int png, vtk, video;       /* booleans; video: 1 = make an MP4 when ffmpeg is there */
 
     unsigned char seen[64];    /* keys given explicitly, by key table index */
