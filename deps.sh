@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs what aerodem needs to build, test and draw on Debian/Ubuntu; a no-op when all is there.
+# deps.sh --test adds what the test suite needs besides: clang with libFuzzer and its OpenMP (the fuzzers).
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config libinih-dev libpng-dev python3 python3-vtk9 python3-numpy ffmpeg)
+[ "${1:-}" = "--test" ] && pkgs+=(clang libclang-rt-dev libomp-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

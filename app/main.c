@@ -68,12 +68,32 @@ static int parse_backend(const char *v, ad_backend *b)
     return 1;
 }
 
+/* A whole number written in digits (or as 2e5): nothing before or after it, no sign, nan, inf or hex. */
 static int parse_count(const char *v, unsigned long long lo, unsigned long long *out)
 {
+    if (!(*v >= '0' && *v <= '9') || strspn(v, "0123456789.eE+") != strlen(v)) return 0;
     char *end;
     double d = strtod(v, &end);
     if (end == v || *end || !(d >= (double)lo) || d > 1e15 || d != (double)(unsigned long long)d) return 0;
     *out = (unsigned long long)d;
+    return 1;
+}
+
+/* An output folder: not empty or blank (the outputs would go to the file-system root) and short enough
+ * for the paths of the files in it. */
+static int check_out_dir(const char *usage, const char *v, int *rc)
+{
+    if (!v[strspn(v, " \t")]) {
+        *rc = usage_error(usage, "--out '%s': the folder is empty (the outputs would go to the file-system root); "
+                                 "give a folder, '.' for the working directory", v);
+        return 0;
+    }
+    if (strlen(v) > AD_PATH_MAX - 1) {
+        char what[96];
+        snprintf(what, sizeof what, "%zu characters long; at most %d", strlen(v), AD_PATH_MAX - 1);
+        *rc = usage_error(usage, "--out: the folder's path is %s", what);
+        return 0;
+    }
     return 1;
 }
 
@@ -95,6 +115,7 @@ static int common_option(int argc, char **argv, int *i, const char *usage, ad_ru
         }
         const char *val = argv[++*i];
         if (!strcmp(a, "--out")) {
+            if (!check_out_dir(usage, val, rc)) return 0;
             o->out_dir = val;
         } else if (!strcmp(a, "--steps")) {
             if (!parse_count(val, 1, &v)) {
@@ -181,6 +202,11 @@ static int cmd_resume(int argc, char **argv)
         path = argv[i];
     }
     if (!path) return usage_error(USAGE_RESUME, "%s", "resume needs a checkpoint file");
+    if (strlen(path) > AD_PATH_MAX - 1) {
+        char what[96];
+        snprintf(what, sizeof what, "%zu characters long; at most %d", strlen(path), AD_PATH_MAX - 1);
+        return usage_error(USAGE_RESUME, "the checkpoint's path is %s", what);
+    }
     if (!o.out_dir) {
         /* by default the run continues in the folder that holds its checkpoint */
         static char dir[AD_PATH_MAX];

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "io/image.h"
+#include "io/vtk.h"
 #include "tunnel.h"
 
 static const char *USAGE_SWEEP =
@@ -31,20 +32,26 @@ typedef struct row {
     ad_run_result r;
 } row;
 
+/* polar.csv under a temporary name, renamed when whole (a kill leaves the old one or the new one) */
 static int write_polar(const char *dir, const char *key, const row *rows, int n)
 {
     char path[AD_PATH_MAX + 32];
     snprintf(path, sizeof path, "%s/polar.csv", dir);
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        fprintf(stderr, "aerodem: error: cannot write %s: %s\n", path, strerror(errno));
+    ad_io_file io;
+    ad_status st = ad_io_open(&io, path);
+    if (st.code) {
+        fprintf(stderr, "aerodem: error: %s\n", st.message);
         return AD_EXIT_ERROR;
     }
-    fprintf(f, "%s,cl,cl_se,cd,cd_se,steps,intervals\n", key);
+    fprintf(io.f, "%s,cl,cl_se,cd,cd_se,steps,intervals\n", key);
     for (int k = 0; k < n; k++)
-        fprintf(f, "%.9g,%.9g,%.9g,%.9g,%.9g,%llu,%llu\n", rows[k].v, rows[k].r.cl, rows[k].r.cl_se, rows[k].r.cd,
+        fprintf(io.f, "%.9g,%.9g,%.9g,%.9g,%.9g,%llu,%llu\n", rows[k].v, rows[k].r.cl, rows[k].r.cl_se, rows[k].r.cd,
                 rows[k].r.cd_se, rows[k].r.steps, rows[k].r.intervals);
-    fclose(f);
+    st = ad_io_commit(&io);
+    if (st.code) {
+        fprintf(stderr, "aerodem: error: %s\n", st.message);
+        return AD_EXIT_ERROR;
+    }
     if (n < 1) return AD_EXIT_OK;
     double *x = malloc(n * sizeof *x), *cl = malloc(n * sizeof *cl), *cle = malloc(n * sizeof *cle);
     double *cd = malloc(n * sizeof *cd), *cde = malloc(n * sizeof *cde);
@@ -62,7 +69,7 @@ static int write_polar(const char *dir, const char *key, const row *rows, int n)
     snprintf(title, sizeof title, "lift and drag coefficients (mean +- standard error)");
     ad_line_plot p = {title, key, "CL, CD", s, 2, 0, 0};
     snprintf(path, sizeof path, "%s/polar.png", dir);
-    ad_status st = ad_write_line_plot_png(path, &p);
+    st = ad_write_line_plot_png(path, &p);
     free(x), free(cl), free(cle), free(cd), free(cde);
     if (st.code) {
         fprintf(stderr, "aerodem: error: %s\n", st.message);
@@ -152,9 +159,15 @@ int ad_tunnel_sweep(int argc, char **argv)
         fprintf(stderr, "aerodem: error: %s\n", st.message);
         return st.code == AD_ERR_IO ? AD_EXIT_ERROR : AD_EXIT_USAGE;
     }
+    /* every folder of the sweep whole or refused: a path cut short would write somewhere else */
     char dir[AD_PATH_MAX];
-    if (out) snprintf(dir, sizeof dir, "%s", out);
-    else snprintf(dir, sizeof dir, "%.1000s/sweep", base.dir);
+    int len = out ? snprintf(dir, sizeof dir, "%s", out) : snprintf(dir, sizeof dir, "%s/sweep", base.dir);
+    if (!dir[0]) return usage_error("%s", "--out '': the folder is empty; give a folder, '.' for the working directory");
+    if (len < 0 || (size_t)len >= sizeof dir - 32) {
+        fprintf(stderr, "aerodem: error: the sweep's folder %.200s... is %d characters long, above %zu\n",
+                out ? out : base.dir, len, sizeof dir - 33);
+        return AD_EXIT_USAGE;
+    }
     row *rows = calloc((size_t)nval, sizeof *rows);
     if (!rows) return AD_EXIT_ERROR;
     int done = 0, rc = AD_EXIT_OK;
@@ -165,7 +178,13 @@ int ad_tunnel_sweep(int argc, char **argv)
         ad_scene_set(&t, buf);
         ad_scene_finish(&t);
         char sub[AD_PATH_MAX + 160];
-        snprintf(sub, sizeof sub, "%s/%s_%g", dir, strchr(key, '.') ? strchr(key, '.') + 1 : key, v);
+        int sl = snprintf(sub, sizeof sub, "%s/%s_%g", dir, strchr(key, '.') ? strchr(key, '.') + 1 : key, v);
+        if (sl < 0 || (size_t)sl >= AD_PATH_MAX) {
+            fprintf(stderr, "aerodem: error: the run folder %.200s... is %d characters long, above %d\n", sub, sl,
+                    AD_PATH_MAX - 1);
+            rc = AD_EXIT_USAGE;
+            break;
+        }
         ad_run_options ro = o;
         ro.out_dir = sub;
         ro.quiet = 1;

@@ -25,7 +25,10 @@ int ad_tunnel_run(ad_scene *scene, const ad_run_options *opt, ad_run_result *res
 /* `aerodem sweep`: runs a scene over a range of one key and writes the polar. */
 int ad_tunnel_sweep(int argc, char **argv);
 
-/* Continues a run from a checkpoint. */
+/* Continues a run from a checkpoint in opt->out_dir: the run's own folder (forces.csv and frames.csv
+ * trimmed to the checkpoint's step), a folder with no run in it (fresh files holding the continuation),
+ * never another run's (refused, naming both runs). A finished run's final checkpoint resumed with no
+ * more steps writes its summary and last frame again (a kill may have come between them). */
 int ad_tunnel_resume(const char *checkpoint, ad_backend backend, int threads, const ad_run_options *opt);
 
 #endif

@@ -36,14 +36,16 @@ for n in "${names[@]}"; do
   par=()
   [ "$jobs" -gt 1 ] && par=(-fork="$jobs")
   log="$work/$n.log"
-  echo "== fuzz_$n: ${runs:+$runs inputs}${runs:-$seconds s}, corpus $(ls "$corpus" | wc -l) files"
+  what="$seconds s"
+  [ -n "$runs" ] && what="$runs inputs"
+  echo "== fuzz_$n: $what, corpus $(ls "$corpus" | wc -l) files"
   # -timeout: an input that takes over 10 s is a hang; -rss_limit_mb: one over 2 GiB is a finding
   ( cd "$findings" && ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1} \
       UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
       "$exe" "${limit[@]}" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=2048 -print_final_stats=1 \
       "${par[@]}" "${dict[@]}" "$corpus" ) > "$log" 2>&1
   rc=$?
-  grep -E "^stat::number_of_executed_units|^#[0-9]+ *DONE" "$log" | tail -2
+  grep -E "^stat::number_of_executed_units|^stat::peak_rss_mb|^#[0-9]+[[:space:]]+DONE" "$log" | tail -3
   found=$(ls "$findings" | grep -E '^(crash|leak|timeout|oom|slow-unit)-' | wc -l)
   if [ $rc -ne 0 ] || [ "$found" -gt 0 ]; then
     echo "fuzz_$n: FAILED (exit $rc, $found findings in $findings); the log: $log"

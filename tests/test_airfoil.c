@@ -1,6 +1,7 @@
 /* Tests of body geometry: NACA sections, coordinate files, error messages, shapes, placement as segments.
  * NACA sections are held to published ordinates and thin-airfoil values; both file layouts load to one outline;
- * errors name file and line; placed segments chain bit for bit.
+ * errors name file and line; placed segments chain bit for bit. test_airfoil_robust.h: the check's sweep against its
+ * reference and its time, and files that must be refused (devices, binary, caps, files cut short).
  * Usage: test_airfoil [source-dir]; data files are found under the source dir (default AD_SOURCE_DIR, else "."). */
 #include <math.h>
 #include <stdio.h>
@@ -395,12 +396,14 @@ static void test_load_errors(void)
     expect_load_error("tests/data/airfoils/too_few.dat", AD_ERR_FORMAT, "too_few.dat:6:", "too few", NULL);
     expect_load_error("tests/data/airfoils/empty.dat", AD_ERR_FORMAT, "empty.dat:", "no coordinates", NULL);
     /* figure 8: the edge from line 4 to line 5 crosses the one from line 7 to line 8 */
-    expect_load_error("tests/data/airfoils/figure8.dat", AD_ERR_FORMAT, "figure8.dat:", "crosses itself", NULL);
+    expect_load_error("tests/data/airfoils/figure8_te.dat", AD_ERR_FORMAT, "figure8_te.dat:", "crosses itself", NULL);
     ad_outline o;
-    ad_status st = ad_airfoil_load(src_path("tests/data/airfoils/figure8.dat"), &o);
+    ad_status st = ad_airfoil_load(src_path("tests/data/airfoils/figure8_te.dat"), &o);
     ENSURE(contains(st.message, "line 4") && contains(st.message, "line 5") && contains(st.message, "line 7") &&
            contains(st.message, "line 8"));
 }
+
+#include "test_airfoil_robust.h"
 
 /* -------------------------------------------------------------- check -- */
 
@@ -573,7 +576,11 @@ int main(int argc, char **argv)
     test_naca_invalid();
     test_load();
     test_load_errors();
+    test_load_refused();
+    test_load_refused_data();
     test_check();
+    test_check_vs_reference();
+    test_check_time();
     test_shapes();
     test_place();
     return tu_finish("test_airfoil");

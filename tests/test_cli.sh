@@ -122,6 +122,49 @@ refused backend_gpu 2 run "$SCENE" --backend gpu -- "--backend gpu"
 # a missing scene is an I/O error (exit 1), not a usage error
 refused missing_scene 1 run "$T/no_such_scene.ini" -- "no_such_scene.ini" "cannot open"
 
+# issue 16: values that would make a run meaningless are refused up front, naming the key
+BOX=$SRC/scenes/closed_box.ini
+refused zero_discs 2 run "$BOX" --set gas.area_fraction=1e-6 -- "area_fraction = 1e-06" "no disc" "smallest that gives one"
+refused heavy 2 run "$BOX" --set gas.mass=1e299 -- "[gas] mass = 1e+299"
+refused gravity 2 run "$BOX" --set tunnel.gravity=1e30 -- "[tunnel] gravity = 1e+30"
+refused hot 2 run "$BOX" --set gas.temperature=3e38 -- "gas.temperature" "beyond a float"
+refused mach 2 run "$SCENE" --set gas.mach=1e20 -- "gas.mach" "beyond a float"
+refused dt_tiny 2 run "$BOX" --set run.dt_max=1e-300 -- "run.dt_max" "would not move"
+refused huge_tunnel 2 run "$BOX" --set tunnel.width=1e9 -- "tunnel.width" "cannot be resolved in float"
+
+# libinih reads 198 characters of a line: a longer comment is a comment, a longer key line is refused
+# with its own line number
+x198=$(printf 'x%.0s' $(seq 198))
+printf '[gas]\n;%s mass = 7\nradius = 0.5 ; %s\n\nwarp = 1\n' "$x198" "$x198" >"$T/long_comment.ini"
+refused long_comment 2 run "$T/long_comment.ini" -- "long_comment.ini:5:" "warp"
+printf '[body]\nfile = %s%s\n' "$x198" "$x198" >"$T/long_line.ini"
+refused long_line 2 run "$T/long_line.ini" -- "long_line.ini:2: line is 403 characters long; at most 198"
+printf '[gas]\nradius = 0\0.5\n' >"$T/nul.ini"
+refused nul_byte 2 run "$T/nul.ini" -- "nul.ini:2:" "NUL"
+
+# no output into the file-system root, no path cut short
+refused out_empty 2 run "$SCENE" --out "" -- "--out ''" "file-system root"
+refused out_blank 2 run "$SCENE" --out "   " -- "--out '   '" "file-system root"
+long_out=$T/$(printf 'd%.0s' $(seq 1100))
+refused out_long 2 run "$SCENE" --out "$long_out" -- "--out" "${#long_out} characters long; at most 1023"
+refused dir_empty 2 run "$SCENE" --set output.dir= -- "--set output.dir=" "file-system root"
+printf '[output]\ndir =   \n' >"$T/dir_empty.ini"
+refused dir_empty_file 2 run "$T/dir_empty.ini" -- "dir_empty.ini:2:" "[output] dir is empty"
+refused naca_semicolon 2 run "$SCENE" --set "body.naca=; 2412" -- "[body] naca" "';'"
+
+# absurd numbers on the command line, each refused naming its option
+for v in 1e400 nan inf -5 12abc 0x10 "" 2.5 1e16; do
+    refused "steps_$v" 2 run "$SCENE" --steps "$v" -- "--steps $v"
+done
+for v in 5000 -1 1.5 nan; do
+    refused "threads_$v" 2 run "$SCENE" --threads "$v" -- "--threads $v"
+done
+refused set_no_eq 2 run "$SCENE" --set gas.radius -- "--set gas.radius" "section.key=value"
+refused set_unknown 2 run "$SCENE" --set gas.warp=1 -- "--set gas.warp=1" "unknown key 'warp'"
+refused set_junk 2 run "$SCENE" --set gas.radius=0.5m -- "--set gas.radius=0.5m" "not a number"
+refused set_huge 2 run "$SCENE" --set run.steps=1e400 -- "run.steps" "not a number"
+refused resume_long 2 resume "$long_out.ckpt" -- "checkpoint's path is" "at most 1023"
+
 # ------------------------------------------------------------------------ a real run --
 
 R1=$T/run1

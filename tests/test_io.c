@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -450,6 +452,78 @@ static void test_errors(void)
     ENSURE(ad_write_vtp_outline(out("bad.vtp"), v, v, 1, 0).code == AD_ERR_INVALID);
 }
 
+static long file_size(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0 ? (long)sb.st_size : -1;
+}
+
+static int same_bytes(const char *a, const char *b)
+{
+    FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
+    int same = fa && fb;
+    while (same) {
+        int ca = fgetc(fa), cb = fgetc(fb);
+        if (ca != cb) same = 0;
+        if (ca == EOF || cb == EOF) break;
+    }
+    if (fa) fclose(fa);
+    if (fb) fclose(fb);
+    return same;
+}
+
+/* A full disk (a file-size limit, SIGXFSZ ignored as the program does): every writer fails with the
+ * path and the reason, removes its temporary file and leaves the file it replaces as it was. */
+static void test_full_disk(void)
+{
+    enum { N = 256 };
+    static float v[N * N];
+    for (int k = 0; k < N * N; k++) v[k] = (float)((k * 7919) % 1013); /* compresses badly */
+    ad_heatmap h = {.values = v, .nx = N, .ny = N, .x0 = 0, .y0 = 0, .x1 = 1, .y1 = 1, .vmin = NAN, .vmax = NAN,
+                    .width = 1000};
+    ad_vti_field f = {"v", 1, v};
+    ad_pvd_entry e[64];
+    for (int k = 0; k < 64; k++) e[k] = (ad_pvd_entry){k, "particles/a_rather_long_name_of_a_frame_file.vtp"};
+    const char *names[3] = {"full.png", "full.vti", "full.pvd"};
+    /* the files as they were: small ones, under the limit */
+    ad_heatmap small = h;
+    small.nx = small.ny = 2;
+    small.width = 20;
+    ENSURE(ad_write_heatmap_png(out(names[0]), &small).code == AD_OK);
+    ENSURE(ad_write_vti(out(names[1]), 2, 2, 0, 0, 1, 1, &f, 1).code == AD_OK);
+    ENSURE(ad_write_pvd(out(names[2]), e, 1).code == AD_OK);
+    char keep[3][1100];
+    for (int k = 0; k < 3; k++) {
+        snprintf(keep[k], sizeof keep[k], "%s.keep", out(names[k]));
+        ENSURE(rename(out(names[k]), keep[k]) == 0);
+        FILE *a = fopen(keep[k], "rb"), *b = fopen(out(names[k]), "wb");
+        for (int c; a && b && (c = fgetc(a)) != EOF;) fputc(c, b);
+        if (a) fclose(a);
+        if (b) fclose(b);
+    }
+    struct rlimit old, lim;
+    ENSURE(getrlimit(RLIMIT_FSIZE, &old) == 0);
+    lim = old;
+    lim.rlim_cur = 2048;
+    void (*was)(int) = signal(SIGXFSZ, SIG_IGN);
+    ENSURE(setrlimit(RLIMIT_FSIZE, &lim) == 0);
+    ad_status s[3];
+    s[0] = ad_write_heatmap_png(out(names[0]), &h);
+    s[1] = ad_write_vti(out(names[1]), N, N, 0, 0, 1, 1, &f, 1);
+    s[2] = ad_write_pvd(out(names[2]), e, 64);
+    setrlimit(RLIMIT_FSIZE, &old);
+    signal(SIGXFSZ, was);
+    for (int k = 0; k < 3; k++) {
+        char tmp[1200];
+        snprintf(tmp, sizeof tmp, "%s.tmp", out(names[k]));
+        ENSURE_MSG(s[k].code == AD_ERR_IO, "%s: code %d", names[k], s[k].code);
+        ENSURE_MSG(strstr(s[k].message, out(names[k])) != NULL, "message: %s", s[k].message);
+        ENSURE_MSG(strstr(s[k].message, strerror(EFBIG)) != NULL, "message: %s", s[k].message);
+        ENSURE_MSG(!exists(tmp), "%s left behind", tmp);
+        ENSURE_MSG(same_bytes(out(names[k]), keep[k]) && file_size(keep[k]) > 0, "%s changed", names[k]);
+    }
+}
+
 int main(int argc, char **argv)
 {
     out_dir = argc > 1 ? argv[1] : "io_out";
@@ -464,5 +538,6 @@ int main(int argc, char **argv)
     demo_picture();
     test_vtk();
     test_errors();
+    test_full_disk();
     return tu_finish("test_io");
 }

@@ -349,6 +349,8 @@ ad_probe_stream ad_probe_between(const ad_probe_sums *a, const ad_probe_sums *b)
 
 /* Sets (or replaces) the field grid and clears its sums. */
 ad_status ad_world_set_fields(ad_world *w, const ad_field_def *def);
+/* The field grid in use (a loaded checkpoint's, say); AD_ERR_INVALID when the world samples none. */
+ad_status ad_world_get_fields(const ad_world *w, ad_field_def *out);
 /* Clears the sums (after a settling period). */
 ad_status ad_world_reset_fields(ad_world *w);
 /* Time average of one field, nx*ny floats, row 0 at y0; NaN where no disc was seen.
@@ -360,14 +362,19 @@ const char *ad_field_units(ad_field f);
 /* ------------------------------------------------------------ checkpoint -- */
 
 /* Writes the whole world (definition, segments, particles in their internal order,
- * statistics, field sums) and an opaque caller block to a versioned file with a
- * checksum. The file is written under a temporary name and renamed, so a crash
- * never leaves half a file. Resuming continues bit-identically on the same backend. */
+ * statistics, field sums) and an opaque caller block (at most 1 GiB) to a versioned file
+ * with a checksum. The file is written under a temporary name of this process
+ * (PATH.HOST-PID.tmp), flushed to disk and renamed, so a crash or a full disk never leaves
+ * half a file and keeps the previous one; a save removes the temporary files that dead
+ * processes of this host left. Resuming continues bit-identically on the same backend. */
 ad_status ad_world_save(const ad_world *w, const char *path, const void *user, size_t user_bytes);
 
 /* Recreates a saved world. `backend` and `threads` override the saved ones when
  * not AD_BACKEND_AUTO / not negative. *user (malloc'ed, may be NULL) receives the
- * caller block. A corrupt, truncated or foreign file is refused with AD_ERR_FORMAT. */
+ * caller block. A corrupt, truncated or foreign file is refused with AD_ERR_FORMAT, and so is
+ * an intact one whose contents are not a sane world (every field is checked: counts against
+ * the file's length, the definition as a new world's, discs inside the domain with finite
+ * speeds, unique ids, the field grid, the statistics), with the field and value named. */
 ad_status ad_world_load(const char *path, ad_backend backend, int threads, ad_world **out, void **user,
                         size_t *user_bytes);
 

@@ -26,6 +26,22 @@ void ad_outline_free(ad_outline *o);
  * pi^2 / (4 (panels - 1)^2) chord, is then 2.5e-8, still well above the zero-length edge limit (1e-9). */
 #define AD_OUTLINE_MAX_PANELS 10000
 
+/* Most points of any outline (checked, loaded or placed): the largest NACA section (2 * AD_OUTLINE_MAX_PANELS - 1
+ * points) fits, and a coordinate file of the UIUC database has 100 to 400. The cap bounds the memory and time a
+ * file can ask for. */
+#define AD_OUTLINE_MAX_POINTS (2 * AD_OUTLINE_MAX_PANELS)
+
+/* Most bytes a coordinate file may have (4 MiB): the most points at 200 characters a line. A larger file, or one
+ * that is not a regular file (a directory, a device such as /dev/zero, a FIFO), is refused before it is read. */
+#define AD_AIRFOIL_MAX_BYTES (4L << 20)
+
+/* Longest line of a coordinate file, in characters without the line end. */
+#define AD_AIRFOIL_MAX_LINE 1022
+
+/* Largest coordinate magnitude a file may hold: beyond any unit for a body that fits a tunnel, and small enough
+ * that differences and their products in the checks cannot overflow. */
+#define AD_AIRFOIL_MAX_COORD 1e9
+
 /* NACA 4-digit ("0012", "2412") or 5-digit ("23012"; reflexed "23112") section with cosine spacing and `panels`
  * points per surface (8 to AD_OUTLINE_MAX_PANELS), leading and trailing edge points included.
  * closed_te = 0: the standard thickness (-0.1015 x^4 term) and a short trailing-edge segment closes the outline,
@@ -44,8 +60,13 @@ ad_status ad_airfoil_naca(const char *digits, int panels, int closed_te, ad_outl
  * after the other and a repeated closing point are dropped; an outline that runs clockwise is reversed, and the
  * points are rotated to start at the trailing edge (the rearmost point, the upper one of two). The result passes
  * ad_outline_check.
- * Errors: AD_ERR_IO (cannot open or read) or AD_ERR_FORMAT (not numbers, wrong counts, too few points,
- * self-intersection), field "path", with "file:line:" and what was wrong in the message. */
+ * A file must be an outline: a Selig file starts and ends at the trailing edge (within 2% of the chord of the
+ * rearmost x) and so has both surfaces; each Lednicer block runs from the leading to the trailing edge. It must
+ * be text (no NUL or other control bytes), a regular file of at most AD_AIRFOIL_MAX_BYTES with lines of at most
+ * AD_AIRFOIL_MAX_LINE characters and at most AD_OUTLINE_MAX_POINTS points, with finite coordinates within
+ * +-AD_AIRFOIL_MAX_COORD, a chord (not all x equal) and a height of at most 1000 chords.
+ * Errors: AD_ERR_IO (cannot open or read) or AD_ERR_FORMAT (anything above, not numbers, wrong counts, too few
+ * points, self-intersection), field "path", with "file:line:" and what was wrong in the message. */
 ad_status ad_airfoil_load(const char *path, ad_outline *out);
 
 /* A flat plate along the chord. thickness = 0: one open segment (n = 2) from (0,0) to (1,0). 0 < thickness <= 1
@@ -61,10 +82,12 @@ ad_status ad_shape_wedge(double half_angle_deg, ad_outline *out);
  * (0.5, 0), starting at (1,0) and running over the top. */
 ad_status ad_shape_circle(int panels, ad_outline *out);
 
-/* Checks an outline: closed outlines have at least AD_OUTLINE_MIN_CLOSED points, open ones at least 2; every
+/* Checks an outline: closed outlines have at least AD_OUTLINE_MIN_CLOSED points, open ones at least 2, none more
+ * than AD_OUTLINE_MAX_POINTS; every
  * coordinate is finite; no edge is shorter than 1e-9 of the outline's size; no two edges cross or touch other
- * than neighbours at their shared point (a neighbour folding back onto its edge counts as touching). `what` (a
- * file name, "naca 2412") starts the message. AD_ERR_INVALID, field "body". */
+ * than neighbours at their shared point (a neighbour folding back onto its edge counts as touching); O(n log n).
+ * `what` (a file name, "naca 2412") starts the message. AD_ERR_INVALID, field "body" (AD_ERR_NO_MEMORY if the
+ * check's own memory cannot be had). */
 ad_status ad_outline_check(const ad_outline *o, const char *what);
 
 /* Places an outline in the tunnel: scales it by chord [m], rotates it by the angle of attack aoa_deg about the

@@ -2,7 +2,7 @@
  *
  * Layout (little-endian as written by this machine; the endian mark refuses others):
  *   "AERODEM\x1a"  u32 version  u32 endian mark 0x01020304
- *   sections: char tag[4], u32 zero, u64 length, payload
+ *   sections: char tag[4], u32 zero, u64 length, payload; each at most once, in any order
  *     DEF   ad_world_def (its size must match this build's)
  *     STAT  ad_stats
  *     SEGS  ad_segment[]
@@ -11,34 +11,48 @@
  *           double res_state[2 res_boxes]   (open sides and the reservoir, open.h)
  *     FLDS  ad_field_def, u64 samples, u32 probe, u32 zero, ad_probe_def, u64 probe_samples,
  *           double sums[(nx*ny + 1)*AD_FS_COUNT] (the cells', then the probe's)   (only with fields)
- *     USER  the caller's bytes
- *     END.  empty
+ *     USER  the caller's bytes (at most AD_CKPT_USER_MAX)
+ *     END.  empty, the last section
  *   u32 CRC-32 (IEEE) of every byte before it
+ *
+ * The CRC proves the file intact, not sane: the loader checks every field against the file's size,
+ * the world's definition and the engine's own invariants before anything is allocated from it or
+ * handed to a backend (checkpoint_check.h).
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 #include <unistd.h>
 
 #include "world_internal.h"
 
 #define CKPT_VERSION 2u
 #define CKPT_ENDIAN 0x01020304u
+#define AD_CKPT_USER_MAX (1ull << 30) /* the caller block: a scene and some state, never near this */
 static const char CKPT_MAGIC[8] = {'A', 'E', 'R', 'O', 'D', 'E', 'M', 0x1a};
 
 static uint32_t crc_table[256];
+static pthread_once_t crc_once = PTHREAD_ONCE_INIT;
 
-static void crc_init(void)
+static void crc_fill(void)
 {
-    if (crc_table[1]) return;
     for (uint32_t i = 0; i < 256; i++) {
         uint32_t c = i;
         for (int k = 0; k < 8; k++) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
         crc_table[i] = c;
     }
 }
+
+/* Once per process: worlds may be saved and loaded from several threads at once. */
+static void crc_init(void) { pthread_once(&crc_once, crc_fill); }
 
 static uint32_t crc_update(uint32_t crc, const void *data, size_t n)
 {
@@ -47,6 +61,8 @@ static uint32_t crc_update(uint32_t crc, const void *data, size_t n)
     for (size_t i = 0; i < n; i++) crc = crc_table[(crc ^ p[i]) & 0xFF] ^ (crc >> 8);
     return ~crc;
 }
+
+/* ----------------------------------------------------------------- save -- */
 
 typedef struct writer {
     FILE *f;
@@ -57,6 +73,7 @@ typedef struct writer {
 static void put(writer *w, const void *p, size_t n)
 {
     if (w->err || n == 0) return;
+    errno = 0;
     if (fwrite(p, 1, n, w->f) != n) w->err = errno ? errno : EIO;
     w->crc = crc_update(w->crc, p, n);
 }
@@ -69,138 +86,261 @@ static void section(writer *w, const char tag[4], uint64_t len)
     put(w, &len, 8);
 }
 
+static void put_particles(writer *wr, const ad_snapshot *snap)
+{
+    uint64_t n = snap->n;
+    uint32_t primed = (uint32_t)snap->primed, zero = 0;
+    section(wr, "PART", 16 + n * (sizeof(ad_state) + 3 * 4 + sizeof(ad_accel)));
+    put(wr, &n, 8);
+    put(wr, &primed, 4);
+    put(wr, &zero, 4);
+    put(wr, snap->state, n * sizeof(ad_state));
+    put(wr, snap->id, n * 4);
+    put(wr, snap->pressure, n * 4);
+    put(wr, snap->virial, n * 4);
+    put(wr, snap->accel, n * sizeof(ad_accel));
+}
+
+static void put_open(writer *wr, const ad_open_state *o)
+{
+    uint32_t nwait = o->nwaiting, nbox = o->res_boxes, zero = 0;
+    section(wr, "OPEN", sizeof o->owed + 16 + (uint64_t)nwait * sizeof(ad_entry) + 16ull * nbox);
+    put(wr, o->owed, sizeof o->owed);
+    put(wr, &o->next_id, 4);
+    put(wr, &nwait, 4);
+    put(wr, o->waiting, (size_t)nwait * sizeof(ad_entry));
+    put(wr, &nbox, 4);
+    put(wr, &zero, 4);
+    put(wr, o->res_state, 16 * (size_t)nbox);
+}
+
+static void put_fields(writer *wr, const ad_fields *fl)
+{
+    size_t cells = (size_t)fl->def.nx * fl->def.ny + 1;
+    uint32_t probe = (uint32_t)fl->grid.probe, zero = 0;
+    section(wr, "FLDS", sizeof(ad_field_def) + 16 + sizeof(ad_probe_def) + 8 + cells * AD_FS_COUNT * sizeof(double));
+    put(wr, &fl->def, sizeof(ad_field_def));
+    put(wr, &fl->samples, 8);
+    put(wr, &probe, 4);
+    put(wr, &zero, 4);
+    put(wr, &fl->probe, sizeof(ad_probe_def));
+    put(wr, &fl->probe_samples, 8);
+    put(wr, fl->sums, cells * AD_FS_COUNT * sizeof(double));
+}
+
+/* The whole file but its checksum's flush: the header, every section, the CRC. */
+static void put_file(writer *wr, const ad_world *w, const ad_snapshot *snap, const void *user, size_t user_bytes)
+{
+    uint32_t version = CKPT_VERSION, endian = CKPT_ENDIAN;
+    put(wr, CKPT_MAGIC, 8);
+    put(wr, &version, 4);
+    put(wr, &endian, 4);
+    section(wr, "DEF ", sizeof w->def);
+    put(wr, &w->def, sizeof w->def);
+    section(wr, "STAT", sizeof w->stats);
+    put(wr, &w->stats, sizeof w->stats);
+    section(wr, "SEGS", w->seg.count * sizeof(ad_segment));
+    put(wr, w->seg.raw, w->seg.count * sizeof(ad_segment));
+    put_particles(wr, snap);
+    if (ad_world_open(w)) put_open(wr, &snap->open);
+    if (w->fields.enabled) put_fields(wr, &w->fields);
+    section(wr, "USER", user_bytes);
+    put(wr, user, user ? user_bytes : 0);
+    section(wr, "END.", 0);
+    uint32_t crc = wr->crc;
+    put(wr, &crc, 4);
+}
+
+/* This host's name as it goes into a temporary file's name: letters, digits and '-' (others as '_'). */
+static void host_tag(char *buf, size_t n)
+{
+    char h[65] = "";
+    if (gethostname(h, sizeof h - 1) != 0 || !h[0]) snprintf(h, sizeof h, "host");
+    size_t k = 0;
+    for (; h[k] && k + 1 < n && k < 32; k++) {
+        char c = h[k];
+        int keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-';
+        buf[k] = keep ? c : '_';
+    }
+    buf[k] = 0;
+}
+
+/* A kill during a save leaves its temporary file (PATH.HOST-PID.tmp, or PATH.tmp of older builds):
+ * the next save of PATH removes those of this host whose process is gone. Another live writer's file
+ * stays (kill(pid, 0) answers for it), so two runs in one folder never remove each other's. */
+static void remove_stale_temps(const char *path, const char *host)
+{
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    size_t dlen = !slash ? 1 : slash == path ? 1 : (size_t)(slash - path), blen = strlen(base), hlen = strlen(host);
+    char *dir = malloc(dlen + 1);
+    if (!dir) return;
+    memcpy(dir, slash ? path : ".", dlen);
+    dir[dlen] = 0;
+    DIR *d = opendir(dir);
+    if (d) {
+        struct dirent *e;
+        while ((e = readdir(d)) != NULL) {
+            const char *s = e->d_name;
+            size_t len = strlen(s);
+            if (len < blen + 4 || strncmp(s, base, blen) != 0 || s[blen] != '.' || strcmp(s + len - 4, ".tmp") != 0)
+                continue;
+            const char *mid = s + blen + 1; /* HOST-PID.tmp, or tmp for the old name */
+            long pid = 0;
+            if (mid != s + len - 3) {
+                char *end;
+                if (strncmp(mid, host, hlen) != 0 || mid[hlen] != '-') continue;
+                pid = strtol(mid + hlen + 1, &end, 10);
+                if (pid <= 0 || strcmp(end, ".tmp") != 0 || (pid_t)pid == getpid()) continue;
+                if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue;
+            }
+            size_t plen = dlen + len + 2;
+            char *full = malloc(plen);
+            if (!full) break;
+            snprintf(full, plen, "%s/%s", dir, s);
+            unlink(full);
+            free(full);
+        }
+        closedir(d);
+    }
+    free(dir);
+}
+
+/* The rename is durable only once the folder's entry is on disk too. */
+static void sync_folder(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    char dir[4096];
+    if (!slash) snprintf(dir, sizeof dir, ".");
+    else snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+    int fd = open(dir, O_RDONLY);
+    if (fd < 0) return;
+    (void)fsync(fd);
+    close(fd);
+}
+
+/* Writes the file under tmp, flushed and synced; on any error removes it and returns the errno. */
+static int write_temp(const char *tmp, const ad_world *w, const ad_snapshot *snap, const void *user, size_t user_bytes)
+{
+    writer wr = {fopen(tmp, "wb"), 0, 0};
+    if (!wr.f) return errno ? errno : EIO;
+    put_file(&wr, w, snap, user, user_bytes);
+    if (!wr.err && fflush(wr.f) != 0) wr.err = errno ? errno : EIO;
+    if (!wr.err && fsync(fileno(wr.f)) != 0) wr.err = errno ? errno : EIO;
+    if (fclose(wr.f) != 0 && !wr.err) wr.err = errno ? errno : EIO;
+    if (wr.err) unlink(tmp);
+    return wr.err;
+}
+
 ad_status ad_world_save(const ad_world *w, const char *path, const void *user, size_t user_bytes)
 {
-    if (!w || !path) return ad_fail(AD_ERR_INVALID, "path", "world or path is NULL");
+    if (!w || !path || !*path) return ad_fail(AD_ERR_INVALID, "path", "world or path is NULL or empty");
+    if (user_bytes > AD_CKPT_USER_MAX)
+        return ad_fail(AD_ERR_INVALID, "user_bytes", "user_bytes = %zu: a checkpoint's caller block holds at most %llu bytes",
+                       user_bytes, (unsigned long long)AD_CKPT_USER_MAX);
     crc_init();
-    ad_snapshot snap;
     ad_status st = w->ops->pull_stats ? w->ops->pull_stats((ad_world *)w) : ad_ok();
     if (st.code) return st;
-    st = w->ops->export_state(w, &snap);
-    if (st.code) return st;
-    if (w->fields.enabled && w->ops->fields_to_host) {
-        st = w->ops->fields_to_host((ad_world *)w);
-        if (st.code) {
-            ad_snapshot_free(&snap);
-            return st;
-        }
-    }
-    size_t len = strlen(path);
-    char *tmp = malloc(len + 16);
+    if (w->fields.enabled && w->ops->fields_to_host) AD_TRY(w->ops->fields_to_host((ad_world *)w));
+    ad_snapshot snap;
+    AD_TRY(w->ops->export_state(w, &snap));
+    char host[40];
+    host_tag(host, sizeof host);
+    size_t len = strlen(path) + strlen(host) + 32;
+    char *tmp = malloc(len);
     if (!tmp) {
         ad_snapshot_free(&snap);
-        return ad_fail(AD_ERR_NO_MEMORY, "", "out of memory");
+        return ad_fail(AD_ERR_NO_MEMORY, "", "out of memory saving the checkpoint %s", path);
     }
-    snprintf(tmp, len + 16, "%s.tmp", path);
-    writer wr = {fopen(tmp, "wb"), 0, 0};
-    if (!wr.f) {
-        int e = errno;
-        ad_snapshot_free(&snap);
-        st = ad_fail(AD_ERR_IO, "path", "cannot write checkpoint %s: %s", tmp, strerror(e));
-        free(tmp);
-        return st;
-    }
-    uint32_t version = CKPT_VERSION, endian = CKPT_ENDIAN;
-    put(&wr, CKPT_MAGIC, 8);
-    put(&wr, &version, 4);
-    put(&wr, &endian, 4);
-    section(&wr, "DEF ", sizeof w->def);
-    put(&wr, &w->def, sizeof w->def);
-    section(&wr, "STAT", sizeof w->stats);
-    put(&wr, &w->stats, sizeof w->stats);
-    section(&wr, "SEGS", w->seg.count * sizeof(ad_segment));
-    put(&wr, w->seg.raw, w->seg.count * sizeof(ad_segment));
-    uint64_t n = snap.n;
-    uint32_t primed = (uint32_t)snap.primed, zero = 0;
-    section(&wr, "PART", 16 + n * (sizeof(ad_state) + 3 * 4 + sizeof(ad_accel)));
-    put(&wr, &n, 8);
-    put(&wr, &primed, 4);
-    put(&wr, &zero, 4);
-    put(&wr, snap.state, n * sizeof(ad_state));
-    put(&wr, snap.id, n * 4);
-    put(&wr, snap.pressure, n * 4);
-    put(&wr, snap.virial, n * 4);
-    put(&wr, snap.accel, n * sizeof(ad_accel));
-    if (ad_world_open(w)) {
-        uint32_t nwait = snap.open.nwaiting, nbox = snap.open.res_boxes;
-        section(&wr, "OPEN", sizeof snap.open.owed + 16 + (uint64_t)nwait * sizeof(ad_entry) + 16ull * nbox);
-        put(&wr, snap.open.owed, sizeof snap.open.owed);
-        put(&wr, &snap.open.next_id, 4);
-        put(&wr, &nwait, 4);
-        put(&wr, snap.open.waiting, (size_t)nwait * sizeof(ad_entry));
-        put(&wr, &nbox, 4);
-        put(&wr, &zero, 4);
-        put(&wr, snap.open.res_state, 16 * (size_t)nbox);
-    }
-    if (w->fields.enabled) {
-        size_t cells = (size_t)w->fields.def.nx * w->fields.def.ny + 1;
-        uint32_t probe = (uint32_t)w->fields.grid.probe;
-        section(&wr, "FLDS", sizeof(ad_field_def) + 16 + sizeof(ad_probe_def) + 8 + cells * AD_FS_COUNT * sizeof(double));
-        put(&wr, &w->fields.def, sizeof(ad_field_def));
-        put(&wr, &w->fields.samples, 8);
-        put(&wr, &probe, 4);
-        put(&wr, &zero, 4);
-        put(&wr, &w->fields.probe, sizeof(ad_probe_def));
-        put(&wr, &w->fields.probe_samples, 8);
-        put(&wr, w->fields.sums, cells * AD_FS_COUNT * sizeof(double));
-    }
-    section(&wr, "USER", user_bytes);
-    put(&wr, user, user ? user_bytes : 0);
-    section(&wr, "END.", 0);
-    uint32_t crc = wr.crc;
-    if (!wr.err && fwrite(&crc, 4, 1, wr.f) != 1) wr.err = errno ? errno : EIO;
-    if (!wr.err && fflush(wr.f) != 0) wr.err = errno;
-    if (!wr.err && fsync(fileno(wr.f)) != 0) wr.err = errno;
-    if (fclose(wr.f) != 0 && !wr.err) wr.err = errno;
+    /* unique per process and host: two runs saving into one folder never share a temporary file */
+    snprintf(tmp, len, "%s.%s-%ld.tmp", path, host, (long)getpid());
+    int err = write_temp(tmp, w, &snap, user, user_bytes);
     ad_snapshot_free(&snap);
-    if (wr.err) {
-        unlink(tmp);
-        st = ad_fail(AD_ERR_IO, "path", "writing checkpoint %s failed: %s", tmp, strerror(wr.err));
-        free(tmp);
-        return st;
-    }
-    if (rename(tmp, path) != 0) {
+    if (err) {
+        st = ad_fail(AD_ERR_IO, "path", "cannot write the checkpoint %s (temporary file %s): %s; the previous "
+                     "checkpoint, if any, is unchanged", path, tmp, strerror(err));
+    } else if (rename(tmp, path) != 0) {
         int e = errno;
         unlink(tmp);
-        st = ad_fail(AD_ERR_IO, "path", "cannot rename %s to %s: %s", tmp, path, strerror(e));
-        free(tmp);
-        return st;
+        st = ad_fail(AD_ERR_IO, "path", "cannot rename %s to the checkpoint %s: %s", tmp, path, strerror(e));
+    } else {
+        sync_folder(path);
+        remove_stale_temps(path, host);
+        st = ad_ok();
     }
     free(tmp);
-    return ad_ok();
+    return st;
 }
 
 /* ------------------------------------------------------------------ load -- */
 
-typedef struct reader {
+enum { SEC_DEF = 1, SEC_STAT = 2, SEC_SEGS = 4, SEC_PART = 8, SEC_OPEN = 16, SEC_FLDS = 32, SEC_USER = 64 };
+
+/* A checkpoint as read, before any of it has reached a world. */
+typedef struct loader {
     FILE *f;
     const char *path;
-    uint64_t left; /* bytes before the checksum */
-} reader;
+    uint64_t left;    /* bytes before the checksum */
+    unsigned seen;    /* SEC_* */
+    ad_world_def def;
+    ad_params params; /* from def, once the definition passed a new world's checks */
+    ad_stats stats;
+    ad_segment *segs;
+    uint64_t nseg;
+    ad_snapshot snap;
+    ad_field_def fdef;
+    uint64_t fsamples, psamples;
+    uint32_t fprobe;
+    ad_probe_def pdef;
+    double *fsums;
+    void *ublock;
+    uint64_t ulen;
+} loader;
 
-static ad_status get(reader *r, void *p, uint64_t n, const char *what)
+/* A refusal: AD_ERR_FORMAT, naming the file. */
+static ad_status bad(const loader *ld, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+static ad_status bad(const loader *ld, const char *fmt, ...)
 {
-    if (n > r->left || (n && fread(p, 1, (size_t)n, r->f) != (size_t)n))
-        return ad_fail(AD_ERR_FORMAT, "checkpoint", "checkpoint %s is truncated (reading %s)", r->path, what);
-    r->left -= n;
+    char msg[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return ad_fail(AD_ERR_FORMAT, "checkpoint", "checkpoint %s: %s", ld->path, msg);
+}
+
+static ad_status get(loader *ld, void *p, uint64_t n, const char *what)
+{
+    if (n > ld->left || (n && fread(p, 1, (size_t)n, ld->f) != (size_t)n))
+        return bad(ld, "the file is truncated (reading %s)", what);
+    ld->left -= n;
     return ad_ok();
 }
 
+#include "checkpoint_check.h"
+
 /* First pass: the checksum over the whole file, before anything is trusted. */
-static ad_status verify(FILE *f, const char *path, uint64_t *body)
+static ad_status verify(loader *ld)
 {
+    FILE *f = ld->f;
+    const char *path = ld->path;
     crc_init();
     if (fseek(f, 0, SEEK_END) != 0) return ad_fail(AD_ERR_IO, "checkpoint", "cannot seek in %s", path);
     long size = ftell(f);
     rewind(f);
-    if (size < 20) return ad_fail(AD_ERR_FORMAT, "checkpoint", "%s is too short to be an aerodem checkpoint", path);
+    if (size < 0) return ad_fail(AD_ERR_IO, "checkpoint", "cannot tell the size of %s", path);
+    if (size < 20) return ad_fail(AD_ERR_FORMAT, "checkpoint", "%s is too short to be an aerodem checkpoint (%ld bytes)", path, size);
     char magic[8];
     if (fread(magic, 1, 8, f) != 8 || memcmp(magic, CKPT_MAGIC, 8) != 0)
         return ad_fail(AD_ERR_FORMAT, "checkpoint", "%s is not an aerodem checkpoint (bad magic bytes)", path);
     rewind(f);
     uint64_t n = (uint64_t)size - 4, done = 0;
     uint32_t crc = 0;
-    static unsigned char buf[1 << 16];
+    unsigned char buf[1 << 14]; /* on the stack: loads in several threads at once */
     while (done < n) {
         size_t k = (size_t)(n - done < sizeof buf ? n - done : sizeof buf);
         if (fread(buf, 1, k, f) != k) return ad_fail(AD_ERR_IO, "checkpoint", "cannot read %s", path);
@@ -213,40 +353,260 @@ static ad_status verify(FILE *f, const char *path, uint64_t *body)
         return ad_fail(AD_ERR_FORMAT, "checkpoint",
                        "checkpoint %s is corrupt: checksum %08x does not match the stored %08x", path, crc, stored);
     rewind(f);
-    *body = n;
+    ld->left = n;
     return ad_ok();
 }
 
-static int u32_cmp(const void *a, const void *b)
+static ad_status read_header(loader *ld)
 {
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return x < y ? -1 : x > y;
+    char magic[8];
+    uint32_t version, endian;
+    AD_TRY(get(ld, magic, 8, "the header"));
+    AD_TRY(get(ld, &version, 4, "the header"));
+    AD_TRY(get(ld, &endian, 4, "the header"));
+    if (endian != CKPT_ENDIAN) return bad(ld, "it was written on a machine of other byte order (mark %08x)", endian);
+    if (version != CKPT_VERSION)
+        return bad(ld, "it has format version %u; this aerodem reads version %u", version, CKPT_VERSION);
+    return ad_ok();
 }
 
-/* The discs' ids are unique, and without open sides 0 .. n-1 (ad_open_state). */
-static ad_status check_ids(const ad_snapshot *snap, int open, const char *path)
+static ad_status read_def(loader *ld, uint64_t len)
 {
-    size_t n = snap->n;
-    uint32_t *v = malloc((n ? n : 1) * sizeof *v);
-    if (!v) return ad_fail(AD_ERR_NO_MEMORY, "", "out of memory checking the ids of %s", path);
-    memcpy(v, snap->id, n * sizeof *v);
-    qsort(v, n, sizeof *v, u32_cmp);
-    ad_status st = ad_ok();
-    for (size_t i = 0; i < n && !st.code; i++) {
-        if (!open && v[i] >= n)
-            st = ad_fail(AD_ERR_FORMAT, "checkpoint", "checkpoint %s: particle id %u out of range", path, v[i]);
-        else if (i > 0 && v[i] == v[i - 1])
-            st = ad_fail(AD_ERR_FORMAT, "checkpoint", "checkpoint %s: particle id %u appears twice", path, v[i]);
+    if (len != sizeof ld->def)
+        return bad(ld, "its world definition has %llu bytes, this build's %zu (a checkpoint of another build of aerodem)",
+                   (unsigned long long)len, sizeof ld->def);
+    AD_TRY(get(ld, &ld->def, len, "the world definition"));
+    /* the checks a new world's definition gets, before anything is sized from it */
+    AD_TRY(precheck_def(ld));
+    ad_status st = ad_params_from_def(&ld->def, &ld->params);
+    if (st.code) return bad(ld, "its world definition is refused: %s", st.message);
+    return ad_ok();
+}
+
+static ad_status read_stats(loader *ld, uint64_t len)
+{
+    if (len != sizeof ld->stats)
+        return bad(ld, "its statistics have %llu bytes, this build's %zu (a checkpoint of another build of aerodem)",
+                   (unsigned long long)len, sizeof ld->stats);
+    return get(ld, &ld->stats, len, "the statistics");
+}
+
+static ad_status read_segs(loader *ld, uint64_t len)
+{
+    if (len % sizeof(ad_segment) || len / sizeof(ad_segment) > ((uint64_t)1 << 24))
+        return bad(ld, "its segment section of %llu bytes is not a whole number of segments up to 2^24",
+                   (unsigned long long)len);
+    ld->nseg = len / sizeof(ad_segment);
+    ld->segs = malloc(len ? (size_t)len : 1);
+    if (!ld->segs) return ad_fail(AD_ERR_NO_MEMORY, "", "out of memory reading the segments of %s", ld->path);
+    return get(ld, ld->segs, len, "the segments");
+}
+
+static ad_status read_part(loader *ld, uint64_t len)
+{
+    const uint64_t per = sizeof(ad_state) + 12 + sizeof(ad_accel);
+    uint64_t n;
+    uint32_t primed, z;
+    AD_TRY(get(ld, &n, 8, "the particle count"));
+    AD_TRY(get(ld, &primed, 4, "the particle header"));
+    AD_TRY(get(ld, &z, 4, "the particle header"));
+    if (primed > 1 || z != 0) return bad(ld, "its particle header has primed = %u (0 or 1) and reserved = %u (0)", primed, z);
+    /* the count against the section's bytes first: no allocation larger than the file */
+    if (len < 16 || (len - 16) % per || (len - 16) / per != n)
+        return bad(ld, "its particle section of %llu bytes does not hold the %llu particles its header gives",
+                   (unsigned long long)len, (unsigned long long)n);
+    ad_snapshot *s = &ld->snap;
+    s->n = (size_t)n;
+    s->primed = (int)primed;
+    s->state = malloc(n * sizeof(ad_state) + 1);
+    s->id = malloc(n * 4 + 1);
+    s->pressure = malloc(n * 4 + 1);
+    s->virial = malloc(n * 4 + 1);
+    s->accel = malloc(n * sizeof(ad_accel) + 1);
+    if (!s->state || !s->id || !s->pressure || !s->virial || !s->accel)
+        return ad_fail(AD_ERR_NO_MEMORY, "", "out of memory reading %llu particles from %s", (unsigned long long)n,
+                       ld->path);
+    AD_TRY(get(ld, s->state, n * sizeof(ad_state), "particle states"));
+    AD_TRY(get(ld, s->id, n * 4, "particle ids"));
+    AD_TRY(get(ld, s->pressure, n * 4, "particle pressures"));
+    AD_TRY(get(ld, s->virial, n * 4, "particle virials"));
+    return get(ld, s->accel, n * sizeof(ad_accel), "particle accelerations");
+}
+
+static ad_status read_open(loader *ld, uint64_t len)
+{
+    ad_open_state *o = &ld->snap.open;
+    double owed[4];
+    uint32_t next_id, nwait, nbox, z;
+    const uint64_t head = sizeof owed + 16;
+    AD_TRY(get(ld, owed, sizeof owed, "the open sides"));
+    AD_TRY(get(ld, &next_id, 4, "the open sides"));
+    AD_TRY(get(ld, &nwait, 4, "the open sides"));
+    if (nwait > AD_WAITING_MAX) return bad(ld, "%u entering discs wait for room; at most %d can", nwait, AD_WAITING_MAX);
+    if (len < head + (uint64_t)nwait * sizeof(ad_entry) || (len - head - (uint64_t)nwait * sizeof(ad_entry)) % 16)
+        return bad(ld, "its open sides' section of %llu bytes does not hold %u waiting entries and whole reservoir "
+                   "boxes", (unsigned long long)len, nwait);
+    uint64_t boxes = (len - head - (uint64_t)nwait * sizeof(ad_entry)) / 16;
+    if (boxes > 0x7fffffffu) return bad(ld, "its open sides' section claims %llu reservoir boxes", (unsigned long long)boxes);
+    AD_TRY(ad_open_state_alloc(&ld->snap.open_alloc, (uint32_t)boxes));
+    memcpy(o->owed, owed, sizeof owed);
+    o->next_id = next_id;
+    o->waiting = ld->snap.open_alloc.waiting;
+    o->res_state = ld->snap.open_alloc.res_state;
+    o->nwaiting = nwait;
+    AD_TRY(get(ld, o->waiting, (uint64_t)nwait * sizeof(ad_entry), "the waiting entries"));
+    AD_TRY(get(ld, &nbox, 4, "the reservoir"));
+    AD_TRY(get(ld, &z, 4, "the reservoir"));
+    if (nbox != boxes || z != 0)
+        return bad(ld, "its reservoir header gives %u boxes (reserved %u), its section's length %llu", nbox, z,
+                   (unsigned long long)boxes);
+    o->res_boxes = nbox;
+    return get(ld, o->res_state, 16ull * nbox, "the reservoir's controllers");
+}
+
+static ad_status read_fields(loader *ld, uint64_t len)
+{
+    uint32_t z;
+    AD_TRY(get(ld, &ld->fdef, sizeof ld->fdef, "the field grid"));
+    AD_TRY(get(ld, &ld->fsamples, 8, "the field grid"));
+    AD_TRY(get(ld, &ld->fprobe, 4, "the field grid"));
+    AD_TRY(get(ld, &z, 4, "the field grid"));
+    AD_TRY(get(ld, &ld->pdef, sizeof ld->pdef, "the probe"));
+    AD_TRY(get(ld, &ld->psamples, 8, "the probe"));
+    const ad_field_def *d = &ld->fdef;
+    if (d->nx < 1 || d->ny < 1 || (double)d->nx * (double)d->ny > 1e8)
+        return bad(ld, "its field grid of %d x %d cells is invalid: 1 to 1e8 cells", d->nx, d->ny);
+    if (ld->fprobe > 1 || z != 0) return bad(ld, "its field header has probe = %u (0 or 1) and reserved = %u (0)", ld->fprobe, z);
+    uint64_t vals = ((uint64_t)d->nx * (uint64_t)d->ny + 1) * AD_FS_COUNT;
+    if (len != sizeof ld->fdef + 16 + sizeof ld->pdef + 8 + vals * sizeof(double))
+        return bad(ld, "its field section of %llu bytes does not hold the sums of its %d x %d grid",
+                   (unsigned long long)len, d->nx, d->ny);
+    ld->fsums = malloc(vals * sizeof(double));
+    if (!ld->fsums) return ad_fail(AD_ERR_NO_MEMORY, "", "out of memory reading the fields of %s", ld->path);
+    return get(ld, ld->fsums, vals * sizeof(double), "the field sums");
+}
+
+static ad_status read_user(loader *ld, uint64_t len)
+{
+    if (len > AD_CKPT_USER_MAX)
+        return bad(ld, "its caller block of %llu bytes is over the %llu a checkpoint may hold", (unsigned long long)len,
+                   (unsigned long long)AD_CKPT_USER_MAX);
+    ld->ublock = malloc((size_t)len + 1);
+    if (!ld->ublock) return ad_fail(AD_ERR_NO_MEMORY, "", "out of memory reading %s", ld->path);
+    AD_TRY(get(ld, ld->ublock, len, "the caller block"));
+    ((char *)ld->ublock)[len] = 0;
+    ld->ulen = len;
+    return ad_ok();
+}
+
+static const struct section_kind {
+    char tag[4];
+    unsigned bit;
+    ad_status (*read)(loader *ld, uint64_t len);
+} SECTIONS[] = {{{'D', 'E', 'F', ' '}, SEC_DEF, read_def},  {{'S', 'T', 'A', 'T'}, SEC_STAT, read_stats},
+                {{'S', 'E', 'G', 'S'}, SEC_SEGS, read_segs}, {{'P', 'A', 'R', 'T'}, SEC_PART, read_part},
+                {{'O', 'P', 'E', 'N'}, SEC_OPEN, read_open}, {{'F', 'L', 'D', 'S'}, SEC_FLDS, read_fields},
+                {{'U', 'S', 'E', 'R'}, SEC_USER, read_user}};
+
+/* A tag as text: printable characters as they are, others as \xNN. */
+static const char *tag_text(const char tag[4], char out[20])
+{
+    char *o = out;
+    for (int k = 0; k < 4; k++) {
+        unsigned char c = (unsigned char)tag[k];
+        if (c >= 0x20 && c < 0x7f && c != '\\') *o++ = (char)c;
+        else o += snprintf(o, 5, "\\x%02x", c);
     }
-    free(v);
-    return st;
+    *o = 0;
+    return out;
 }
 
-#define TRYL(expr)                                                                                                \
-    do {                                                                                                          \
-        st = (expr);                                                                                              \
-        if (st.code != AD_OK) goto done;                                                                          \
-    } while (0)
+/* Every section up to END., each known, at most once, filling exactly its length. */
+static ad_status read_sections(loader *ld)
+{
+    for (;;) {
+        char tag[4], tt[20];
+        uint32_t zero;
+        uint64_t len;
+        AD_TRY(get(ld, tag, 4, "a section header"));
+        AD_TRY(get(ld, &zero, 4, "a section header"));
+        AD_TRY(get(ld, &len, 8, "a section header"));
+        tag_text(tag, tt);
+        if (zero != 0) return bad(ld, "section '%s' has %u in its reserved word (0)", tt, zero);
+        if (len > ld->left)
+            return bad(ld, "section '%s' claims %llu bytes, %llu remain", tt, (unsigned long long)len,
+                       (unsigned long long)ld->left);
+        if (!memcmp(tag, "END.", 4)) {
+            if (len != 0 || ld->left != 0)
+                return bad(ld, "%llu bytes follow its end section", (unsigned long long)ld->left);
+            return ad_ok();
+        }
+        const struct section_kind *k = NULL;
+        for (size_t i = 0; i < sizeof SECTIONS / sizeof SECTIONS[0]; i++)
+            if (!memcmp(tag, SECTIONS[i].tag, 4)) k = &SECTIONS[i];
+        if (!k) return bad(ld, "it has an unknown section '%s'", tt);
+        if (ld->seen & k->bit) return bad(ld, "section '%s' appears twice", tt);
+        uint64_t before = ld->left;
+        AD_TRY(k->read(ld, len));
+        if (before - ld->left != len)
+            return bad(ld, "section '%s' of %llu bytes holds %llu", tt, (unsigned long long)len,
+                       (unsigned long long)(before - ld->left));
+        ld->seen |= k->bit;
+    }
+}
+
+/* A statement of the library about one of its checks becomes the file's refusal (memory and backend
+ * failures stay what they are). */
+static ad_status refused(const loader *ld, ad_status st, const char *what)
+{
+    if (st.code != AD_ERR_INVALID && st.code != AD_ERR_CAPACITY) return st;
+    return bad(ld, "%s: %s", what, st.message);
+}
+
+/* The world from a checked checkpoint; *out is the world (or NULL) whatever the status. */
+static ad_status build(loader *ld, ad_backend backend, int threads, ad_world **out)
+{
+    ad_world_def def = ld->def;
+    if (backend != AD_BACKEND_AUTO) def.backend = backend;
+    if (threads >= 0) def.threads = threads;
+    AD_TRY(ad_world_create(&def, out));
+    ad_world *w = *out;
+    AD_TRY(check_clock(ld, w));
+    if (ld->nseg) AD_TRY(refused(ld, ad_world_add_segments(w, ld->segs, (size_t)ld->nseg), "its segments"));
+    if (ld->fsums) {
+        AD_TRY(refused(ld, ad_world_set_fields(w, &ld->fdef), "its field grid"));
+        if (ld->fprobe) AD_TRY(refused(ld, ad_world_set_probe(w, &ld->pdef), "its probe"));
+        memcpy(w->fields.sums, ld->fsums, ((size_t)ld->fdef.nx * ld->fdef.ny + 1) * AD_FS_COUNT * sizeof(double));
+        w->fields.samples = ld->fsamples;
+        w->fields.probe_samples = ld->psamples;
+        if (w->ops->fields_to_device) AD_TRY(w->ops->fields_to_device(w));
+    }
+    /* the run's history; what the new world derives from its definition and backend stands */
+    ad_stats mine = w->stats;
+    w->stats = ld->stats;
+    w->stats.backend = mine.backend;
+    w->stats.threads = mine.threads;
+    w->stats.cell_counter_bits = mine.cell_counter_bits;
+    w->stats.cell_capacity = mine.cell_capacity;
+    w->stats.grid_nx = mine.grid_nx;
+    w->stats.grid_ny = mine.grid_ny;
+    w->stats.cell_size_x = mine.cell_size_x;
+    w->stats.cell_size_y = mine.cell_size_y;
+    w->stats.contact_time = mine.contact_time;
+    w->stats.count = ld->snap.n;
+    for (int k = 0; k < AD_PHASE_COUNT; k++) w->stats.phase_seconds[k] = 0.0;
+    AD_TRY(w->ops->import_state(w, &ld->snap)); /* a device backend takes its statistics from w->stats */
+    w->count = ld->snap.n;
+    return ad_ok();
+}
+
+static ad_status load_file(loader *ld)
+{
+    AD_TRY(verify(ld));
+    AD_TRY(read_header(ld));
+    AD_TRY(read_sections(ld));
+    return check_all(ld);
+}
 
 ad_status ad_world_load(const char *path, ad_backend backend, int threads, ad_world **out, void **user,
                         size_t *user_bytes)
@@ -255,240 +615,28 @@ ad_status ad_world_load(const char *path, ad_backend backend, int threads, ad_wo
     *out = NULL;
     if (user) *user = NULL;
     if (user_bytes) *user_bytes = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f) return ad_fail(AD_ERR_IO, "checkpoint", "cannot open checkpoint %s: %s", path, strerror(errno));
-    ad_status st;
+    loader ld;
+    memset(&ld, 0, sizeof ld);
+    ld.path = path;
+    ld.snap.owned = 1;
+    ld.f = fopen(path, "rb");
+    if (!ld.f) return ad_fail(AD_ERR_IO, "checkpoint", "cannot open checkpoint %s: %s", path, strerror(errno));
     ad_world *w = NULL;
-    ad_snapshot snap;
-    memset(&snap, 0, sizeof snap);
-    snap.owned = 1;
-    void *ublock = NULL;
-    uint64_t ulen = 0;
-    ad_segment *segs = NULL;
-    uint64_t nseg = 0;
-    ad_stats stats;
-    int have_def = 0, have_stats = 0, have_part = 0, ended = 0;
-    ad_world_def def;
-    ad_field_def fdef;
-    memset(&fdef, 0, sizeof fdef);
-    uint64_t fsamples = 0, psamples = 0;
-    uint32_t fprobe = 0;
-    ad_probe_def pdef;
-    memset(&pdef, 0, sizeof pdef);
-    double *fsums = NULL;
-    int have_open = 0;
-    uint64_t body = 0;
-    TRYL(verify(f, path, &body));
-    reader r = {f, path, body};
-    char magic[8];
-    uint32_t version, endian;
-    TRYL(get(&r, magic, 8, "the header"));
-    TRYL(get(&r, &version, 4, "the header"));
-    TRYL(get(&r, &endian, 4, "the header"));
-    if (endian != CKPT_ENDIAN) {
-        st = ad_fail(AD_ERR_FORMAT, "checkpoint", "checkpoint %s was written on a machine of other byte order", path);
-        goto done;
-    }
-    if (version != CKPT_VERSION) {
-        st = ad_fail(AD_ERR_FORMAT, "checkpoint", "checkpoint %s has format version %u; this aerodem reads version %u",
-                     path, version, CKPT_VERSION);
-        goto done;
-    }
-    while (!ended) {
-        char tag[4];
-        uint32_t zero;
-        uint64_t len;
-        TRYL(get(&r, tag, 4, "a section header"));
-        TRYL(get(&r, &zero, 4, "a section header"));
-        TRYL(get(&r, &len, 8, "a section header"));
-        if (len > r.left) {
-            st = ad_fail(AD_ERR_FORMAT, "checkpoint", "checkpoint %s: section %.4s claims %llu bytes, %llu remain", path,
-                         tag, (unsigned long long)len, (unsigned long long)r.left);
-            goto done;
-        }
-        if (!memcmp(tag, "DEF ", 4)) {
-            if (len != sizeof def) {
-                st = ad_fail(AD_ERR_FORMAT, "checkpoint",
-                             "checkpoint %s was written by another build of aerodem (world definition of %llu bytes, "
-                             "this build has %zu)",
-                             path, (unsigned long long)len, sizeof def);
-                goto done;
-            }
-            TRYL(get(&r, &def, len, "the world definition"));
-            have_def = 1;
-        } else if (!memcmp(tag, "STAT", 4)) {
-            if (len != sizeof stats) {
-                st = ad_fail(AD_ERR_FORMAT, "checkpoint", "checkpoint %s was written by another build of aerodem", path);
-                goto done;
-            }
-            TRYL(get(&r, &stats, len, "the statistics"));
-            have_stats = 1;
-        } else if (!memcmp(tag, "SEGS", 4)) {
-            nseg = len / sizeof(ad_segment);
-            segs = malloc(len ? len : 1);
-            if (!segs) {
-                st = ad_fail(AD_ERR_NO_MEMORY, "", "out of memory reading %s", path);
-                goto done;
-            }
-            TRYL(get(&r, segs, len, "the segments"));
-        } else if (!memcmp(tag, "PART", 4)) {
-            uint32_t primed, z;
-            TRYL(get(&r, &snap.n, 8, "the particle count"));
-            TRYL(get(&r, &primed, 4, "the particle header"));
-            TRYL(get(&r, &z, 4, "the particle header"));
-            uint64_t n = snap.n;
-            if (!have_def || n > def.capacity || len != 16 + n * (sizeof(ad_state) + 12 + sizeof(ad_accel))) {
-                st = ad_fail(AD_ERR_FORMAT, "checkpoint", "checkpoint %s: the particle section is inconsistent", path);
-                goto done;
-            }
-            snap.primed = (int)primed;
-            snap.state = malloc(n * sizeof(ad_state) + 1);
-            snap.id = malloc(n * 4 + 1);
-            snap.pressure = malloc(n * 4 + 1);
-            snap.virial = malloc(n * 4 + 1);
-            snap.accel = malloc(n * sizeof(ad_accel) + 1);
-            if (!snap.state || !snap.id || !snap.pressure || !snap.virial || !snap.accel) {
-                st = ad_fail(AD_ERR_NO_MEMORY, "", "out of memory reading %llu particles from %s",
-                             (unsigned long long)n, path);
-                goto done;
-            }
-            TRYL(get(&r, snap.state, n * sizeof(ad_state), "particle states"));
-            TRYL(get(&r, snap.id, n * 4, "particle ids"));
-            TRYL(get(&r, snap.pressure, n * 4, "particle pressures"));
-            TRYL(get(&r, snap.virial, n * 4, "particle virials"));
-            TRYL(get(&r, snap.accel, n * sizeof(ad_accel), "particle accelerations"));
-            have_part = 1;
-        } else if (!memcmp(tag, "OPEN", 4)) {
-            uint32_t nwait, nbox, z;
-            TRYL(get(&r, snap.open.owed, sizeof snap.open.owed, "the open sides"));
-            TRYL(get(&r, &snap.open.next_id, 4, "the open sides"));
-            TRYL(get(&r, &nwait, 4, "the open sides"));
-            if (nwait > AD_WAITING_MAX || len < sizeof snap.open.owed + 16 + (uint64_t)nwait * sizeof(ad_entry)) {
-                st = ad_fail(AD_ERR_FORMAT, "checkpoint", "checkpoint %s: the open sides' section is inconsistent", path);
-                goto done;
-            }
-            for (int k = 0; k < 4; k++)
-                if (!(snap.open.owed[k] >= 0.0 && snap.open.owed[k] < 1.0)) {
-                    st = ad_fail(AD_ERR_FORMAT, "checkpoint", "checkpoint %s: the entries owed at side %d (%g) are not in [0, 1)",
-                                 path, k, snap.open.owed[k]);
-                    goto done;
-                }
-            uint64_t rest = len - (sizeof snap.open.owed + 16 + (uint64_t)nwait * sizeof(ad_entry));
-            if (rest % 16 || rest / 16 > 0x7fffffffu) {
-                st = ad_fail(AD_ERR_FORMAT, "checkpoint", "checkpoint %s: the open sides' section is inconsistent", path);
-                goto done;
-            }
-            TRYL(ad_open_state_alloc(&snap.open_alloc, (uint32_t)(rest / 16)));
-            snap.open.waiting = snap.open_alloc.waiting;
-            snap.open.res_state = snap.open_alloc.res_state;
-            snap.open.nwaiting = nwait;
-            TRYL(get(&r, snap.open.waiting, (uint64_t)nwait * sizeof(ad_entry), "the waiting entries"));
-            TRYL(get(&r, &nbox, 4, "the reservoir"));
-            TRYL(get(&r, &z, 4, "the reservoir"));
-            if (nbox != rest / 16) {
-                st = ad_fail(AD_ERR_FORMAT, "checkpoint", "checkpoint %s: the reservoir's section is inconsistent", path);
-                goto done;
-            }
-            snap.open.res_boxes = nbox;
-            TRYL(get(&r, snap.open.res_state, 16ull * nbox, "the reservoir's controllers"));
-            for (uint32_t b = 0; b < 2 * nbox; b++)
-                if (!isfinite(snap.open.res_state[b])) {
-                    st = ad_fail(AD_ERR_FORMAT, "checkpoint", "checkpoint %s: a reservoir controller is not finite", path);
-                    goto done;
-                }
-            have_open = 1;
-        } else if (!memcmp(tag, "FLDS", 4)) {
-            uint32_t z;
-            TRYL(get(&r, &fdef, sizeof fdef, "the field grid"));
-            TRYL(get(&r, &fsamples, 8, "the field grid"));
-            TRYL(get(&r, &fprobe, 4, "the field grid"));
-            TRYL(get(&r, &z, 4, "the field grid"));
-            TRYL(get(&r, &pdef, sizeof pdef, "the probe"));
-            TRYL(get(&r, &psamples, 8, "the probe"));
-            uint64_t cells = (uint64_t)(fdef.nx > 0 ? fdef.nx : 0) * (uint64_t)(fdef.ny > 0 ? fdef.ny : 0);
-            if (cells == 0 || cells > 100000000u || fprobe > 1 ||
-                len != sizeof fdef + 16 + sizeof pdef + 8 + (cells + 1) * AD_FS_COUNT * sizeof(double)) {
-                st = ad_fail(AD_ERR_FORMAT, "checkpoint", "checkpoint %s: the field section is inconsistent", path);
-                goto done;
-            }
-            fsums = malloc((cells + 1) * AD_FS_COUNT * sizeof(double));
-            if (!fsums) {
-                st = ad_fail(AD_ERR_NO_MEMORY, "", "out of memory reading the fields of %s", path);
-                goto done;
-            }
-            TRYL(get(&r, fsums, (cells + 1) * AD_FS_COUNT * sizeof(double), "the field sums"));
-        } else if (!memcmp(tag, "USER", 4)) {
-            ublock = malloc(len + 1);
-            if (!ublock) {
-                st = ad_fail(AD_ERR_NO_MEMORY, "", "out of memory reading %s", path);
-                goto done;
-            }
-            TRYL(get(&r, ublock, len, "the caller block"));
-            ((char *)ublock)[len] = 0;
-            ulen = len;
-        } else if (!memcmp(tag, "END.", 4)) {
-            ended = 1;
-        } else {
-            st = ad_fail(AD_ERR_FORMAT, "checkpoint", "checkpoint %s has an unknown section '%.4s'", path, tag);
-            goto done;
-        }
-    }
-    if (!have_def || !have_stats || !have_part) {
-        st = ad_fail(AD_ERR_FORMAT, "checkpoint", "checkpoint %s lacks its %s section", path,
-                     !have_def ? "definition" : !have_stats ? "statistics" : "particle");
-        goto done;
-    }
-    int open = def.boundary_x == AD_BOUNDARY_OPEN || def.boundary_y == AD_BOUNDARY_OPEN;
-    if (open != have_open) {
-        st = ad_fail(AD_ERR_FORMAT, "checkpoint", "checkpoint %s: the open sides' section does not match the world", path);
-        goto done;
-    }
-    if (!open) snap.open.next_id = (uint32_t)snap.n; /* ids 0 .. n-1 */
-    TRYL(check_ids(&snap, open, path));
-    if (backend != AD_BACKEND_AUTO) def.backend = backend;
-    if (threads >= 0) def.threads = threads;
-    TRYL(ad_world_create(&def, &w));
-    if (nseg) TRYL(ad_world_add_segments(w, segs, (size_t)nseg));
-    if (fsums) {
-        TRYL(ad_world_set_fields(w, &fdef));
-        if (fprobe) TRYL(ad_world_set_probe(w, &pdef));
-        memcpy(w->fields.sums, fsums, ((size_t)fdef.nx * fdef.ny + 1) * AD_FS_COUNT * sizeof(double));
-        w->fields.samples = fsamples;
-        w->fields.probe_samples = psamples;
-        if (w->ops->fields_to_device) TRYL(w->ops->fields_to_device(w));
-    }
-    /* the run's history; the new world's own backend, threads and timers stand */
-    ad_backend b = w->stats.backend;
-    int t = w->stats.threads;
-    uint32_t bits = w->stats.cell_counter_bits;
-    w->stats = stats;
-    w->stats.backend = b;
-    w->stats.threads = t;
-    w->stats.cell_counter_bits = bits;
-    w->stats.count = snap.n;
-    for (int k = 0; k < AD_PHASE_COUNT; k++) w->stats.phase_seconds[k] = 0.0;
-    if (open && snap.open.res_boxes != (uint32_t)w->params.res_boxes) {
-        st = ad_fail(AD_ERR_FORMAT, "checkpoint", "checkpoint %s holds %u reservoir boxes; its world has %d", path,
-                     snap.open.res_boxes, w->params.res_boxes);
-        goto done;
-    }
-    TRYL(w->ops->import_state(w, &snap)); /* a device backend takes its statistics from w->stats */
-    w->count = snap.n;
-    st = ad_ok();
-done:
-    fclose(f);
-    free(segs);
-    free(fsums);
-    ad_snapshot_free(&snap);
+    ad_status st = load_file(&ld);
+    if (!st.code) st = build(&ld, backend, threads, &w);
+    fclose(ld.f);
+    free(ld.segs);
+    free(ld.fsums);
+    ad_snapshot_free(&ld.snap);
     if (st.code != AD_OK) {
         ad_world_destroy(w);
-        free(ublock);
+        free(ld.ublock);
         return st;
     }
     *out = w;
-    if (user) *user = ublock;
-    else free(ublock);
-    if (user_bytes) *user_bytes = (size_t)ulen;
+    if (user) *user = ld.ublock;
+    else free(ld.ublock);
+    if (user_bytes) *user_bytes = (size_t)ld.ulen;
     return st;
 }
 

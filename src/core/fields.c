@@ -35,6 +35,14 @@ ad_status ad_world_set_fields(ad_world *w, const ad_field_def *d)
     return w->ops->fields_to_device ? w->ops->fields_to_device(w) : ad_ok();
 }
 
+ad_status ad_world_get_fields(const ad_world *w, ad_field_def *out)
+{
+    if (!w || !out) return ad_fail(AD_ERR_INVALID, "fields", "world or output is NULL");
+    if (!w->fields.enabled) return ad_fail(AD_ERR_INVALID, "fields", "the world samples no fields");
+    *out = w->fields.def;
+    return ad_ok();
+}
+
 ad_status ad_world_reset_fields(ad_world *w)
 {
     if (!w || !w->fields.enabled) return ad_fail(AD_ERR_INVALID, "fields", "the world has no field grid");

@@ -12,6 +12,8 @@
 #include "airfoil.h"
 #include "world_internal.h"
 
+#include "scene_text.h"
+
 typedef enum { K_DOUBLE, K_U64, K_INT, K_ENUM, K_BOOL, K_STRING } ktype;
 
 typedef struct key {
@@ -94,10 +96,11 @@ static const key KEYS[] = {
      "plate thickness as a fraction of the chord; 0 = a single line"},
     {"body", "half_angle", K_DOUBLE, OFF(half_angle), 0, 0, 80, 1, 0, "deg", NULL, "wedge half angle"},
 
-    {"run", "steps", K_U64, OFF(steps), 0, 1, 1e15, 0, 0, "", NULL, "steps to run"},
+    {"run", "steps", K_U64, OFF(steps), 0, 1, 1e15, 0, 0, "", NULL,
+     "steps to run (at most 1e15: below 2^52, the clock, a double, moves at every step)"},
     {"run", "settle_steps", K_U64, OFF(settle_steps), 0, 0, 1e15, 0, 0, "", NULL,
      "steps before averages (forces, fields) start"},
-    {"run", "seed", K_U64, OFF(seed), 0, 0, 1.8e19, 0, 0, "", NULL, "random stream of the fill and the inlet"},
+    {"run", "seed", K_U64, OFF(seed), 0, 0, 18446744073709551615.0, 0, 0, "", NULL, "random stream of the fill and the inlet"},
     {"run", "backend", K_ENUM, OFF(backend), 0, 0, 0, 0, 0, "", "auto|cpu|cuda",
      "auto picks CUDA when a GPU is present"},
     {"run", "threads", K_INT, OFF(threads), 0, 0, 4096, 0, 0, "", NULL, "CPU threads; 0 = all cores"},
@@ -118,7 +121,7 @@ static const key KEYS[] = {
     {"run", "dt_max", K_DOUBLE, OFF(dt_max), 0, 0, BIG, 1, 0, "s", NULL, "ceiling of the adaptive step"},
 
     {"output", "dir", K_STRING, OFF(dir), SZ(dir), 0, 0, 0, 0, "", NULL,
-     "output folder (relative to the working directory); --out overrides"},
+     "output folder (relative to the working directory), not empty; --out overrides"},
     {"output", "force_interval", K_U64, OFF(force_interval), 0, 1, 1e15, 0, 0, "steps", NULL,
      "steps between rows of forces.csv (each row is the mean over its interval)"},
     {"output", "field_interval", K_U64, OFF(field_interval), 0, 1, 1e15, 0, 0, "steps", NULL,
@@ -238,28 +241,74 @@ static void allowed(const key *k, char *buf, size_t n)
     }
 }
 
-/* Parses and stores one value; returns a status naming `where`. */
+/* A text value as the scene keeps it: it must read back the same from the resolved INI copy, so no ';'
+ * (after a blank it starts a comment), no control character (a newline would start another line),
+ * and it must fit on a line libinih reads whole. */
+static ad_status set_string(const key *k, char *p, const char *v, const char *where, const char *field)
+{
+    size_t n = strlen(v), most = INI_LINE - strlen(k->name) - 3; /* "name = value" */
+    if (most > k->size - 1) most = k->size - 1;
+    if (n > most)
+        return ad_fail(AD_ERR_INVALID, field, "%s: [%s] %s is %zu characters long; at most %zu", where, k->section,
+                       k->name, n, most);
+    for (const char *c = v; *c; c++)
+        if (*c == ';' || (unsigned char)*c < 0x20 || *c == 0x7f)
+            return ad_fail(AD_ERR_INVALID, field,
+                           "%s: [%s] %s = '%.80s': %s is not allowed in a value (it would not read back the same)",
+                           where, k->section, k->name, v, *c == ';' ? "';' (it starts a comment)" : "a control character");
+    if (!strcmp(k->name, "dir") && !n)
+        return ad_fail(AD_ERR_INVALID, field,
+                       "%s: [output] dir is empty: the outputs would go to the file-system root; give a folder ('.' "
+                       "for the working directory)",
+                       where);
+    memcpy(p, v, n + 1);
+    return ad_ok();
+}
+
+/* A whole number: plain digits read exactly (a seed above 2^53 keeps every digit), else as a number
+ * that must be whole. Returns 0 when it is not a number, -1 when it is not whole. */
+static int parse_whole(const char *v, double *d, unsigned long long *u)
+{
+    char *end;
+    errno = 0;
+    if (*v >= '0' && *v <= '9' && v[strspn(v, "0123456789")] == 0) {
+        *u = strtoull(v, &end, 10);
+        *d = errno == ERANGE ? INFINITY : (double)*u; /* out of range below */
+        return 1;
+    }
+    *d = strtod(v, &end);
+    if (end == v || *end || errno == ERANGE || !isfinite(*d)) return 0;
+    if (*d != floor(*d) || *d < 0 || *d >= 9007199254740992.0) return *d < 0 ? 1 : -1; /* 2^53 */
+    *u = (unsigned long long)*d;
+    return 1;
+}
+
+/* Parses and stores one value; returns a status naming `where`. Blanks around the value do not count,
+ * as libinih strips them from a line of the file. */
 static ad_status set_value(ad_scene *s, const key *k, const char *value, const char *where)
 {
     char *p = (char *)s + k->offset, ok[160];
     allowed(k, ok, sizeof ok);
-    const char *v = value;
-    while (*v == ' ' || *v == '\t') v++;
     char field[48];
     snprintf(field, sizeof field, "%s.%s", k->section, k->name);
+    while (*value == ' ' || *value == '\t') value++;
+    size_t n = strlen(value);
+    while (n && (value[n - 1] == ' ' || value[n - 1] == '\t')) n--;
+    char buf[AD_PATH_MAX + 8];
+    if (n >= sizeof buf)
+        return ad_fail(AD_ERR_INVALID, field, "%s: [%s] %s: the value is %zu characters long; at most %zu", where,
+                       k->section, k->name, n, sizeof buf - 1);
+    memcpy(buf, value, n);
+    buf[n] = 0;
+    const char *v = buf;
     switch (k->type) {
-    case K_STRING:
-        if (strlen(v) >= k->size)
-            return ad_fail(AD_ERR_INVALID, field, "%s: [%s] %s is longer than %zu characters", where, k->section,
-                           k->name, k->size - 1);
-        memcpy(p, v, strlen(v) + 1);
-        return ad_ok();
+    case K_STRING: return set_string(k, p, v, where, field);
     case K_BOOL: {
         int b = -1;
         if (!strcasecmp(v, "yes") || !strcasecmp(v, "true") || !strcasecmp(v, "on") || !strcmp(v, "1")) b = 1;
         if (!strcasecmp(v, "no") || !strcasecmp(v, "false") || !strcasecmp(v, "off") || !strcmp(v, "0")) b = 0;
         if (b < 0)
-            return ad_fail(AD_ERR_INVALID, field, "%s: [%s] %s = '%s' is not allowed; expected %s", where, k->section,
+            return ad_fail(AD_ERR_INVALID, field, "%s: [%s] %s = '%.80s' is not allowed; expected %s", where, k->section,
                            k->name, v, ok);
         *(int *)p = b;
         return ad_ok();
@@ -276,7 +325,7 @@ static ad_status set_value(ad_scene *s, const key *k, const char *value, const c
             c += len + (c[len] == '|');
             idx++;
         }
-        return ad_fail(AD_ERR_INVALID, field, "%s: [%s] %s = '%s' is not allowed; expected %s", where, k->section,
+        return ad_fail(AD_ERR_INVALID, field, "%s: [%s] %s = '%.80s' is not allowed; expected %s", where, k->section,
                        k->name, v, ok);
     }
     default: {
@@ -284,18 +333,28 @@ static ad_status set_value(ad_scene *s, const key *k, const char *value, const c
             *(double *)p = NAN;
             return ad_ok();
         }
-        char *end;
-        errno = 0;
-        double d = strtod(v, &end);
-        while (*end == ' ' || *end == '\t') end++;
-        if (end == v || *end || errno == ERANGE || !isfinite(d))
-            return ad_fail(AD_ERR_INVALID, field, "%s: [%s] %s = '%s' is not a number; expected %s", where,
+        double d;
+        unsigned long long u = 0;
+        int whole = 1;
+        if (k->type == K_DOUBLE) {
+            char *end;
+            errno = 0;
+            d = strtod(v, &end);
+            whole = !(end == v || *end || errno == ERANGE || !isfinite(d));
+        } else {
+            whole = parse_whole(v, &d, &u);
+        }
+        if (!whole)
+            return ad_fail(AD_ERR_INVALID, field, "%s: [%s] %s = '%.80s' is not a number; expected %s", where,
                            k->section, k->name, v, ok);
-        if ((k->type != K_DOUBLE && d != floor(d)) || (k->min_open ? !(d > k->min) : !(d >= k->min)) || d > k->max)
-            return ad_fail(AD_ERR_INVALID, field, "%s: [%s] %s = %s is out of range; expected %s", where, k->section,
+        if (whole < 0 && k->type == K_U64 && d >= 9007199254740992.0)
+            return ad_fail(AD_ERR_INVALID, field, "%s: [%s] %s = %.80s: write a whole number above 2^53 in plain digits",
+                           where, k->section, k->name, v);
+        if (whole < 0 || (k->min_open ? !(d > k->min) : !(d >= k->min)) || d > k->max)
+            return ad_fail(AD_ERR_INVALID, field, "%s: [%s] %s = %.80s is out of range; expected %s", where, k->section,
                            k->name, v, ok);
         if (k->type == K_DOUBLE) *(double *)p = d;
-        else if (k->type == K_U64) *(unsigned long long *)p = (unsigned long long)d;
+        else if (k->type == K_U64) *(unsigned long long *)p = u;
         else *(int *)p = (int)d;
         return ad_ok();
     }
@@ -305,9 +364,9 @@ static ad_status set_value(ad_scene *s, const key *k, const char *value, const c
 typedef struct parse_ctx {
     ad_scene *s;
     const char *name;
-    int line;          /* counted by the handler: inih calls it once per key line */
     ad_status first;   /* the first error */
     int failed;
+    unsigned char given[NKEYS]; /* keys this text gave: a second line for one would override it unseen */
 } parse_ctx;
 
 static ad_status apply(ad_scene *s, const char *section, const char *name, const char *value, const char *where)
@@ -334,7 +393,16 @@ static int handler(void *user, const char *section, const char *name, const char
     if (c->failed) return 1;
     char where[AD_PATH_MAX + 64];
     snprintf(where, sizeof where, "%s", c->name);
-    ad_status st = apply(c->s, section, name, value, where);
+    const key *k = find_key(section, name);
+    ad_status st = ad_ok();
+    if (k && c->given[k - KEYS]) {
+        char field[48];
+        snprintf(field, sizeof field, "%s.%s", k->section, k->name);
+        st = ad_fail(AD_ERR_INVALID, field, "%s: [%s] %s is given twice; give each key once", where, k->section,
+                     k->name);
+    }
+    if (k) c->given[k - KEYS] = 1;
+    if (!st.code) st = apply(c->s, section, name, value, where);
     if (st.code) {
         c->first = st;
         c->failed = 1;
@@ -361,53 +429,21 @@ static ad_status finish_parse(parse_ctx *c, int rc, const char *name)
     return ad_fail(AD_ERR_FORMAT, "scene", "%s:%d: not INI syntax (expected [section] or key = value)", name, rc);
 }
 
-/* Lines that are not INI at all, found before any key is applied (inih would
- * report their line but with the next key's complaint). */
-static ad_status syntax_check(const char *text, const char *name)
-{
-    int line = 1;
-    for (const char *p = text; *p; line++) {
-        const char *e = strchr(p, '\n');
-        size_t len = e ? (size_t)(e - p) : strlen(p);
-        while (len && (*p == ' ' || *p == '\t')) p++, len--;
-        while (len && (p[len - 1] == ' ' || p[len - 1] == '\t' || p[len - 1] == '\r')) len--;
-        if (len && *p != ';' && *p != '#') {
-            if (*p == '[') {
-                if (!memchr(p, ']', len))
-                    return ad_fail(AD_ERR_FORMAT, "scene", "%s:%d: section header '%.*s' lacks its closing ']'", name,
-                                   line, (int)len, p);
-            } else if (!memchr(p, '=', len) && !memchr(p, ':', len)) {
-                return ad_fail(AD_ERR_FORMAT, "scene", "%s:%d: '%.*s' is not 'key = value' or '[section]'", name,
-                               line, (int)len, p);
-            }
-        }
-        if (!e) break;
-        p = e + 1;
-    }
-    return ad_ok();
-}
 
 ad_status ad_scene_load(ad_scene *s, const char *path)
 {
+    if (strlen(path) >= sizeof s->source)
+        return ad_fail(AD_ERR_INVALID, "scene", "the scene path is %zu characters long; at most %zu", strlen(path),
+                       sizeof s->source - 1);
     FILE *f = fopen(path, "rb");
     if (!f) return ad_fail(AD_ERR_IO, "scene", "cannot open scene file %s: %s", path, strerror(errno));
-    char *text = NULL;
-    size_t len = 0, cap = 0;
-    for (;;) {
-        if (len + 4096 + 1 > cap) {
-            cap = cap ? 2 * cap : 8192;
-            char *g = cap > ((size_t)64 << 20) ? NULL : realloc(text, cap);
-            if (!g) {
-                free(text);
-                fclose(f);
-                return ad_fail(AD_ERR_FORMAT, "scene", "%s is too large for a scene file (over 64 MiB)", path);
-            }
-            text = g;
-        }
-        size_t k = fread(text + len, 1, 4096, f);
-        len += k;
-        if (k < 4096) break;
+    /* one byte more than a scene may hold tells a file that is too large */
+    char *text = malloc(SCENE_MAX_BYTES + 2);
+    if (!text) {
+        fclose(f);
+        return ad_fail(AD_ERR_NO_MEMORY, "scene", "out of memory reading %s", path);
     }
+    size_t len = fread(text, 1, SCENE_MAX_BYTES + 1, f);
     int err = ferror(f);
     fclose(f);
     if (err) {
@@ -415,9 +451,17 @@ ad_status ad_scene_load(ad_scene *s, const char *path)
         return ad_fail(AD_ERR_IO, "scene", "cannot read scene file %s", path);
     }
     text[len] = 0;
-    if (strlen(text) != len) {
+    if (len > SCENE_MAX_BYTES) {
         free(text);
-        return ad_fail(AD_ERR_FORMAT, "scene", "%s is not a text file (it holds a NUL byte)", path);
+        return ad_fail(AD_ERR_FORMAT, "scene", "%s is over %zu bytes long; a scene file holds at most %zu", path,
+                       SCENE_MAX_BYTES, SCENE_MAX_BYTES);
+    }
+    const char *nul = memchr(text, 0, len);
+    if (nul) {
+        int line = 1;
+        for (const char *q = text; q < nul; q++) line += *q == '\n';
+        free(text);
+        return ad_fail(AD_ERR_FORMAT, "scene", "%s:%d: a NUL byte: this is not a text file", path, line);
     }
     snprintf(s->source, sizeof s->source, "%s", path);
     ad_status st = ad_scene_load_string(s, text, path);
@@ -427,76 +471,62 @@ ad_status ad_scene_load(ad_scene *s, const char *path)
 
 ad_status ad_scene_load_string(ad_scene *s, const char *text, const char *name)
 {
-    if (!s->source[0]) snprintf(s->source, sizeof s->source, "%s", name);
-    ad_status st = syntax_check(text, name);
-    if (st.code) return st;
-    parse_ctx c = {s, name, 0, {0}, 0};
-    int rc = ini_parse_string(text, handler, &c);
+    if (!s->source[0]) {
+        if (strlen(name) >= sizeof s->source)
+            return ad_fail(AD_ERR_INVALID, "scene", "the scene name is %zu characters long; at most %zu", strlen(name),
+                           sizeof s->source - 1);
+        snprintf(s->source, sizeof s->source, "%s", name);
+    }
+    char *clean;
+    ad_status st = ad_scene_text_prepare(text, name, &clean);
+    if (!st.code) st = ad_scene_text_syntax(clean, name);
+    if (st.code) {
+        free(clean);
+        return st;
+    }
+    parse_ctx c = {s, name, {0}, 0, {0}};
+    int rc = ini_parse_string(clean, handler, &c);
+    free(clean);
     return finish_parse(&c, rc, name);
+}
+
+static char *trim(char *t)
+{
+    while (*t == ' ' || *t == '\t') t++;
+    for (char *e = t + strlen(t); e > t && (e[-1] == ' ' || e[-1] == '\t'); e--) e[-1] = 0;
+    return t;
 }
 
 ad_status ad_scene_set(ad_scene *s, const char *assignment)
 {
-    char buf[AD_PATH_MAX + 128];
-    snprintf(buf, sizeof buf, "%s", assignment);
+    /* a copy of any length: a value cut to a buffer would be set silently to its first part */
+    char *buf = malloc(strlen(assignment) + 1);
+    if (!buf) return ad_fail(AD_ERR_NO_MEMORY, "--set", "out of memory for --set");
+    memcpy(buf, assignment, strlen(assignment) + 1);
     char *eq = strchr(buf, '=');
     char *dot = eq ? memchr(buf, '.', (size_t)(eq - buf)) : NULL;
-    if (!eq || !dot)
-        return ad_fail(AD_ERR_INVALID, "--set",
-                       "--set %s: expected section.key=value, for example --set gas.velocity=4", assignment);
-    *eq = 0;
-    *dot = 0;
-    char *section = buf, *name = dot + 1, *value = eq + 1;
-    /* trim the key */
-    for (char *e = name + strlen(name); e > name && (e[-1] == ' '); e--) e[-1] = 0;
-    char where[AD_PATH_MAX + 160];
-    snprintf(where, sizeof where, "--set %s", assignment);
-    return apply(s, section, name, value, where);
+    ad_status st;
+    if (!eq || !dot) {
+        st = ad_fail(AD_ERR_INVALID, "--set", "--set %s: expected section.key=value, for example --set gas.velocity=4",
+                     assignment);
+    } else {
+        *eq = 0;
+        *dot = 0;
+        char where[AD_PATH_MAX + 160];
+        /* a long value is shown by its start and its length */
+        if (strlen(assignment) > 100) snprintf(where, sizeof where, "--set %.60s... (%zu characters)", assignment,
+                                               strlen(assignment));
+        else snprintf(where, sizeof where, "--set %s", assignment);
+        st = apply(s, trim(buf), trim(dot + 1), eq + 1, where);
+    }
+    free(buf);
+    return st;
 }
 
-ad_status ad_scene_finish(ad_scene *s)
+unsigned char *ad_scene_seen(ad_scene *s, const char *section, const char *name)
 {
-    const char *src = s->source[0] ? s->source : "scene";
-    if (s->width < 4 * s->radius || s->height < 4 * s->radius)
-        return ad_fail(AD_ERR_INVALID, "tunnel.width", "%s: the tunnel (%g x %g m) must be at least 4 radii each way",
-                       src, s->width, s->height);
-    int given = (s->speed_ratio > 0) + (s->mach > 0);
-    if (given + (s->seen[find_key("gas", "velocity") - KEYS] != 0) > 1)
-        return ad_fail(AD_ERR_INVALID, "gas.mach", "%s: give the free stream by one of velocity, speed_ratio or mach",
-                       src);
-    if (s->speed_ratio > 0) s->velocity = s->speed_ratio * sqrt(2.0 * s->temperature);
-    if (s->mach > 0) s->velocity = s->mach * sqrt(2.0 * s->temperature);
-    /* from here on the velocity is the free stream: a resolved copy of the scene
-     * (scene.ini, a checkpoint) gives it alone and reads back the same */
-    if (given) {
-        s->speed_ratio = s->mach = 0.0;
-        s->seen[find_key("gas", "velocity") - KEYS] = 1;
-        s->seen[find_key("gas", "speed_ratio") - KEYS] = s->seen[find_key("gas", "mach") - KEYS] = 0;
-    }
-    if (s->kind == AD_TUNNEL_BOX) {
-        if (given || (s->seen[find_key("gas", "velocity") - KEYS] && s->velocity != 0.0))
-            return ad_fail(AD_ERR_INVALID, "gas.velocity", "%s: a box has no stream: [gas] velocity must be 0", src);
-        s->velocity = 0.0;
-        s->walls = AD_BOUNDARY_SOLID;
-    }
-    if (s->kind == AD_TUNNEL_FLOW && !(s->velocity > 0.0))
-        return ad_fail(AD_ERR_INVALID, "gas.velocity", "%s: a flow tunnel needs a positive [gas] velocity (m/s)", src);
-    if (s->shape == AD_SHAPE_FILE && !s->file[0])
-        return ad_fail(AD_ERR_INVALID, "body.file", "%s: [body] shape = file needs a [body] file = PATH", src);
-    if (s->settle_steps >= s->steps)
-        return ad_fail(AD_ERR_INVALID, "run.settle_steps",
-                       "%s: [run] settle_steps = %llu must be less than steps = %llu, or nothing is averaged", src,
-                       s->settle_steps, s->steps);
-    if (s->field_cell < 2 * s->radius)
-        return ad_fail(AD_ERR_INVALID, "output.field_cell",
-                       "%s: [output] field_cell = %g m is below a disc diameter (%g m)", src, s->field_cell,
-                       2 * s->radius);
-    if (s->width / s->field_cell > 20000 || s->height / s->field_cell > 20000)
-        return ad_fail(AD_ERR_INVALID, "output.field_cell", "%s: [output] field_cell = %g m makes over 20000 cells a side",
-                       src, s->field_cell);
-    if (isnan(s->x)) s->x = s->width / 3.0;
-    if (isnan(s->y)) s->y = s->height / 2.0;
-    return ad_ok();
+    const key *k = find_key(section, name);
+    return k ? &s->seen[k - KEYS] : NULL;
 }
 
 char *ad_scene_to_ini(const ad_scene *s)
@@ -562,7 +592,27 @@ void ad_scene_write_reference(FILE *f)
                "`aerodem run SCENE --set section.key=value` overrides a key with the same checks.\n"
                "Unknown sections and keys, values that are not numbers and values out of range are errors\n"
                "that name the file, the line and the key.\n\n"
-               "This page is generated by `aerodem scene-keys`; a test keeps it equal to the program.\n");
+               "This page is generated by `aerodem scene-keys`; a test keeps it equal to the program.\n\n"
+               "A scene file is text of at most 1 MiB (a UTF-8 byte-order mark and CRLF line endings are read);\n"
+               "an indented line is a line of its own; a key given twice in a file and text after a section\n"
+               "header's `]` are refused. libinih reads at most %d characters of a line: comment\n"
+               "lines and comments after ` ;` may be longer, a longer key line is refused. Text values (paths,\n"
+               "the NACA digits) hold no `;` and no control character, so that the resolved copy (`scene.ini`,\n"
+               "the checkpoint's) reads back the same; `[output] dir` must not be empty.\n\n"
+               "Beyond each key's range, values that together would make the run meaningless are refused with\n"
+               "the key named:\n\n"
+               "- the discs' state is float: the mass and its inverse, the contact force over a diameter of\n"
+               "  overlap and its acceleration, the squared diameter, the squared largest speed\n"
+               "  (|U| + 10 sqrt(kT/m)) and its kinetic energy must be floats;\n"
+               "- a step must move the gas: the float spacing of positions at the domain's farthest coordinate\n"
+               "  must be at most a step's largest move (max_move x radius) and at most what a disc at the\n"
+               "  typical speed (the larger of |U| and sqrt(2 kT/m)) travels in the first step (the least of\n"
+               "  dt_max, the contact time over contact_steps and max_move x radius over the largest speed);\n"
+               "- a disc falls at most max_move x radius in a step, and on a solid floor the gas's weight\n"
+               "  presses the lowest discs together by at most a tenth of the radius;\n"
+               "- the tunnel's fill gives at least one disc, the domain's discs fit 32-bit indices, and a box\n"
+               "  at temperature 0 without gravity (where nothing would move) is refused.\n",
+            INI_LINE);
     const char *sec = "";
     for (size_t i = 0; i < NKEYS; i++) {
         const key *k = &KEYS[i];

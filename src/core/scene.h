@@ -79,8 +79,13 @@ ad_status ad_scene_load_string(ad_scene *s, const char *text, const char *name);
 /* One override "section.key=value", checked like a line of the file. */
 ad_status ad_scene_set(ad_scene *s, const char *assignment);
 
-/* Cross-key checks and derived values (the stream velocity from S or M). */
+/* Cross-key checks and derived values (the stream velocity from S or M), and the checks of values that
+ * together would make a run meaningless: quantities the step keeps in float, a step that moves the
+ * discs and resolves gravity, a fill that gives a disc (docs/SCENES.md lists them). */
 ad_status ad_scene_finish(ad_scene *s);
+
+/* The flag "given explicitly" of a key (NULL for a key that does not exist). */
+unsigned char *ad_scene_seen(ad_scene *s, const char *section, const char *name);
 
 /* The scene as INI text with every key, resolved (malloc'ed). */
 char *ad_scene_to_ini(const ad_scene *s);

@@ -1,5 +1,8 @@
-/* From a scene to a world: the free-stream numbers, the tunnel's layout (reservoir, probe), the body, the world. */
+/* From a scene to a world: the cross-key checks, the free-stream numbers, the tunnel's layout (reservoir, probe), the
+ * body, the world. */
+#include <float.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -257,11 +260,254 @@ ad_status ad_scene_build(const ad_scene *s, ad_world **out)
         ad_fill_def f = {l.x_min, l.y_min, l.x_max, l.y_max, s->area_fraction, s->velocity, 0, s->temperature, s->seed};
         size_t added;
         st = ad_world_fill(w, &f, &added);
+        /* a closed world with no disc has nothing to step: its clock would stand still */
+        if (!st.code && added == 0 && !ad_world_open(w))
+            st = ad_fail(AD_ERR_INVALID, "gas.area_fraction",
+                         "%s: [gas] area_fraction = %g leaves no disc in the %g x %g m box outside the body; raise it",
+                         s->source, s->area_fraction, s->width, s->height);
     }
     if (st.code) {
         ad_world_destroy(w);
         return st;
     }
     *out = w;
+    return ad_ok();
+}
+
+/* -------------------------------------------------- values that make a run meaningless -- */
+
+/* The spacing of floats (the discs' positions and speeds are floats) at |x|. */
+static double float_spacing(double x)
+{
+    if (!isfinite(x)) return INFINITY;
+    int e;
+    frexp(fabs(x), &e);
+    return ldexp(1.0, e - 24);
+}
+
+/* The world's domain: the tunnel and the reservoir's bands outside its open sides, rounded up to
+ * whole grid cells when `cells` (as ad_scene_layout_of does). */
+static void domain_of(const ad_scene *s, int reservoir, int cells, double *x, double *y)
+{
+    double in = 0.0, w = s->kind == AD_TUNNEL_FLOW && reservoir ? ad_scene_reservoir(s, &in) : 0.0;
+    double cell = s->cell_size > 0 ? s->cell_size
+                                   : 2.0 * s->radius * (1.0 + (s->integrator == AD_INTEGRATOR_RK4 ? s->max_move : 0.0));
+    if (cells && w > 0) in = ceil(in / cell) * cell, w = ceil(w / cell) * cell;
+    *x = s->width + in + w;
+    *y = s->height + (s->walls == AD_BOUNDARY_OPEN ? 2.0 * w : 0.0);
+}
+
+/* The key to name when a check of the domain fails: the tunnel itself, its reservoir, or the cells the
+ * reservoir's bands are rounded up to. `fits` tells whether a domain x by y passes. */
+static const char *domain_key(const ad_scene *s, int (*fits)(const ad_scene *, double, double))
+{
+    double x, y;
+    if (!fits(s, s->width, s->height)) return s->width >= s->height ? "tunnel.width" : "tunnel.height";
+    domain_of(s, 1, 0, &x, &y);
+    return fits(s, x, y) ? "tunnel.cell_size" : "tunnel.reservoir";
+}
+
+static int resolves(const ad_scene *s, double x, double y)
+{
+    return float_spacing(fmax(x, y)) <= s->max_move * s->radius;
+}
+
+/* The coarsest step allowed (8 per contact, max_move x radius at the largest speed) moves a disc at
+ * the typical speed by at least a float spacing. */
+static int moves(const ad_scene *s, double x, double y)
+{
+    double sigma = sqrt(s->temperature), v_typ = fmax(fabs(s->velocity), sqrt(2.0) * sigma);
+    double v_max = fabs(s->velocity) + 10.0 * sigma, tc = AD_PI * sqrt(0.5 * s->mass / s->stiffness);
+    return v_typ * fmin(tc / 8.0, v_max > 0 ? s->max_move * s->radius / v_max : INFINITY) >= float_spacing(fmax(x, y));
+}
+
+static int indexable(const ad_scene *s, double x, double y)
+{
+    return s->area_fraction * x * y / (AD_PI * s->radius * s->radius) * 1.3 + 4096 <= (double)UINT32_MAX - 1;
+}
+
+/* The scene's free stream and steps, as the checks below estimate them. */
+typedef struct scene_scales {
+    double v_typ;   /* the stream or the thermal speed sqrt(2 kT/m), whichever is larger [m/s] */
+    double v_max;   /* |U| + 10 sqrt(kT/m): beyond the fastest of 2^32 Gaussian draws (6.6 per component) */
+    double tc;      /* undamped contact time pi sqrt(m/(2k)) [s] */
+    double dt;      /* the first adaptive step: dt_max, tc/contact_steps, max_move r / v_max */
+    const char *dt_key;
+    double extent;  /* the farthest coordinate of the domain, the reservoir included [m] */
+    const char *extent_key;
+} scene_scales;
+
+static scene_scales scales_of(const ad_scene *s)
+{
+    scene_scales c;
+    double sigma = sqrt(s->temperature), r = s->radius, x, y;
+    c.v_typ = fmax(fabs(s->velocity), sqrt(2.0) * sigma);
+    c.v_max = fabs(s->velocity) + 10.0 * sigma;
+    c.tc = AD_PI * sqrt(0.5 * s->mass / s->stiffness);
+    c.dt = s->dt_max;
+    c.dt_key = "run.dt_max";
+    if (c.tc / s->contact_steps < c.dt) c.dt = c.tc / s->contact_steps, c.dt_key = "run.contact_steps";
+    if (c.v_max > 0 && s->max_move * r / c.v_max < c.dt) c.dt = s->max_move * r / c.v_max, c.dt_key = "run.max_move";
+    domain_of(s, 1, 1, &x, &y);
+    c.extent = fmax(x, y);
+    c.extent_key = domain_key(s, resolves);
+    /* a tunnel a default step (max_move 0.1) resolves: the small max_move is to blame */
+    ad_scene t = *s;
+    t.max_move = 0.1;
+    if (s->max_move < 0.1 && resolves(&t, x, y)) c.extent_key = "run.max_move";
+    return c;
+}
+
+/* Quantities the step keeps in float: the mass and its inverse, the contact force and acceleration at
+ * a full diameter of overlap, the disc's area, the squared speed the step is chosen from, the kinetic
+ * energy. */
+static ad_status float_scales(const ad_scene *s, const scene_scales *c, const char *src, const char *stream_key)
+{
+    double m = s->mass, k = s->stiffness, d = 2.0 * s->radius, f = k * d;
+    if (!(m >= 1.0 / FLT_MAX && m <= 1.0 / FLT_MIN))
+        return ad_fail(AD_ERR_INVALID, "gas.mass", "%s: [gas] mass = %g kg: the mass and its inverse must be floats: "
+                       "between %.3g and %.3g kg", src, m, 1.0 / FLT_MAX, 1.0 / FLT_MIN);
+    if (!(d * d >= FLT_MIN && d * d <= FLT_MAX && s->area_fraction / (AD_PI * s->radius * s->radius) <= FLT_MAX))
+        return ad_fail(AD_ERR_INVALID, "gas.radius", "%s: [gas] radius = %g m: the squared diameter and the number "
+                       "density must be floats: a radius between %.3g and %.3g m", src, s->radius, 0.5 * sqrt(FLT_MIN),
+                       0.5 * sqrt(FLT_MAX));
+    if (!(f <= FLT_MAX && f / m <= FLT_MAX))
+        return ad_fail(AD_ERR_INVALID, "gas.stiffness", "%s: [gas] stiffness = %g N/m: the contact force over a "
+                       "diameter of overlap (%g N) and its acceleration (%g m/s^2) must be floats; at most %.3g N/m",
+                       src, k, f, f / m, fmin(FLT_MAX / d, FLT_MAX * m / d));
+    if (!(c->v_max * c->v_max <= FLT_MAX))
+        return ad_fail(AD_ERR_INVALID, stream_key, "%s: %s: the free stream (%g m/s and thermal speed %g m/s) makes "
+                       "speeds up to %g m/s whose square is beyond a float; the step could not be chosen", src,
+                       stream_key, fabs(s->velocity), sqrt(2.0 * s->temperature), c->v_max);
+    if (!(m * c->v_max * c->v_max <= FLT_MAX))
+        return ad_fail(AD_ERR_INVALID, "gas.mass", "%s: [gas] mass = %g kg: the kinetic energy of a disc at %g m/s "
+                       "is beyond a float; at most %.3g kg at this stream", src, m, c->v_max,
+                       FLT_MAX / (c->v_max * c->v_max));
+    return ad_ok();
+}
+
+/* The step must move the discs: a position changes only by at least a float spacing, and the gas must
+ * not be crushed by its own weight or fall through a step. */
+static ad_status step_scales(const ad_scene *s, const scene_scales *c, const char *src)
+{
+    double r = s->radius, ulp = float_spacing(c->extent), g = fabs(s->gravity);
+    if (!isfinite(c->extent))
+        return ad_fail(AD_ERR_INVALID, "tunnel.reservoir", "%s: [tunnel] reservoir = auto: a dense stream at "
+                       "temperature 0 has no collision time to size the band by; give its width in m", src);
+    if (ulp > s->max_move * r)
+        return ad_fail(AD_ERR_INVALID, c->extent_key, "%s: %s: a domain reaching %g m cannot be resolved in float "
+                       "for discs of radius %g m: positions there are %g m apart, more than a step's largest move "
+                       "(max_move x radius = %g m); make the tunnel smaller than %g m or the discs larger", src,
+                       c->extent_key, c->extent, r, ulp, s->max_move * r, ldexp(1.0, (int)floor(log2(s->max_move * r)) + 24));
+    /* the step is to blame where a coarser one (8 steps per contact) would move the gas, else the tunnel */
+    double x, y;
+    domain_of(s, 1, 1, &x, &y);
+    const char *key = moves(s, x, y) ? c->dt_key : domain_key(s, moves);
+    if (!moves(s, 4.0 * r, 4.0 * r)) /* not even in the smallest tunnel: the gas is too slow */
+        key = fabs(s->velocity) >= sqrt(2.0 * s->temperature) ? "gas.velocity" : "gas.temperature";
+    if (c->v_typ > 0 && c->v_typ * c->dt < ulp)
+        return ad_fail(AD_ERR_INVALID, key, "%s: %s: a disc at the gas's typical speed %g m/s moves %g m in a step of "
+                       "%g s, less than the float spacing of positions (%g m at %g m): the gas would not move; the "
+                       "step must be at least %g s, or the tunnel smaller", src, key, c->v_typ, c->v_typ * c->dt,
+                       c->dt, ulp, c->extent, ulp / c->v_typ);
+    if (c->v_typ == 0 && g == 0 && s->kind == AD_TUNNEL_BOX)
+        return ad_fail(AD_ERR_INVALID, "gas.temperature", "%s: [gas] temperature = 0 in a box without gravity: "
+                       "the gas is at rest and nothing would happen", src);
+    if (g * c->dt * c->dt > s->max_move * r)
+        return ad_fail(AD_ERR_INVALID, "tunnel.gravity", "%s: [tunnel] gravity = %g m/s^2: a disc falls %g m in a "
+                       "step of %g s, more than max_move x radius = %g m; at most %.3g m/s^2", src, s->gravity,
+                       g * c->dt * c->dt, c->dt, s->max_move * r, s->max_move * r / (c->dt * c->dt));
+    if (g > 0 && c->v_typ == 0 && 0.5 * g * c->dt * c->dt < ulp)
+        return ad_fail(AD_ERR_INVALID, c->dt_key, "%s: %s: a step of %g s lets a disc at rest fall %g m, less than "
+                       "the float spacing of positions (%g m): the gas would not move", src, c->dt_key, c->dt,
+                       0.5 * g * c->dt * c->dt, ulp);
+    /* on a solid floor the bottom disc of a column carries the column: the overlap weight/k must stay
+     * a small part of the radius, where a linear spring still stands for a hard disc */
+    int floor_wall = s->kind == AD_TUNNEL_BOX || s->walls == AD_BOUNDARY_SOLID;
+    double column = s->area_fraction * s->height * 2.0 * r / (AD_PI * r * r), overlap = column * s->mass * g / s->stiffness;
+    if (floor_wall && overlap > 0.1 * r)
+        return ad_fail(AD_ERR_INVALID, "tunnel.gravity", "%s: [tunnel] gravity = %g m/s^2: the gas's weight (a column "
+                       "of %.3g discs) presses the lowest discs %g m into each other, over a tenth of the radius; at "
+                       "most %.3g m/s^2 (or stiffer discs)", src, s->gravity, column, overlap,
+                       0.1 * r * s->stiffness / (column * s->mass));
+    return ad_ok();
+}
+
+static ad_status check_scales(const ad_scene *s, const char *stream_key)
+{
+    const char *src = s->source[0] ? s->source : "scene";
+    scene_scales c = scales_of(s);
+    AD_TRY(float_scales(s, &c, src, stream_key));
+    AD_TRY(step_scales(s, &c, src));
+    /* the fill must give a disc, and the discs of the whole domain must fit 32-bit indices */
+    double disc = AD_PI * s->radius * s->radius, n = s->area_fraction * s->width * s->height / disc;
+    if (floor(n + 0.5) < 1.0)
+        return ad_fail(AD_ERR_INVALID, "gas.area_fraction", "%s: [gas] area_fraction = %g fills the %g x %g m tunnel "
+                       "with no disc (%.3g discs of radius %g m); the smallest that gives one is %.6g", src,
+                       s->area_fraction, s->width, s->height, n, s->radius, 0.5 * disc / (s->width * s->height) * (1 + 1e-6));
+    double x, y;
+    domain_of(s, 1, 1, &x, &y);
+    if (!indexable(s, x, y))
+        return ad_fail(AD_ERR_INVALID, domain_key(s, indexable),
+                       "%s: %s: the %g x %g m domain holds %.3g discs at area fraction %g; with room for the stream at "
+                       "most %.3g (32-bit indices)", src, domain_key(s, indexable), x, y,
+                       s->area_fraction * x * y / disc, s->area_fraction,
+                       ((double)UINT32_MAX - 4097) / 1.3);
+    return ad_ok();
+}
+
+ad_status ad_scene_finish(ad_scene *s)
+{
+    const char *src = s->source[0] ? s->source : "scene";
+    if (s->width < 4 * s->radius || s->height < 4 * s->radius)
+        return ad_fail(AD_ERR_INVALID, "tunnel.width", "%s: the tunnel (%g x %g m) must be at least 4 radii each way",
+                       src, s->width, s->height);
+    int given = (s->speed_ratio > 0) + (s->mach > 0), mach_given = s->mach > 0;
+    if (given + (*ad_scene_seen(s, "gas", "velocity") != 0) > 1)
+        return ad_fail(AD_ERR_INVALID, "gas.mach", "%s: give the free stream by one of velocity, speed_ratio or mach",
+                       src);
+    if (given && !(s->temperature > 0))
+        return ad_fail(AD_ERR_INVALID, mach_given ? "gas.mach" : "gas.speed_ratio",
+                       "%s: [gas] %s gives the stream in thermal speeds, and the temperature is 0; give the velocity",
+                       src, mach_given ? "mach" : "speed_ratio");
+    if (s->speed_ratio > 0) s->velocity = s->speed_ratio * sqrt(2.0 * s->temperature);
+    if (s->mach > 0) s->velocity = s->mach * sqrt(2.0 * s->temperature);
+    /* from here on the velocity is the free stream: a resolved copy of the scene
+     * (scene.ini, a checkpoint) gives it alone and reads back the same */
+    if (given) {
+        s->speed_ratio = s->mach = 0.0;
+        *ad_scene_seen(s, "gas", "velocity") = 1;
+        *ad_scene_seen(s, "gas", "speed_ratio") = *ad_scene_seen(s, "gas", "mach") = 0;
+    }
+    if (s->kind == AD_TUNNEL_BOX) {
+        if (given || (*ad_scene_seen(s, "gas", "velocity") && s->velocity != 0.0))
+            return ad_fail(AD_ERR_INVALID, "gas.velocity", "%s: a box has no stream: [gas] velocity must be 0", src);
+        s->velocity = 0.0;
+        s->walls = AD_BOUNDARY_SOLID;
+    }
+    if (s->kind == AD_TUNNEL_FLOW && !(s->velocity > 0.0))
+        return ad_fail(AD_ERR_INVALID, "gas.velocity", "%s: a flow tunnel needs a positive [gas] velocity (m/s)", src);
+    const char *stream_key = !given ? "gas.velocity" : mach_given ? "gas.mach" : "gas.speed_ratio";
+    if (10.0 * sqrt(s->temperature) > fabs(s->velocity)) stream_key = "gas.temperature";
+    AD_TRY(check_scales(s, stream_key));
+    if (s->shape == AD_SHAPE_FILE && !s->file[0])
+        return ad_fail(AD_ERR_INVALID, "body.file", "%s: [body] shape = file needs a [body] file = PATH", src);
+    if (s->settle_steps >= s->steps)
+        return ad_fail(AD_ERR_INVALID, "run.settle_steps",
+                       "%s: [run] settle_steps = %llu must be less than steps = %llu, or nothing is averaged", src,
+                       s->settle_steps, s->steps);
+    if (s->field_cell < 2 * s->radius)
+        return ad_fail(AD_ERR_INVALID, "output.field_cell",
+                       "%s: [output] field_cell = %g m is below a disc diameter (%g m)", src, s->field_cell,
+                       2 * s->radius);
+    if (s->field_cell > fmin(s->width, s->height))
+        return ad_fail(AD_ERR_INVALID, "output.field_cell",
+                       "%s: [output] field_cell = %g m does not fit in the %g x %g m tunnel (a field cell reaching out "
+                       "of it would average over room without gas)", src, s->field_cell, s->width, s->height);
+    if (s->width / s->field_cell > 20000 || s->height / s->field_cell > 20000)
+        return ad_fail(AD_ERR_INVALID, "output.field_cell", "%s: [output] field_cell = %g m makes over 20000 cells a side",
+                       src, s->field_cell);
+    if (isnan(s->x)) s->x = s->width / 3.0;
+    if (isnan(s->y)) s->y = s->height / 2.0;
     return ad_ok();
 }

@@ -118,6 +118,10 @@ struct ad_world {
 
 /* Checks a definition and derives the kernels' float parameters (grid included). */
 ad_status ad_params_from_def(const ad_world_def *d, ad_params *p);
+/* The contact time of two discs without damping, pi sqrt(m_eff / k) [s] (world_def.c). */
+double ad_contact_time_undamped(const ad_world_def *d);
+/* AD_ERR_INVALID naming `field` unless lo < v (lo <= v when !lo_open) and v <= hi, v finite. */
+ad_status ad_check_range(const char *field, double v, double lo, int lo_open, double hi, const char *what);
 
 /* status helpers (status.c) */
 ad_status ad_ok(void);

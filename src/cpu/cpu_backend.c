@@ -749,6 +749,11 @@ static ad_status cpu_import(ad_world *w, const ad_snapshot *s)
 {
     cpu_world *c = w->impl;
     if (s->n > c->cap) return ad_fail(AD_ERR_CAPACITY, "capacity", "capacity: the snapshot holds %zu discs", s->n);
+    /* the arrays below are the world's, sized at creation: a snapshot that does not fit them is refused */
+    if (s->open.nwaiting > AD_WAITING_MAX || (s->open.res_state && s->open.res_boxes != c->open.res_boxes))
+        return ad_fail(AD_ERR_FORMAT, "checkpoint",
+                       "the snapshot has %u entries waiting (at most %d) and %u reservoir boxes (the world has %u)",
+                       s->open.nwaiting, AD_WAITING_MAX, s->open.res_boxes, c->open.res_boxes);
     memcpy(c->state[c->cur], s->state, s->n * sizeof(ad_state));
     memcpy(c->id, s->id, s->n * sizeof(uint32_t));
     memcpy(c->pressure, s->pressure, s->n * sizeof(float));
@@ -757,7 +762,7 @@ static ad_status cpu_import(ad_world *w, const ad_snapshot *s)
     c->n = s->n;
     memcpy(c->open.owed, s->open.owed, sizeof c->open.owed);
     c->open.next_id = s->open.next_id;
-    if (s->open.res_state && s->open.res_boxes == c->open.res_boxes)
+    if (s->open.res_state)
         memcpy(c->open.res_state, s->open.res_state, 2 * (size_t)s->open.res_boxes * sizeof(double));
     c->open.nwaiting = s->open.nwaiting;
     if (s->open.nwaiting) memcpy(c->open.waiting, s->open.waiting, s->open.nwaiting * sizeof(ad_entry));

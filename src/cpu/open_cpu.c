@@ -182,6 +182,11 @@ ad_status ad_cpu_open_enter(ad_world *w, cpu_world *c, float dt, float *vmax2)
     size_t nadd = 0;
     for (int b = 0; b < P->res_boxes; b++) nadd += c->res_add[b];
     if (ne + nadd == 0) return ad_ok();
+    if (ad_entries_overflow(ne + nadd, c->n, c->cap, AD_WAITING_MAX))
+        return ad_fail(AD_ERR_CAPACITY, "capacity",
+                       "capacity: at step %llu the free stream brings %zu discs in one step to a world of %zu discs "
+                       "with a capacity of %zu (a stream far denser or faster than the world was sized for)",
+                       (unsigned long long)step, ne + nadd, c->n, c->cap);
     if (!grow(c, ne + nadd)) return ad_fail(AD_ERR_NO_MEMORY, "", "out of host memory for %zu entering discs", ne + nadd);
     memcpy(c->entries, o->waiting, o->nwaiting * sizeof *o->waiting);
     size_t k = o->nwaiting;

@@ -1131,6 +1131,11 @@ static ad_status cuda_import(ad_world *w, const ad_snapshot *s)
 {
     cuda_world *c = CW(w);
     if (s->n > c->cap) return ad_fail(AD_ERR_CAPACITY, "capacity", "capacity: the snapshot holds %zu discs", s->n);
+    /* the device arrays are the world's, sized at creation: a snapshot that does not fit them is refused */
+    if (s->open.nwaiting > AD_WAITING_MAX || (s->open.res_state && s->open.res_boxes != (uint32_t)w->params.res_boxes))
+        return ad_fail(AD_ERR_FORMAT, "checkpoint",
+                       "the snapshot has %u entries waiting (at most %d) and %u reservoir boxes (the world has %d)",
+                       s->open.nwaiting, AD_WAITING_MAX, s->open.res_boxes, w->params.res_boxes);
     size_t n = s->n;
     CU(cudaMemcpy(c->state[c->cur], s->state, n * sizeof(ad_state), cudaMemcpyHostToDevice));
     CU(cudaMemcpy(c->id[c->idp], s->id, n * 4, cudaMemcpyHostToDevice));
@@ -1139,7 +1144,7 @@ static ad_status cuda_import(ad_world *w, const ad_snapshot *s)
     CU(cudaMemcpy(c->acc[c->cur], s->accel, n * sizeof(ad_accel), cudaMemcpyHostToDevice));
     if (c->open && s->open.nwaiting)
         CU(cudaMemcpy(c->waiting, s->open.waiting, s->open.nwaiting * sizeof(ad_entry), cudaMemcpyHostToDevice));
-    if (c->res_state && s->open.res_state && s->open.res_boxes == (uint32_t)w->params.res_boxes)
+    if (c->res_state && s->open.res_state)
         CU(cudaMemcpy(c->res_state, s->open.res_state, 2 * (size_t)s->open.res_boxes * sizeof(double),
                       cudaMemcpyHostToDevice));
     c->primed = s->primed;

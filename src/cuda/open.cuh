@@ -91,6 +91,7 @@ __global__ void __launch_bounds__(AD_ENTER_THREADS)
     if (t == 0) {
         pl.nwait = ctrl->nwaiting;
         pl.ne = pl.nwait;
+        unsigned long long total = pl.nwait;
         for (int f = 0; f < 4; f++) {
             pl.first[f] = pl.ne;
             pl.owe[f] = 0;
@@ -99,10 +100,16 @@ __global__ void __launch_bounds__(AD_ENTER_THREADS)
             ctrl->owed[f] = o - k;
             pl.owe[f] = k > 1e9 ? 1000000000u : (unsigned)k;
             pl.ne += pl.owe[f];
+            total += pl.owe[f];
         }
         unsigned nadd = p.res_boxes ? add_start[p.res_boxes - 1] + add[p.res_boxes - 1] : 0;
         pl.total = pl.ne + nadd;
         placed = waited = entered = added = full = 0;
+        if (ad_entries_overflow(total + nadd, ctrl->n, cap, AD_WAITING_MAX)) {
+            /* nothing is drawn: the run stops with the capacity error (the counts in 32 bits would wrap) */
+            ctrl->capacity_exceeded = (unsigned)min(total + nadd + ctrl->n, 0xffffffffull);
+            pl.total = pl.ne = pl.nwait = 0;
+        }
         n0 = ctrl->n;
         id0 = ctrl->next_id;
         *vmax2_bits = 0;

@@ -52,9 +52,11 @@ AD_HD static inline void ad_probe_values(const ad_field_grid *g, ad_state s, dou
 AD_HD static inline int ad_field_cell(const ad_field_grid *g, float x, float y)
 {
     float fx = (x - g->x0) * g->inv_dx, fy = (y - g->y0) * g->inv_dy;
-    if (!(fx >= 0.0f && fy >= 0.0f)) return -1;
+    /* compared before the conversion: a disc far outside (or NaN) must not reach (int) of a float
+     * beyond int's range, which is undefined */
+    if (!(fx >= 0.0f && fy >= 0.0f && fx < (float)g->nx && fy < (float)g->ny)) return -1;
     int cx = (int)fx, cy = (int)fy;
-    if (cx >= g->nx || cy >= g->ny) return -1;
+    if (cx >= g->nx || cy >= g->ny) return -1; /* fx just below nx can round to nx in float */
     return cy * g->nx + cx;
 }
 

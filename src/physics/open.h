@@ -147,6 +147,16 @@ AD_HD static inline ad_side ad_side_of(const ad_params *p, int f)
 /* 1 when side f is open. */
 AD_HD static inline int ad_side_open(const ad_params *p, int f) { return p->open[f]; }
 
+/* 1 when a step's entering discs (`total`, the waiting ones and the reservoir's included) can be
+ * neither placed nor held: more than the room under the capacity plus the waiting list. The step
+ * then fails (AD_ERR_CAPACITY) before it draws them: a stream far denser or faster than the world was
+ * sized for would otherwise draw up to 4e9 discs in one step (a hang, not a run). Both backends. */
+AD_HD static inline int ad_entries_overflow(unsigned long long total, unsigned long long n, unsigned long long cap,
+                                            unsigned long long waiting_max)
+{
+    return total > (cap > n ? cap - n : 0ull) + waiting_max;
+}
+
 /* The free stream's entry rate through side f [1/s] (ad_params.side_rate holds it). */
 static inline double ad_side_rate(const ad_params *p, int f)
 {

@@ -1,0 +1,114 @@
+/* What the run loop (tunnel.c), the outputs (outputs.c) and resume (resume.c) share: the run's
+ * state, its checkpoint caller block and its folder. Internal to the program. */
+#ifndef AD_APP_RUN_H
+#define AD_APP_RUN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/scene.h"
+#include "tunnel.h"
+
+/* What a run measures, kept across checkpoints (in the caller block of the file: the layout
+ * is part of the checkpoint format, so fields are only ever renamed, never moved). */
+typedef struct measure {
+    double impulse_x, impulse_y, time; /* at the last force row */
+    unsigned long long rows;           /* force rows written */
+    unsigned long long n;              /* interval means averaged (after settling) */
+    double sum_cd, sum_cd2, sum_cl, sum_cl2;
+    unsigned long long frames;         /* particle frames taken (their frames.csv rows written) */
+    int settled;                       /* averages were reset at settle_steps */
+    int finished;                      /* the run reached its total: this is its final checkpoint */
+    unsigned long long unused;         /* always 0 (was last_checkpoint; kept for the layout) */
+    ad_probe_sums probe_row;           /* the free-stream probe at the last force row */
+    ad_probe_sums probe_settled;       /* and when averages started */
+} measure;
+
+/* The trailer of the caller block (after the scene text, the measure and the total): who the run
+ * is. Checkpoints written before it existed end after the total and resume as run id 0. */
+#define AD_RUN_TAG "ADRUNID1"
+typedef struct run_tag {
+    char magic[8];
+    uint64_t id;               /* random, drawn when the run starts; 0 = unknown (an older checkpoint) */
+    char source[AD_PATH_MAX];  /* the scene file the run started from (summary.txt's scene line) */
+} run_tag;
+
+typedef struct run {
+    ad_scene sc;
+    ad_world *w;
+    measure m;
+    uint64_t id;               /* the run's identity (run_tag) */
+    char origin[AD_PATH_MAX];  /* the scene file the run started from */
+    char dir[AD_PATH_MAX];
+    char *scene_ini;
+    int quiet;
+    unsigned long long total;  /* the step this run goes to */
+    long long ckpt_step;       /* step of the last checkpoint written in this folder; -1: none */
+    const char *from;          /* the checkpoint resumed from; NULL for a fresh run */
+    ad_flow_numbers flow;
+    float *ox, *oy;            /* body outline [m] */
+    size_t on;
+    int oclosed;
+    ad_field_def fd;
+    ad_scene_layout layout;    /* the domain, the reservoir, the probe */
+    int probe;                 /* the free stream is measured (a flow tunnel with room for the probe) */
+    /* the frames this folder holds (frames.csv): index and time, for the .pvd files */
+    unsigned long long *fidx;
+    double *ftime;
+    size_t nf, fcap;
+} run;
+
+#if defined(__GNUC__)
+#define AD_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define AD_PRINTF(a, b)
+#endif
+
+ad_status fail(ad_code code, const char *fmt, ...) AD_PRINTF(2, 3);
+ad_status ok(void);
+void say(const run *r, const char *fmt, ...) AD_PRINTF(2, 3);
+int report(ad_status st);
+/* DIR/NAME into buf; a name that does not fit is an error naming the path, never a shorter path. */
+ad_status path_in(const run *r, char *buf, size_t n, const char *fmt, ...) AD_PRINTF(4, 5);
+
+double mean_of(double s, double n);
+double se_of(double s, double s2, double n);
+
+/* ---- outputs.c ---- */
+ad_status out_force_row(run *r);
+/* frames.csv's row of frame r->m.frames (taken now) and the frame count; the files come after. */
+ad_status out_frame_row(run *r);
+/* Frame k's files: the PNG and .vtp of the discs, the .vti of the fields, at the end the heat
+ * maps (pictures), then both .pvd files listing the frames this folder holds. */
+ad_status out_frame_files(run *r, unsigned long long k, int pictures);
+ad_status out_summary(run *r, int interrupted);
+ad_status out_scene_ini(run *r);
+void out_video(run *r);
+int out_have_ffmpeg(void);
+/* Removes the temporary files (NAME.tmp) a killed writer left in the run's folders. */
+void out_remove_temps(const run *r);
+/* Everything about the outputs that can be checked before the world is built: picture sizes, path
+ * lengths, ffmpeg. */
+ad_status out_check(run *r);
+/* The output folders made, and found to take a file; once the world exists (a run that fails
+ * earlier writes nothing). */
+ad_status out_make_dirs(const run *r);
+/* Reads frames.csv (rows of frames before r->m.frames at or before step) into r->fidx/ftime. */
+ad_status out_load_frames(run *r, unsigned long long step);
+
+/* ---- resume.c ---- */
+/* The caller block of r's checkpoint (malloc'ed, *n bytes). */
+void *ckpt_block(const run *r, size_t *n);
+uint64_t new_run_id(void);
+/* The run id written in DIR/scene.ini; 0 when there is none (no file, or an older run). */
+uint64_t folder_run_id(const run *r, int *has_scene);
+
+/* ---- tunnel.c ---- */
+ad_status save_checkpoint(run *r);
+/* body.vtp, the outline (where there is one and vtk is on). */
+ad_status out_body(run *r);
+int run_loop(run *r);
+ad_status prepare(run *r, const ad_run_options *opt);
+void cleanup(run *r);
+
+#endif
