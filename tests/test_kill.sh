@@ -69,11 +69,11 @@ ckpt_key() {
         if [ "${AERODEM_KILL_BACKEND:-cpu}" = cuda ]; then
             # the GPU adds the field sums with atomics, in any order: their last bits vary from run to
             # run, so its key leaves out FLDS (the .vti files, compared below, hold the fields)
-            local fl st
+            local fl fe
             fl=$(section_offset "$1" FLDS) || return 1
-            st=$(section_offset "$1" STAT) || return 1
+            fe=$((fl + 16 + $(od -An -tu8 -j $((fl + 8)) -N8 "$1" | tr -d ' ')))
             tail -c +$((p + 1)) "$1" | head -c $((fl - p))
-            tail -c +$((st + 1)) "$1" | head -c $((u - st))
+            tail -c +$((fe + 1)) "$1" | head -c $((u - fe))
         else
             tail -c +$((p + 1)) "$1" | head -c $((u - p))
         fi

@@ -137,8 +137,12 @@ static void put_file(writer *wr, const ad_world *w, const ad_snapshot *snap, con
     put(wr, &endian, 4);
     section(wr, "DEF ", sizeof w->def);
     put(wr, &w->def, sizeof w->def);
-    section(wr, "STAT", sizeof w->stats);
-    put(wr, &w->stats, sizeof w->stats);
+    /* the phase timers are wall-clock time (the load restarts them): saved as zero, so that two
+     * checkpoints of one state are the same bytes */
+    ad_stats stats = w->stats;
+    for (int k = 0; k < AD_PHASE_COUNT; k++) stats.phase_seconds[k] = 0.0;
+    section(wr, "STAT", sizeof stats);
+    put(wr, &stats, sizeof stats);
     section(wr, "SEGS", w->seg.count * sizeof(ad_segment));
     put(wr, w->seg.raw, w->seg.count * sizeof(ad_segment));
     put_particles(wr, snap);
