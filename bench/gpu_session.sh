@@ -90,7 +90,7 @@ for stage in "$@"; do
   broadphase)
     setup_deps
     log "benchmark: grid vs BVH, 1e5..1e7"
-    ./build-gpu/bench_broadphase --backend cuda --sizes ${BP_SIZES:-1e5,1e6,1e7} --scene scenes/default.ini --csv "$OUT/broadphase_h200.csv" 2>&1 | tee "$OUT/broadphase_h200.log" | tail -40
+    ./build-gpu/bench_broadphase --backend cuda --sizes ${BP_SIZES:-1e5,1e6,1e7} --scene scenes/default.ini --csv "$OUT/broadphase.csv" 2>&1 | tee "$OUT/broadphase.log" | tail -40
     ;;
   sanitize)
     setup_deps
@@ -102,19 +102,19 @@ for stage in "$@"; do
   bench)
     setup_deps
     log "benchmark: default tunnel, fast path"
-    ./build-gpu/bench_core --backend cuda --fast --scene scenes/default.ini --sizes 1e6,1.6e7,6.4e7 --csv "$OUT/bench_gpu_fast.csv" 2>&1 | tee "$OUT/bench_gpu_fast.log"
+    ./build-gpu/bench_core --backend cuda --fast --scene scenes/default.ini --sizes 1e6,1.6e7,6.4e7 --csv "$OUT/bench_core_fast.csv" 2>&1 | tee "$OUT/bench_core_fast.log"
     log "benchmark: default tunnel, deterministic"
-    ./build-gpu/bench_core --backend cuda --scene scenes/default.ini --sizes 1e6,1.6e7 --csv "$OUT/bench_gpu_det.csv" 2>&1 | tee "$OUT/bench_gpu_det.log"
+    ./build-gpu/bench_core --backend cuda --scene scenes/default.ini --sizes 1e6,1.6e7 --csv "$OUT/bench_core_det.csv" 2>&1 | tee "$OUT/bench_core_det.log"
     ;;
   bench-big)
     setup_deps
     log "benchmark: default tunnel, 2.56e8 and 1e9"
-    ./build-gpu/bench_core --backend cuda --fast --scene scenes/default.ini --sizes 2.56e8,1e9 --steps 30 --threads 16 --csv "$OUT/bench_gpu_big.csv" 2>&1 | tee "$OUT/bench_gpu_big.log"
+    ./build-gpu/bench_core --backend cuda --fast --scene scenes/default.ini --sizes 2.56e8,1e9 --steps 30 --threads 16 --csv "$OUT/bench_core_big.csv" 2>&1 | tee "$OUT/bench_core_big.log"
     ;;
   grid)
     setup_deps
     log "benchmark: the grid pipeline alone (bin + scan + scatter), 1e6 discs into 2e6 cells and 1.6e7 into 3.2e7"
-    ./build-gpu/bench_grid_cuda --sizes ${GRID_SIZES:-1e6,1.6e7} --csv "$OUT/grid_h200.csv" 2>&1 | tee "$OUT/grid_h200.log"
+    ./build-gpu/bench_grid_cuda --sizes ${GRID_SIZES:-1e6,1.6e7} --csv "$OUT/grid.csv" 2>&1 | tee "$OUT/grid.log"
     ;;
   profile)
     setup_deps
