@@ -10,7 +10,7 @@
 
 #include "aerodem/aerodem.h"
 #include "core/scene.h"
-#include "core/world_internal.h"
+#include "core/status.h"
 #include "tunnel.h"
 
 #define AD_PI_APP 3.14159265358979323846
@@ -249,19 +249,17 @@ static int cmd_info(int argc, char **argv)
 #endif
     printf("  memory: %.0f bytes per disc (symplectic Euler, default tunnel density)\n",
            bytes_per_disc(AD_BACKEND_CPU));
-#if defined(AD_HAVE_CUDA)
     char gpus[2048];
-    int n = ad_cuda_describe(gpus, sizeof gpus);
+    int n = ad_backend_describe(AD_BACKEND_CUDA, gpus, sizeof gpus);
     if (n > 0) {
         printf("cuda backend: yes\n%s", gpus);
         printf("  memory: %.0f bytes per disc in deterministic mode (fewer in the fast path; docs/ARCHITECTURE.md)\n",
                bytes_per_disc(AD_BACKEND_CUDA));
-    } else {
+    } else if (n == 0) {
         printf("cuda backend: built in, but no CUDA GPU was found\n");
+    } else {
+        printf("cuda backend: not built (nvcc was not found at build time)\n");
     }
-#else
-    printf("cuda backend: not built (nvcc was not found at build time)\n");
-#endif
     return 0;
 }
 

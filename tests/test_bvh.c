@@ -8,7 +8,7 @@
 #include <time.h>
 
 #include "core/world_internal.h"
-#include "cpu/bvh.h"
+#include "cpu/bvh_cpu.h"
 #include "physics/bvh.h"
 #include "physics/rng.h"
 #include "test_gpu_tunnel.h"

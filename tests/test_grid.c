@@ -6,7 +6,7 @@
 
 #include "core/world_internal.h"
 #include "cpu/gather_cpu.h"
-#include "cpu/grid.h"
+#include "cpu/grid_cpu.h"
 #include "physics/grid.h"
 #include "physics/rng.h"
 #include "test_pairs.h"

@@ -10,7 +10,7 @@
 #include "core/world_internal.h"
 #include "cpu/cpu_world.h"
 #include "cpu/gather_cpu.h"
-#include "cpu/grid.h"
+#include "cpu/grid_cpu.h"
 #include "physics/grid.h"
 #include "test_util.h"
 

@@ -382,6 +382,10 @@ ad_status ad_world_load(const char *path, ad_backend backend, int threads, ad_wo
 size_t ad_world_bytes_needed(const ad_world_def *def);
 
 const char *ad_backend_name(ad_backend b);
+/* What a backend is on this machine, as text into buf (n bytes): for CUDA a line per GPU. Returns the
+ * number of devices it found (the CPU: 1), 0 when it is built in but finds none, -1 when this build
+ * lacks it (CUDA without nvcc at build time). */
+int ad_backend_describe(ad_backend b, char *buf, size_t n);
 const char *ad_integrator_name(ad_integrator i);
 const char *ad_code_name(ad_code c);
 

@@ -146,47 +146,97 @@ static ad_status build_segment_grid(ad_world *w)
     return ad_ok();
 }
 
-/* The BVH broad phase's tree over the segments, built with the CPU's BVH functions
- * (one thread: a body has a few thousand segments) and rebuilt when segments change. */
+/* A leaf of the segment tree before the sort: its Morton key and its segment. */
+typedef struct seg_key {
+    uint32_t code, item;
+} seg_key;
+
+/* By key, then by segment: the order of the stable radix sort the discs' tree uses. */
+static int seg_key_cmp(const void *a, const void *b)
+{
+    const seg_key *x = a, *y = b;
+    if (x->code != y->code) return x->code < y->code ? -1 : 1;
+    return x->item < y->item ? -1 : x->item > y->item;
+}
+
+void ad_segment_tree_free(ad_segment_tree *t)
+{
+    free(t->child);
+    free(t->rightmost);
+    free(t->parent);
+    free(t->visits);
+    free(t->box);
+    free(t->leaf_box);
+    free(t->item);
+    memset(t, 0, sizeof *t);
+}
+
+/* The BVH broad phase's tree over the segments (src/physics/bvh.h: Morton keys of the segments'
+ * centres sorted stably, Karras's nodes, boxes bottom-up), built here on one thread (a body has a
+ * few thousand segments) and rebuilt when segments change; both backends read it. */
 static ad_status build_segment_tree(ad_world *w)
 {
     ad_segments *s = &w->seg;
     const ad_params *p = &w->params;
-    ad_cpu_bvh_free(&s->tree_nodes);
-    free(s->tree_leaf_box);
-    free(s->tree_item);
-    s->tree_leaf_box = NULL;
-    s->tree_item = NULL;
+    ad_segment_tree *t = &s->tree_nodes;
+    ad_segment_tree_free(t);
     memset(&s->tree, 0, sizeof s->tree);
     if (w->def.broad_phase != AD_BROAD_PHASE_BVH || s->count == 0) return ad_ok();
-    size_t n = s->count;
-    ad_state *centre = malloc(n * sizeof *centre);
-    ad_bvh_box *box = malloc(n * sizeof *box);
-    s->tree_leaf_box = malloc(n * sizeof *s->tree_leaf_box);
-    s->tree_item = malloc(n * sizeof *s->tree_item);
-    if (!centre || !box || !s->tree_leaf_box || !s->tree_item || ad_cpu_bvh_alloc(&s->tree_nodes, n)) {
-        free(centre);
-        free(box);
+    size_t n = s->count, inner = n > 1 ? n - 1 : 1;
+    seg_key *key = malloc(n * sizeof *key);
+    t->leaf_box = malloc(n * sizeof *t->leaf_box);
+    t->item = malloc(n * sizeof *t->item);
+    t->child = malloc(2 * inner * sizeof *t->child);
+    t->rightmost = malloc(inner * sizeof *t->rightmost);
+    t->parent = malloc((2 * n - 1) * sizeof *t->parent);
+    t->visits = calloc(inner, sizeof *t->visits);
+    t->box = malloc(inner * sizeof *t->box);
+    uint32_t *code = malloc(n * sizeof *code);
+    if (!key || !code || !t->leaf_box || !t->item || !t->child || !t->rightmost || !t->parent || !t->visits ||
+        !t->box) {
+        free(key);
+        free(code);
+        ad_segment_tree_free(t);
         return ad_fail(AD_ERR_NO_MEMORY, "", "out of memory building the segment tree");
     }
     float rad = p->radius * 1.001f; /* the segment grid's margin */
     for (size_t i = 0; i < n; i++) {
         const ad_segment *r = &s->raw[i];
-        box[i] = (ad_bvh_box){fminf(r->x0, r->x1) - rad, fminf(r->y0, r->y1) - rad, fmaxf(r->x0, r->x1) + rad,
-                              fmaxf(r->y0, r->y1) + rad};
-        centre[i] = (ad_state){0.5f * (r->x0 + r->x1), 0.5f * (r->y0 + r->y1), 0.0f, 0.0f};
+        ad_state centre = {0.5f * (r->x0 + r->x1), 0.5f * (r->y0 + r->y1), 0.0f, 0.0f};
+        key[i] = (seg_key){ad_bvh_key(p, centre), (uint32_t)i};
     }
-    ad_cpu_morton_keys(p, centre, n, &s->tree_nodes, 1, NULL);
-    ad_cpu_radix_sort(&s->tree_nodes, n, 1);
+    qsort(key, n, sizeof *key, seg_key_cmp);
     for (size_t k = 0; k < n; k++) {
-        s->tree_item[k] = s->tree_nodes.perm[k];
-        s->tree_leaf_box[k] = box[s->tree_nodes.perm[k]];
+        const ad_segment *r = &s->raw[key[k].item];
+        code[k] = key[k].code;
+        t->item[k] = key[k].item;
+        t->leaf_box[k] = (ad_bvh_box){fminf(r->x0, r->x1) - rad, fminf(r->y0, r->y1) - rad,
+                                      fmaxf(r->x0, r->x1) + rad, fmaxf(r->y0, r->y1) + rad};
     }
-    s->tree.t = ad_cpu_bvh_build(&s->tree_nodes, NULL, s->tree_leaf_box, n, 1);
-    s->tree.item = s->tree_item;
+    ad_bvh tree;
+    memset(&tree, 0, sizeof tree);
+    tree.n = (uint32_t)n;
+    tree.child = t->child;
+    tree.rightmost = t->rightmost;
+    tree.box = t->box;
+    tree.leaf_box = t->leaf_box;
+    for (uint32_t k = 0; k + 1 < (uint32_t)n; k++) ad_bvh_build_node(code, (uint32_t)n, k, t->child, t->rightmost, t->parent);
+    /* bottom-up: each leaf climbs; at a node the first child to arrive stops, the second merges
+     * both boxes (the climb of the discs' tree, on one thread) */
+    for (size_t i = 0; n > 1 && i < n; i++) {
+        uint32_t node = (uint32_t)(n - 1 + i);
+        do {
+            uint32_t up = t->parent[node];
+            if (t->visits[up]++ == 0) break;
+            ad_bvh_merge(&tree, t->box, up);
+            node = up;
+        } while (node != 0);
+    }
+    free(key);
+    free(code);
+    s->tree.t = tree;
+    s->tree.item = t->item;
     s->tree.segs = s->segs;
-    free(centre);
-    free(box);
     return ad_ok();
 }
 

@@ -33,6 +33,22 @@ static const ad_backend_ops *pick_backend(ad_backend b, ad_status *st)
     return &ad_cpu_backend;
 }
 
+int ad_backend_describe(ad_backend b, char *buf, size_t n)
+{
+    if (buf && n) buf[0] = 0;
+    if (b == AD_BACKEND_CPU) {
+        if (buf && n) snprintf(buf, n, "the CPU (OpenMP)\n");
+        return 1;
+    }
+    if (b != AD_BACKEND_CUDA) return -1;
+#if defined(AD_HAVE_CUDA)
+    if (!buf || n == 0) return ad_cuda_device_count();
+    return ad_cuda_describe(buf, n);
+#else
+    return -1;
+#endif
+}
+
 size_t ad_world_bytes_needed(const ad_world_def *def)
 {
     ad_params p;
@@ -110,9 +126,7 @@ void ad_world_destroy(ad_world *w)
     free(w->seg.raw);
     free(w->seg.start);
     free(w->seg.index);
-    ad_cpu_bvh_free(&w->seg.tree_nodes);
-    free(w->seg.tree_leaf_box);
-    free(w->seg.tree_item);
+    ad_segment_tree_free(&w->seg.tree_nodes);
     free(w->fields.sums);
     free(w);
 }

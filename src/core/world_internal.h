@@ -3,12 +3,13 @@
 #define AD_CORE_WORLD_INTERNAL_H
 
 #include "aerodem/aerodem.h"
+#include "status.h"
 #include "../physics/fields.h"
 #include "../physics/open.h"
 #include "../physics/params.h"
 #include "../physics/segment.h"
 #include "../physics/state.h"
-#include "../cpu/bvh.h"
+#include "../physics/bvh.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -26,17 +27,24 @@ typedef struct ad_block_sums {
     uint32_t res_removed; /* discs the reservoir removed */
 } ad_block_sums;
 
+/* The arrays of the segments' tree (segments.c builds it, on the host, for both backends): leaf k
+ * is segment item[k], its box leaf_box[k] grown by a radius; n - 1 internal nodes. */
+typedef struct ad_segment_tree {
+    uint32_t *child, *rightmost, *parent, *visits;
+    ad_bvh_box *box, *leaf_box;
+    uint32_t *item;
+} ad_segment_tree;
+void ad_segment_tree_free(ad_segment_tree *t);
+
 /* Host copy of the static segments and their coarse grid; with the BVH broad phase
- * also a tree over them (leaf k is segment tree_item[k], its box grown by a radius). */
+ * also a tree over them (tree_nodes holds its arrays, tree is what the gather reads). */
 typedef struct ad_segments {
     ad_seg *segs;
     ad_segment *raw;
     size_t count, cap;
     uint32_t *start, *index;
     ad_seg_grid grid;
-    ad_cpu_bvh tree_nodes;
-    ad_bvh_box *tree_leaf_box;
-    uint32_t *tree_item;
+    ad_segment_tree tree_nodes;
     ad_seg_tree tree;
 } ad_segments;
 
@@ -123,13 +131,6 @@ double ad_contact_time_undamped(const ad_world_def *d);
 /* AD_ERR_INVALID naming `field` unless lo < v (lo <= v when !lo_open) and v <= hi, v finite. */
 ad_status ad_check_range(const char *field, double v, double lo, int lo_open, double hi, const char *what);
 
-/* status helpers (status.c) */
-ad_status ad_ok(void);
-ad_status ad_fail(ad_code code, const char *field, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
 
 /* The next step from the fastest disc (adaptive) or the fixed step. */
 double ad_next_dt(const ad_world *w, double vmax);
@@ -182,11 +183,4 @@ int ad_cuda_describe(char *buf, size_t n);
 #ifdef __cplusplus
 }
 #endif
-/* Returns the status of expr from the calling function when it is not AD_OK. */
-#define AD_TRY(expr)                                                                                              \
-    do {                                                                                                          \
-        ad_status s_ = (expr);                                                                                    \
-        if (s_.code != AD_OK) return s_;                                                                          \
-    } while (0)
-
 #endif

@@ -1,5 +1,5 @@
 /* The CPU BVH broad phase: Morton keys, a stable parallel radix sort, the Karras node build, bottom-up boxes. */
-#include "bvh.h"
+#include "bvh_cpu.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -7,10 +7,10 @@
 #include "../physics/fields.h"
 #include "../physics/gather.h"
 #include "../physics/integrate.h"
-#include "bvh.h"
+#include "bvh_cpu.h"
 #include "cpu_world.h"
 #include "gather_cpu.h"
-#include "grid.h"
+#include "grid_cpu.h"
 #include "pass_cpu.h"
 
 #ifdef _OPENMP
@@ -199,7 +199,7 @@ static ad_status cpu_create(ad_world *w)
     c->threads = 1;
 #endif
     w->stats.threads = c->threads;
-    w->stats.cell_counter_bits = 8; /* grid.h */
+    w->stats.cell_counter_bits = 8; /* grid_cpu.h */
 #ifdef AD_CPU_X86
     __builtin_cpu_init();
     c->avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && !getenv("AD_CPU_NO_AVX2");

@@ -3,8 +3,8 @@
 #define AD_CPU_WORLD_H
 
 #include "../core/world_internal.h"
-#include "bvh.h"
-#include "grid.h"
+#include "bvh_cpu.h"
+#include "grid_cpu.h"
 #include "tail_cpu.h"
 
 typedef struct cpu_world {
@@ -17,7 +17,7 @@ typedef struct cpu_world {
     size_t foreign_cap;
     int cur;
     uint32_t *cell_of, *start;
-    uint8_t *count; /* the cell counters, 8 bits (grid.h) */
+    uint8_t *count; /* the cell counters, 8 bits (grid_cpu.h) */
     ad_cpu_xy xy; /* the slots' positions in SoA, for the AVX2 gather's screen (gather_cpu.h) */
     int rows_fit; /* no three consecutive cells hold more than 8 discs (the last scan's max_run3) */
     int screen;   /* xy is current, the states are finite with speeds below 1e15, cells below 1e17 m: the pass may screen */

@@ -21,7 +21,7 @@
 #include <string.h>
 
 #include "../physics/gather.h"
-#include "grid.h"
+#include "grid_cpu.h"
 
 #define AD_CPU_LANES 8  /* candidates evaluated together */
 #define AD_CPU_CAND 64  /* candidate buffer: a disc with more takes the shared path */

@@ -1,5 +1,5 @@
 /* The CPU uniform grid: binning with the cell index kept, a parallel exclusive scan, a stable scatter. */
-#include "grid.h"
+#include "grid_cpu.h"
 
 #include <stdlib.h>
 #include <string.h>

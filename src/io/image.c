@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/world_internal.h"
+#include "core/status.h"
 #include "font.h"
 #include "vtk.h" /* ad_io_file: the path.tmp + rename writer shared by src/io */
 

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/world_internal.h"
+#include "core/status.h"
 
 /* ------------------------------------------------------------ atomic file -- */
 
