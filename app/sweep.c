@@ -78,131 +78,156 @@ static int write_polar(const char *dir, const char *key, const row *rows, int n)
     return AD_EXIT_OK;
 }
 
-int ad_tunnel_sweep(int argc, char **argv)
+/* What the command line of a sweep gives. */
+typedef struct sweep_args {
+    const char *scene_path, *range, *out, *backend, *threads;
+    ad_run_options o;
+    char key[128];
+    double from, to, step;
+    int nval;
+} sweep_args;
+
+/* The options; returns -1 to go on, else the exit code. */
+static int parse_args(int argc, char **argv, sweep_args *a)
 {
-    const char *scene_path = NULL, *range = NULL, *out = NULL;
-    ad_run_options o = {0};
-    const char *backend = NULL, *threads = NULL;
     for (int i = 2; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+        const char *arg = argv[i];
+        if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
             printf("%s", USAGE_SWEEP);
             return 0;
         }
-        if (!strcmp(a, "--quiet")) {
-            o.quiet = 1;
+        if (!strcmp(arg, "--quiet")) {
+            a->o.quiet = 1;
             continue;
         }
-        if (!strcmp(a, "--set") || !strcmp(a, "--out") || !strcmp(a, "--steps") || !strcmp(a, "--backend") ||
-            !strcmp(a, "--threads")) {
-            if (i + 1 >= argc) return usage_error("%s needs a value", a);
+        if (!strcmp(arg, "--set") || !strcmp(arg, "--out") || !strcmp(arg, "--steps") || !strcmp(arg, "--backend") ||
+            !strcmp(arg, "--threads")) {
+            if (i + 1 >= argc) return usage_error("%s needs a value", arg);
             const char *v = argv[++i];
-            if (!strcmp(a, "--set")) {
+            if (!strcmp(arg, "--set")) {
                 const char *eq = strchr(v, '=');
                 if (eq && strchr(eq, ':')) {
-                    if (range) return usage_error("one range at a time (also got --set %s)", v);
-                    range = v;
+                    if (a->range) return usage_error("one range at a time (also got --set %s)", v);
+                    a->range = v;
                 }
-            } else if (!strcmp(a, "--out")) {
-                out = v;
-            } else if (!strcmp(a, "--steps")) {
+            } else if (!strcmp(arg, "--out")) {
+                a->out = v;
+            } else if (!strcmp(arg, "--steps")) {
                 char *end;
                 double d = strtod(v, &end);
                 if (end == v || *end || !(d >= 1) || d != floor(d) || d > 1e15)
                     return usage_error("--steps %s: expected a whole number of steps >= 1", v);
-                o.steps = (unsigned long long)d;
-            } else if (!strcmp(a, "--backend")) {
-                backend = v;
+                a->o.steps = (unsigned long long)d;
+            } else if (!strcmp(arg, "--backend")) {
+                a->backend = v;
             } else {
-                threads = v;
+                a->threads = v;
             }
             continue;
         }
-        if (a[0] == '-') return usage_error("unknown option %s", a);
-        if (scene_path) return usage_error("one scene at a time (also got %s)", a);
-        scene_path = a;
+        if (arg[0] == '-') return usage_error("unknown option %s", arg);
+        if (a->scene_path) return usage_error("one scene at a time (also got %s)", arg);
+        a->scene_path = arg;
     }
-    if (!scene_path) return usage_error("%s", "sweep needs a scene file");
-    if (!range) return usage_error("%s", "sweep needs one --set section.key=FROM:TO:STEP");
-    char key[128];
-    const char *eq = strchr(range, '=');
-    snprintf(key, sizeof key, "%.*s", (int)(eq - range), range);
-    double from, to, step;
+    if (!a->scene_path) return usage_error("%s", "sweep needs a scene file");
+    if (!a->range) return usage_error("%s", "sweep needs one --set section.key=FROM:TO:STEP");
+    const char *eq = strchr(a->range, '=');
+    snprintf(a->key, sizeof a->key, "%.*s", (int)(eq - a->range), a->range);
     char tail;
-    if (sscanf(eq + 1, "%lf:%lf:%lf%c", &from, &to, &step, &tail) != 3 || !isfinite(from) || !isfinite(to) ||
-        !(step > 0) || to < from || (to - from) / step > 1000)
-        return usage_error("--set %s: expected FROM:TO:STEP with STEP > 0, FROM <= TO, at most 1000 values", range);
+    if (sscanf(eq + 1, "%lf:%lf:%lf%c", &a->from, &a->to, &a->step, &tail) != 3 || !isfinite(a->from) ||
+        !isfinite(a->to) || !(a->step > 0) || a->to < a->from || (a->to - a->from) / a->step > 1000)
+        return usage_error("--set %s: expected FROM:TO:STEP with STEP > 0, FROM <= TO, at most 1000 values", a->range);
+    a->nval = (int)floor((a->to - a->from) / a->step + 1e-9) + 1;
+    return -1;
+}
 
-    /* the scene and every fixed --set, checked once before anything runs */
-    ad_scene base;
-    ad_scene_defaults(&base);
-    ad_status st = ad_scene_load(&base, scene_path);
+/* The scene and every fixed --set, and every value of the range, checked once before anything runs. */
+static ad_status check_scene(int argc, char **argv, const sweep_args *a, ad_scene *base)
+{
+    ad_scene_defaults(base);
+    ad_status st = ad_scene_load(base, a->scene_path);
     for (int i = 2; i < argc && !st.code; i++)
-        if (!strcmp(argv[i], "--set") && argv[i + 1] != range) st = ad_scene_set(&base, argv[++i]);
+        if (!strcmp(argv[i], "--set") && argv[i + 1] != a->range) st = ad_scene_set(base, argv[++i]);
     char buf[256];
-    if (!st.code && backend) {
-        snprintf(buf, sizeof buf, "run.backend=%s", backend);
-        st = ad_scene_set(&base, buf);
+    if (!st.code && a->backend) {
+        snprintf(buf, sizeof buf, "run.backend=%s", a->backend);
+        st = ad_scene_set(base, buf);
     }
-    if (!st.code && threads) {
-        snprintf(buf, sizeof buf, "run.threads=%s", threads);
-        st = ad_scene_set(&base, buf);
+    if (!st.code && a->threads) {
+        snprintf(buf, sizeof buf, "run.threads=%s", a->threads);
+        st = ad_scene_set(base, buf);
     }
-    int nval = (int)floor((to - from) / step + 1e-9) + 1;
-    for (int k = 0; k < nval && !st.code; k++) { /* every value must pass the key's checks */
-        ad_scene t = base;
-        snprintf(buf, sizeof buf, "%s=%.10g", key, from + k * step);
+    for (int k = 0; k < a->nval && !st.code; k++) { /* every value must pass the key's checks */
+        ad_scene t = *base;
+        snprintf(buf, sizeof buf, "%s=%.10g", a->key, a->from + k * a->step);
         st = ad_scene_set(&t, buf);
         if (!st.code) st = ad_scene_finish(&t);
     }
+    return st;
+}
+
+/* The runs, one folder each under dir; *done counts the finished ones. Returns the exit code. */
+static int run_values(const sweep_args *a, const ad_scene *base, const char *dir, row *rows, int *done)
+{
+    int rc = AD_EXIT_OK;
+    char buf[256];
+    for (int k = 0; k < a->nval; k++) {
+        double v = a->from + k * a->step;
+        ad_scene t = *base;
+        snprintf(buf, sizeof buf, "%s=%.10g", a->key, v);
+        ad_scene_set(&t, buf);
+        ad_scene_finish(&t);
+        char sub[AD_PATH_MAX + 160];
+        int sl = snprintf(sub, sizeof sub, "%s/%s_%g", dir, strchr(a->key, '.') ? strchr(a->key, '.') + 1 : a->key, v);
+        if (sl < 0 || (size_t)sl >= AD_PATH_MAX) {
+            fprintf(stderr, "aerodem: error: the run folder %.200s... is %d characters long, above %d\n", sub, sl,
+                    AD_PATH_MAX - 1);
+            return AD_EXIT_USAGE;
+        }
+        ad_run_options ro = a->o;
+        ro.out_dir = sub;
+        ro.quiet = 1;
+        if (!a->o.quiet) printf("aerodem sweep: %s = %g (%d of %d) -> %s/\n", a->key, v, k + 1, a->nval, sub);
+        rc = ad_tunnel_run(&t, &ro, &rows[k].r);
+        rows[k].v = v;
+        if (rc != AD_EXIT_OK) break;
+        (*done)++;
+        if (!a->o.quiet)
+            printf("  CL = %.4g +- %.2g, CD = %.4g +- %.2g\n", rows[k].r.cl, rows[k].r.cl_se, rows[k].r.cd,
+                   rows[k].r.cd_se);
+    }
+    return rc;
+}
+
+int ad_tunnel_sweep(int argc, char **argv)
+{
+    sweep_args a;
+    memset(&a, 0, sizeof a);
+    int rc = parse_args(argc, argv, &a);
+    if (rc >= 0) return rc;
+    ad_scene base;
+    ad_status st = check_scene(argc, argv, &a, &base);
     if (st.code) {
         fprintf(stderr, "aerodem: error: %s\n", st.message);
         return st.code == AD_ERR_IO ? AD_EXIT_ERROR : AD_EXIT_USAGE;
     }
     /* every folder of the sweep whole or refused: a path cut short would write somewhere else */
     char dir[AD_PATH_MAX];
-    int len = out ? snprintf(dir, sizeof dir, "%s", out) : snprintf(dir, sizeof dir, "%s/sweep", base.dir);
+    int len = a.out ? snprintf(dir, sizeof dir, "%s", a.out) : snprintf(dir, sizeof dir, "%s/sweep", base.dir);
     if (!dir[0]) return usage_error("%s", "--out '': the folder is empty; give a folder, '.' for the working directory");
     if (len < 0 || (size_t)len >= sizeof dir - 32) {
         fprintf(stderr, "aerodem: error: the sweep's folder %.200s... is %d characters long, above %zu\n",
-                out ? out : base.dir, len, sizeof dir - 33);
+                a.out ? a.out : base.dir, len, sizeof dir - 33);
         return AD_EXIT_USAGE;
     }
-    row *rows = calloc((size_t)nval, sizeof *rows);
+    row *rows = calloc((size_t)a.nval, sizeof *rows);
     if (!rows) return AD_EXIT_ERROR;
-    int done = 0, rc = AD_EXIT_OK;
-    for (int k = 0; k < nval; k++) {
-        double v = from + k * step;
-        ad_scene t = base;
-        snprintf(buf, sizeof buf, "%s=%.10g", key, v);
-        ad_scene_set(&t, buf);
-        ad_scene_finish(&t);
-        char sub[AD_PATH_MAX + 160];
-        int sl = snprintf(sub, sizeof sub, "%s/%s_%g", dir, strchr(key, '.') ? strchr(key, '.') + 1 : key, v);
-        if (sl < 0 || (size_t)sl >= AD_PATH_MAX) {
-            fprintf(stderr, "aerodem: error: the run folder %.200s... is %d characters long, above %d\n", sub, sl,
-                    AD_PATH_MAX - 1);
-            rc = AD_EXIT_USAGE;
-            break;
-        }
-        ad_run_options ro = o;
-        ro.out_dir = sub;
-        ro.quiet = 1;
-        if (!o.quiet) printf("aerodem sweep: %s = %g (%d of %d) -> %s/\n", key, v, k + 1, nval, sub);
-        rc = ad_tunnel_run(&t, &ro, &rows[k].r);
-        rows[k].v = v;
-        if (rc == AD_EXIT_OK) {
-            done++;
-            if (!o.quiet)
-                printf("  CL = %.4g +- %.2g, CD = %.4g +- %.2g\n", rows[k].r.cl, rows[k].r.cl_se, rows[k].r.cd,
-                       rows[k].r.cd_se);
-        }
-        if (rc != AD_EXIT_OK) break;
-    }
+    int done = 0;
+    rc = run_values(&a, &base, dir, rows, &done);
     if (done > 0 || rc == AD_EXIT_OK) {
-        int w = write_polar(dir, key, rows, done);
+        int w = write_polar(dir, a.key, rows, done);
         if (w != AD_EXIT_OK && rc == AD_EXIT_OK) rc = w;
-        else if (!o.quiet) printf("aerodem sweep: %d runs; polar in %s/polar.csv and %s/polar.png\n", done, dir, dir);
+        else if (!a.o.quiet) printf("aerodem sweep: %d runs; polar in %s/polar.csv and %s/polar.png\n", done, dir, dir);
     }
     free(rows);
     return rc;

@@ -195,9 +195,9 @@ static ad_status check_float_scales(const ad_world_def *d)
 }
 
 /* Everything about a def except memory; fills the derived float parameters. */
-ad_status ad_params_from_def(const ad_world_def *d, ad_params *p)
+/* Every field of a definition in its range, one by one, naming the field. */
+static ad_status check_fields(const ad_world_def *d)
 {
-    if (!d) return ad_fail(AD_ERR_INVALID, "def", "def is NULL");
     if (d->internal_cookie != AD_DEF_COOKIE)
         return ad_fail(AD_ERR_INVALID, "internal_cookie",
                        "internal_cookie: the definition was not made by ad_default_world_def()");
@@ -263,15 +263,12 @@ ad_status ad_params_from_def(const ad_world_def *d, ad_params *p)
         return ad_fail(AD_ERR_INVALID, "backend", "backend = %d is invalid: auto (0), cpu (1) or cuda (2)",
                        (int)d->backend);
 
-    AD_TRY(check_float_scales(d));
-    double tc = ad_contact_time_undamped(d);
-    if (!d->adaptive_dt && d->dt > tc / AD_MIN_CONTACT_STEPS)
-        return ad_fail(AD_ERR_INVALID, "dt",
-                       "dt = %g s cannot resolve a contact: the contact time pi*sqrt(m_eff/k_n) is %g s, so a fixed "
-                       "step must be at most %g s (8 steps per contact)",
-                       d->dt, tc, tc / AD_MIN_CONTACT_STEPS);
+    return ad_ok();
+}
 
-    memset(p, 0, sizeof *p);
+/* The contact, the walls, the domain and the stream in the step's float parameters. */
+static void derive_physics(const ad_world_def *d, ad_params *p)
+{
     double m_pp = 0.5 * d->mass, m_w = d->mass;
     p->disc_contacts = d->disc_contacts != 0;
     p->radius = (float)d->radius;
@@ -307,6 +304,11 @@ ad_status ad_params_from_def(const ad_world_def *d, ad_params *p)
     p->half_x = 0.5f * p->len_x;
     p->half_y = 0.5f * p->len_y;
 
+}
+
+/* The grid (cells, reach), the search distance and the reservoir's layout. */
+static ad_status derive_grid(const ad_world_def *d, ad_params *p)
+{
     double cutoff = search_cutoff(d);
     double req = d->cell_size > 0.0 ? d->cell_size : cutoff;
     double cx, cy;
@@ -339,6 +341,23 @@ ad_status ad_params_from_def(const ad_world_def *d, ad_params *p)
     return ad_ok();
 }
 
+ad_status ad_params_from_def(const ad_world_def *d, ad_params *p)
+{
+    if (!d) return ad_fail(AD_ERR_INVALID, "def", "def is NULL");
+    AD_TRY(check_fields(d));
+    AD_TRY(check_float_scales(d));
+    double tc = ad_contact_time_undamped(d);
+    if (!d->adaptive_dt && d->dt > tc / AD_MIN_CONTACT_STEPS)
+        return ad_fail(AD_ERR_INVALID, "dt",
+                       "dt = %g s cannot resolve a contact: the contact time pi*sqrt(m_eff/k_n) is %g s, so a fixed "
+                       "step must be at most %g s (8 steps per contact)",
+                       d->dt, tc, tc / AD_MIN_CONTACT_STEPS);
+
+    memset(p, 0, sizeof *p);
+    derive_physics(d, p);
+    AD_TRY(derive_grid(d, p));
+    return ad_ok();
+}
 
 ad_status ad_world_def_validate(const ad_world_def *def)
 {
