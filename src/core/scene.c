@@ -146,20 +146,22 @@ static const char *SECTIONS = "tunnel, gas, body, run, output";
 
 void ad_scene_defaults(ad_scene *s)
 {
+    /* what the library's definition already holds is taken from it: each default lives once */
+    const ad_world_def d = ad_default_world_def();
     memset(s, 0, sizeof *s);
     s->kind = AD_TUNNEL_FLOW;
     s->width = 240;
     s->height = 120;
     s->walls = AD_BOUNDARY_OPEN;
     s->reservoir = NAN;
-    s->radius = 0.5;
-    s->mass = 1.0;
-    s->stiffness = 1e4;
-    s->restitution = 1.0;
-    s->wall_restitution = 1.0;
-    s->collisions = 1;
+    s->radius = d.radius;
+    s->mass = d.mass;
+    s->stiffness = d.stiffness;
+    s->restitution = d.restitution;
+    s->wall_restitution = d.wall_restitution;
+    s->collisions = d.disc_contacts;
     s->area_fraction = 0.1;
-    s->temperature = 1.0;
+    s->temperature = d.stream_temperature;
     s->velocity = 3.0;
     s->shape = AD_SHAPE_NACA;
     snprintf(s->naca, sizeof s->naca, "2412");
@@ -171,13 +173,16 @@ void ad_scene_defaults(ad_scene *s)
     s->half_angle = 15;
     s->steps = 20000;
     s->settle_steps = 5000;
-    s->seed = 1;
-    s->backend = AD_BACKEND_AUTO;
-    s->integrator = AD_INTEGRATOR_SYMPLECTIC_EULER;
-    s->deterministic = 1;
-    s->max_move = 0.1;
-    s->contact_steps = 20;
-    s->dt_max = 0.01;
+    s->seed = d.seed;
+    s->backend = d.backend;
+    s->threads = d.threads;
+    s->integrator = d.integrator;
+    s->deterministic = d.deterministic;
+    s->broad_phase = d.broad_phase;
+    s->bvh_traversal = d.bvh_traversal;
+    s->max_move = d.max_move;
+    s->contact_steps = d.contact_steps;
+    s->dt_max = d.dt;
     snprintf(s->dir, sizeof s->dir, "out");
     s->force_interval = 100;
     s->field_interval = 10;
