@@ -467,6 +467,11 @@ static void refusals(void)
 static ad_world *tunnel(ad_backend b, ad_integrator integ, ad_bvh_traversal trav, int shared_stack)
 {
     ad_world_def d = gt_def(b, integ);
+    /* the GPU's BVH runs closed and periodic worlds (open sides take the grid there): the GPU tests'
+     * tunnel as a periodic channel, its stream carried by the fill */
+    d.boundary_x = AD_BOUNDARY_PERIODIC;
+    d.reservoir = 0.0;
+    d.stream_density = 0.0;
     d.deterministic = 0;
     d.broad_phase = AD_BROAD_PHASE_BVH;
     d.bvh_traversal = trav;

@@ -140,7 +140,7 @@ static int check_expiry(void)
     double ulp = ldexp(1.0, ilogb(48.0) - 23), clock = 0.0;
     size_t quiet_n = 0, clear_n = 0, tested_n = 0, loud = 0;
     for (int step = 0; step < STEPS; step++) {
-        /* the grid, with the expiries moved along (as cpu_backend.c's build_grid) */
+        /* the grid, with the expiries moved along (as step_cpu.c's build_grid) */
         ad_grid_diag diag;
         ad_cpu_bin(&p, s, N, cell_of, count, 1 + step % 2, &diag);
         start[0] = 0;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cuda/counts.cuh"
+#include "cuda/scan.cuh"
 
 static int failures = 0;
 

@@ -1,4 +1,4 @@
-/* The CPU backend's world (shared by cpu_backend.c and the AVX2 build of the pass, pass_avx2.c). */
+/* The CPU backend's world and what its files share (cpu_backend.c, step_cpu.c, readback_cpu.c, ...). */
 #ifndef AD_CPU_WORLD_H
 #define AD_CPU_WORLD_H
 
@@ -24,14 +24,14 @@ typedef struct cpu_world {
     /* The quiet test's expiries (gather_cpu.h), in slot order, moved by the reorder; NULL
      * where not kept (no AVX2, another integrator, the BVH, an inlet/outlet axis). */
     float *qexp, *qexp_tmp;
-    double quiet_clock; /* grows by twice the largest move of every step (quiet_clock_step) */
+    double quiet_clock; /* grows by twice the largest move of every step (ad_cpu_quiet_clock_step) */
     float quiet_v2;     /* the largest speed squared of the last step */
     double quiet_ulp;   /* an ulp of the grid's largest coordinate (coord_ulp) */
     ad_cpu_quiet_clock qc; /* the clock as the next pass takes it */
     uint32_t *blk_outside; /* per block: discs binned outside the domain by the gather pass */
     struct {
         _Alignas(64) uint64_t word;
-    } * ranges; /* the pass's block ranges, one a thread (claim_block in cpu_backend.c) */
+    } * ranges; /* the pass's block ranges, one a thread (claim_block in step_cpu.c) */
     uint32_t *defer, *blk_defer; /* the pass's discs bound for other blocks' cells, listed per block (ad_cpu_bins) */
     uint32_t *blk_lo;            /* per block: the cell of its first slot before the pass (ad_cpu_moved) */
     int moved;                   /* defer, blk_defer and blk_lo account for the discs of the last pass (ad_cpu_moved) */
@@ -64,6 +64,20 @@ typedef struct cpu_world {
 } cpu_world;
 
 typedef enum { PASS_STEP, PASS_PRIME } pass_kind;
+
+/* The backend's entries beyond creation (the table is in cpu_backend.c): the step (step_cpu.c),
+ * reading back and snapshots (readback_cpu.c). */
+ad_status ad_cpu_step(ad_world *w, uint64_t nsteps);
+ad_status ad_cpu_read(const ad_world *w, int flags, size_t max, const ad_particle_out *out, size_t *count);
+ad_status ad_cpu_export(const ad_world *w, ad_snapshot *s);
+ad_status ad_cpu_import(ad_world *w, const ad_snapshot *s);
+/* The accelerations observers read: Verlet's current ones, else the other integrators' copy (readback_cpu.c). */
+const ad_accel *ad_cpu_observed_accel(const cpu_world *c);
+/* Adds the current discs to the field sums, serially in slot order (fields_cpu.c). */
+void ad_cpu_sample_fields(ad_world *w, const cpu_world *c);
+/* The quiet test's clock (quiet_clock_cpu.c): at zero for a new world, and advanced after a step. */
+void ad_cpu_quiet_clock_init(ad_world *w, cpu_world *c);
+void ad_cpu_quiet_clock_step(const ad_world *w, cpu_world *c, size_t n, int kept, double dt, float v2);
 
 /* Open sides and the reservoir on the CPU (open_cpu.c). */
 ad_status ad_cpu_open_create(ad_world *w, cpu_world *c);

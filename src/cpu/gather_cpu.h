@@ -39,7 +39,7 @@
 #define AD_CPU_INLINE static inline
 #endif
 
-/* The quiet test's clock (cpu_backend.c), as the pass hands it to ad_cpu_quiet8_avx2: the
+/* The quiet test's clock (quiet_clock_cpu.c), as the pass hands it to ad_cpu_quiet8_avx2: the
  * world's quiet clock rounded up and down to floats, the separation beyond which the law's
  * float test sees no contact, and the rounding allowance taken off every margin. */
 typedef struct ad_cpu_quiet_clock {
@@ -328,7 +328,7 @@ AD_CPU_INLINE int ad_cpu_screen_avx2(const ad_params *p, const uint32_t *start, 
  * could touch: the smallest of (its nearest candidate's distance - dlim) and (its distance to
  * the edge of its three-by-three cells + a cell - dlim: every disc outside those cells is at
  * least that far), less the slack. Where that is positive its expiry becomes clock + margin
- * (rounded down). The world's clock (cpu_backend.c, quiet_clock) grows after every step by
+ * (rounded down). The world's clock (quiet_clock_cpu.c) grows after every step by
  * twice the largest distance a disc moved in it (plus rounding), so while the clock is below
  * a disc's expiry no two discs can have closed its margin: the disc is still clear and skips
  * the rows. Discs that jump instead of moving (a periodic wrap: they land within a step's

@@ -338,7 +338,7 @@ static size_t list_foreign(const uint32_t *restrict cell_of, size_t a, size_t b,
 
 /* The first slot of thread k's window: whole blocks of the gather pass, k nb / t of them
  * before it, so that a thread reorders the slots its pass wrote (claim_block,
- * cpu_backend.c). */
+ * step_cpu.c). */
 static size_t window(int k, size_t n, int t)
 {
     size_t nb = (n + AD_BLOCK - 1) / AD_BLOCK, a = (size_t)((uint64_t)k * nb / (uint64_t)t) * AD_BLOCK;

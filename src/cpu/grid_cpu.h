@@ -25,7 +25,7 @@ typedef struct ad_cpu_xy {
  * DESIGN.md step 1) without atomics: the cells [lo, lo + width) are the block's own (the
  * cells of its slots before the step, which no other block shares: the slots are in cell
  * order) and are counted directly; a disc that lands in another block's cells is listed
- * by its slot in `defer` and counted after the pass (interact, cpu_backend.c); the next
+ * by its slot in `defer` and counted after the pass (interact, step_cpu.c); the next
  * reorder takes its lists of discs bound for other threads' cells from these (ad_cpu_moved).
  * One thread: every cell is the block's own (lo = 0, width = UINT32_MAX). */
 typedef struct ad_cpu_bins {

@@ -1,5 +1,5 @@
 /* The gather-and-integrate pass compiled for AVX2 and FMA (pass_cpu.h); the world uses it
- * when the CPU has both (checked at run time in cpu_backend.c). CMake compiles this file with
+ * when the CPU has both (checked at run time in step_cpu.c). CMake compiles this file with
  * -mavx2 -mfma on x86-64 (and the build does not contract a*b+c: ISO C11). */
 #include "cpu_world.h"
 

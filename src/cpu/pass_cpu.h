@@ -1,6 +1,6 @@
 /* The CPU backend's world and its gather-and-integrate pass, compiled once per instruction set.
  *
- * cpu_backend.c compiles the pass for the baseline x86-64 (or any other) CPU; on x86-64 with
+ * step_cpu.c compiles the pass for the baseline x86-64 (or any other) CPU; on x86-64 with
  * GCC or Clang, pass_avx2.c compiles the same code for AVX2 and FMA, where the gather tests eight
  * candidates at once (gather_cpu.h) and the motion of eight discs is done at once (tail_cpu.h).
  * The world picks one at run time (cpu_world.avx2). Both give the same bits (tests/test_isa.c). */

@@ -3,7 +3,7 @@
 #define AD_CUDA_BVH_CUH
 
 #include "../physics/bvh.h"
-#include "kernels.cuh"
+#include "block_sums.cuh"
 
 /* ------------------------------------------------------------- the build -- */
 

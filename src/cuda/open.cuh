@@ -7,10 +7,11 @@
 
 #include "../physics/open.h"
 #include "../physics/room.h"
-#include "kernels.cuh"
+#include "bin.cuh"
+#include "ctrl.cuh"
 
 #define AD_ENTER_THREADS 1024
-#define AD_ROOM_MAX 8192 /* spots judged for room in one step (as on the CPU, src/cpu/open_cpu.c) */
+/* AD_ROOM_MAX, the spots judged for room in one step: ctrl.cuh (the host allocates by it) */
 
 /* Before the pass, on the grid of the step: each reservoir box's count, its controller, the discs it
  * removes in the pass (marked in `doomed`, which the pass clears) and adds after it (`add`). One

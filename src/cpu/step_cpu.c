@@ -1,0 +1,384 @@
+/* The CPU backend's step: the broad phase (grid or BVH), the threaded gather-and-integrate pass, RK4, Verlet. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/world_internal.h"
+#include "../physics/fields.h"
+#include "../physics/gather.h"
+#include "../physics/integrate.h"
+#include "bvh_cpu.h"
+#include "cpu_world.h"
+#include "gather_cpu.h"
+#include "grid_cpu.h"
+#include "pass_cpu.h"
+
+#ifdef _OPENMP
+#include <omp.h>
+static double now(void) { return omp_get_wtime(); }
+#else
+#include <time.h>
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+#endif
+
+/* Steps 1-3: bin, scan, scatter; the state (and Verlet accelerations) end in cell order.
+ * After a step of Euler or symplectic Euler the bin is already done: the gather pass
+ * binned each disc where it wrote its new position (c->binned). */
+static void build_grid(ad_world *w, cpu_world *c, size_t n)
+{
+    double t0 = now();
+    ad_grid_diag diag;
+    if (c->binned) {
+        diag.outside = 0;
+        for (size_t b = 0; b < c->nblocks; b++) diag.outside += c->blk_outside[b];
+    } else {
+        memset(c->count, 0, c->ncell);
+        ad_cpu_bin(&w->params, c->state[c->cur], n, c->cell_of, c->count, c->threads, &diag);
+        c->moved = 0; /* binned here, not by the pass */
+    }
+    c->binned = 0;
+    double t1 = now();
+    /* the scan writes the starts one place on; the reorder counts them up as its cursor,
+     * and c->start is then the start array (ad_cpu_reorder). On several threads the two are
+     * one region (ad_cpu_sort), timed as the scatter. */
+    c->start[0] = 0;
+    const ad_cpu_xy *xy = c->avx2 && c->xy.x ? &c->xy : NULL;
+    double t2 = t1;
+    if (c->threads > 1) {
+        const ad_cpu_moved moved = {c->blk_lo, c->defer, c->blk_defer};
+        ad_cpu_sort(c->count, c->start + 1, c->cell_of, n, c->ncell, c->threads, w->stats.cell_capacity,
+                    c->state[c->cur], c->state[!c->cur], c->id, c->id_tmp, c->acc[c->cur], c->acc[!c->cur], c->qexp,
+                    c->qexp_tmp, xy, c->moved ? &moved : NULL, c->foreign, c->foreign_cap, &diag);
+    } else {
+        ad_cpu_scan(c->count, c->start + 1, c->ncell, c->cell_of, n, w->stats.cell_capacity, &diag);
+        t2 = now();
+        ad_cpu_reorder(c->cell_of, n, c->start + 1, c->ncell, 1, c->state[c->cur], c->state[!c->cur], c->id,
+                       c->id_tmp, c->acc[c->cur], c->acc[!c->cur], c->qexp, c->qexp_tmp, xy, c->foreign,
+                       c->foreign_cap);
+    }
+    c->rows_fit = diag.max_run3 <= 8;
+    uint32_t *idst = c->id_tmp;
+    c->cur = !c->cur;
+    c->id_tmp = c->id;
+    c->id = idst;
+    float *qdst = c->qexp_tmp;
+    c->qexp_tmp = c->qexp;
+    c->qexp = qdst;
+    /* the removed discs are in the dead cell, after every other: the world ends there */
+    size_t alive = c->start[c->ncell - 1];
+    if (alive != n) ad_cpu_open_compact(w, c, alive);
+    double t3 = now();
+    w->stats.max_cell_occupancy = diag.max_occupancy;
+    w->stats.cell_overflow = diag.overflow;
+    w->stats.outside_grid = diag.outside;
+    w->stats.phase_seconds[AD_PHASE_BIN] += t1 - t0;
+    w->stats.phase_seconds[AD_PHASE_SCAN] += t2 - t1;
+    w->stats.phase_seconds[AD_PHASE_SCATTER] += t3 - t2;
+}
+
+/* Steps 1-4 with the BVH: Morton keys, stable radix sort, reorder along the curve,
+ * tree build and boxes. Phase timers: keys count as bin, the sort as scan, the
+ * reorder and the tree as scatter. */
+static void build_bvh(ad_world *w, cpu_world *c, size_t n)
+{
+    double t0 = now();
+    size_t dead = 0;
+    uint64_t outside = ad_cpu_morton_keys(&w->params, c->state[c->cur], n, &c->bvh, c->threads, &dead);
+    double t1 = now();
+    ad_cpu_radix_sort(&c->bvh, n, c->threads);
+    double t2 = now();
+    const ad_state *src = c->state[c->cur];
+    ad_state *dst = c->state[!c->cur];
+    const uint32_t *isrc = c->id, *perm = c->bvh.perm;
+    uint32_t *idst = c->id_tmp;
+    const ad_accel *asrc = c->acc[c->cur];
+    ad_accel *adst = c->acc[!c->cur];
+#pragma omp parallel for num_threads(c->threads) schedule(static)
+    for (size_t s = 0; s < n; s++) {
+        uint32_t i = perm[s];
+        dst[s] = src[i];
+        idst[s] = isrc[i];
+        if (adst) adst[s] = asrc[i];
+    }
+    c->cur = !c->cur;
+    c->id_tmp = c->id;
+    c->id = idst;
+    /* removed discs have the largest key and sort last (ad_bvh_key): the tree leaves them out */
+    if (dead) {
+        ad_cpu_open_compact(w, c, n - dead);
+        n -= dead;
+    }
+    c->tree = ad_cpu_bvh_build(&c->bvh, c->state[c->cur], NULL, n, c->threads);
+    double t3 = now();
+    w->stats.max_cell_occupancy = 0; /* no cells */
+    w->stats.cell_overflow = 0;
+    w->stats.outside_grid = outside;
+    w->stats.phase_seconds[AD_PHASE_BIN] += t1 - t0;
+    w->stats.phase_seconds[AD_PHASE_SCAN] += t2 - t1;
+    w->stats.phase_seconds[AD_PHASE_SCATTER] += t3 - t2;
+}
+
+static void build_broad_phase(ad_world *w, cpu_world *c, size_t n)
+{
+    if (c->use_bvh) build_bvh(w, c, n);
+    else build_grid(w, c, n);
+}
+
+/* The pass of one block in the portable build; the AVX2 build is ad_cpu_pass_block_avx2
+ * (src/cpu/pass_avx2.c). */
+AD_CPU_DEFINE_PASS(ad_cpu_pass_block_portable)
+
+/* The AVX2 build of a block where the CPU has it (checked at run time: builds do not assume -march). */
+AD_CPU_INLINE void interact_block_isa(const ad_world *w, cpu_world *c, size_t b, size_t n, float dt,
+                                      ad_integrator integ, pass_kind kind, uint64_t step, int obs)
+{
+#ifdef AD_CPU_X86
+    if (c->avx2) {
+        ad_cpu_pass_block_avx2(w, c, b, n, dt, integ, kind, step, obs);
+        return;
+    }
+#endif
+    ad_cpu_pass_block_portable(w, c, b, n, dt, integ, kind, step, obs);
+}
+
+/* The pass's blocks among the threads: thread k owns the blocks of its share of the slots,
+ * [k nb / t, (k+1) nb / t), the slots of its window in the reorder (ad_cpu_reorder), so that
+ * each thread mostly reads what it wrote itself; it takes its own blocks from the front and,
+ * when they are done, the others' from the back (the cores do not always run at one speed).
+ * Each range is one word, front << 32 | end, claimed by compare-and-swap. */
+static void claim_init(cpu_world *c, size_t nb)
+{
+    for (int k = 0; k < c->threads; k++) {
+        uint64_t f = (uint64_t)k * nb / (uint64_t)c->threads, e = (uint64_t)(k + 1) * nb / (uint64_t)c->threads;
+        __atomic_store_n(&c->ranges[k].word, f << 32 | e, __ATOMIC_RELAXED);
+    }
+}
+
+static int claim_from(cpu_world *c, int j, int front, size_t *b)
+{
+    uint64_t v = __atomic_load_n(&c->ranges[j].word, __ATOMIC_RELAXED);
+    for (;;) {
+        uint64_t f = v >> 32, e = v & 0xffffffffu;
+        if (f >= e) return 0;
+        uint64_t nv = front ? (f + 1) << 32 | e : f << 32 | (e - 1);
+        if (__atomic_compare_exchange_n(&c->ranges[j].word, &v, nv, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+            *b = (size_t)(front ? f : e - 1);
+            return 1;
+        }
+    }
+}
+
+/* The next block for thread k: its own first, then another's. */
+static int claim_block(cpu_world *c, int k, size_t *b)
+{
+    if (k < c->threads && claim_from(c, k, 1, b)) return 1;
+    for (int d = 1; d <= c->threads; d++)
+        if (claim_from(c, (k + d) % c->threads, 0, b)) return 1;
+    return 0;
+}
+
+#ifdef _OPENMP
+#define AD_THREAD_NUM() omp_get_thread_num()
+#else
+#define AD_THREAD_NUM() 0
+#endif
+/* Runs `body` for every block b of the pass on the world's threads (claim_block). */
+#define FOR_BLOCKS(c, b, body)                                                                                    \
+    _Pragma("omp parallel num_threads(c->threads)")                                                              \
+    {                                                                                                             \
+        int k_ = AD_THREAD_NUM();                                                                                 \
+        size_t b;                                                                                                 \
+        while (claim_block(c, k_, &b)) body;                                                                      \
+    }
+
+/* Step 4; obs: the per-disc observables are written (a step somebody reads, ad_cpu_step). */
+static void interact(ad_world *w, cpu_world *c, size_t n, float dt, pass_kind kind, int obs)
+{
+    uint64_t step = w->stats.step;
+    size_t nb = (n + AD_BLOCK - 1) / AD_BLOCK;
+    ad_integrator integ = w->def.integrator;
+    /* the grid's pass bins its output (the BVH keys its discs in its own build) */
+    int bins = kind == PASS_STEP && integ != AD_INTEGRATOR_VERLET && !c->use_bvh; /* the scan cleared count */
+    /* one call site per integrator so each loop is compiled for its own */
+    claim_init(c, nb);
+    switch (kind == PASS_PRIME ? -1 : (int)integ) {
+    case AD_INTEGRATOR_EULER:
+        FOR_BLOCKS(c, b, interact_block_isa(w, c, b, n, dt, AD_INTEGRATOR_EULER, PASS_STEP, step, obs));
+        break;
+    case AD_INTEGRATOR_VERLET:
+        FOR_BLOCKS(c, b, interact_block_isa(w, c, b, n, dt, AD_INTEGRATOR_VERLET, PASS_STEP, step, obs));
+        break;
+    case -1:
+        FOR_BLOCKS(c, b, interact_block_isa(w, c, b, n, dt, integ, PASS_PRIME, step, 1));
+        break;
+    default:
+        FOR_BLOCKS(c, b, interact_block_isa(w, c, b, n, dt, AD_INTEGRATOR_SYMPLECTIC_EULER, PASS_STEP, step, obs));
+        break;
+    }
+    if (bins && c->threads > 1 && c->defer) /* the counts of discs that left their block's cells */
+        for (size_t b = 0; b < nb; b++)
+            for (uint32_t k = 0; k < c->blk_defer[b]; k++) c->count[c->cell_of[c->defer[b * AD_BLOCK + k]]]++;
+    c->moved = bins && c->threads > 1 && c->defer;
+    c->cur = !c->cur;
+    c->binned = bins;
+}
+
+/* RK4: four evaluations on the grid of the step's start (cells from the base state). */
+static void rk4_stage_block(const ad_world *w, cpu_world *c, size_t b, size_t n, float dt, int k)
+{
+    const ad_params P = w->params;
+    const ad_seg_grid G = w->seg.grid;
+    const ad_state *base = c->state[c->cur];
+    const ad_state *in = k == 0 ? base : c->rk[0];
+    ad_state *out = k == 3 ? c->state[!c->cur] : c->rk[1];
+    ad_state *acc = c->rk[2];
+    ad_block_sums *sums = &c->blocks[b];
+    if (k == 0) memset(sums, 0, sizeof *sums);
+    float skin = (float)(w->def.max_move * w->def.radius);
+    size_t s0 = b * AD_BLOCK, s1 = s0 + AD_BLOCK < n ? s0 + AD_BLOCK : n;
+    ad_cpu_motion8 m8; /* the motion sums as the pass takes them (tail_cpu.h) */
+    memset(&m8, 0, sizeof m8);
+    for (size_t s = s0; s < s1; s++) {
+        ad_state b0 = base[s], me = in[s];
+        ad_accum a;
+        gather_one(c, &P, &G, &w->seg.tree, in, s, b0, me, &a);
+        float ax = a.fx * P.inv_mass + P.gx, ay = a.fy * P.inv_mass + P.gy;
+        if (k == 0) {
+            c->pressure[s] = a.pressure;
+            c->virial[s] = a.virial;
+            c->accel[s] = (ad_accel){ax, ay};
+            add_contact_sums(sums, &a);
+        }
+        ad_state nx = ad_rk4_stage(b0, me, ax, ay, dt, k, &acc[s]);
+        int fate = 0;
+        if (k == 3) {
+            nx = ad_apply_boundaries(&P, nx, c->id, s, w->stats.step, dt, doomed(c, s), &fate);
+            count_removed(sums, fate);
+        }
+        out[s] = nx;
+        if (k == 3 && !fate) {
+            ad_cpu_motion_lane(&m8, sums, &P, nx, (unsigned)(s - s0));
+            float dx = ad_min_image(nx.x - b0.x, P.periodic_x, P.len_x, P.half_x);
+            float dy = ad_min_image(nx.y - b0.y, P.periodic_y, P.len_y, P.half_y);
+            sums->skin_violations += dx * dx + dy * dy > skin * skin;
+        }
+    }
+    if (k == 3) ad_cpu_fold_motion(&m8, sums);
+}
+
+static void interact_rk4(ad_world *w, cpu_world *c, size_t n, float dt)
+{
+    size_t nb = (n + AD_BLOCK - 1) / AD_BLOCK;
+    for (int k = 0; k < 4; k++) {
+#pragma omp parallel for num_threads(c->threads) schedule(dynamic, 2)
+        for (size_t b = 0; b < nb; b++) rk4_stage_block(w, c, b, n, dt, k);
+        if (k < 3) { /* the stage just written becomes the next stage's input */
+            ad_state *t = c->rk[0];
+            c->rk[0] = c->rk[1];
+            c->rk[1] = t;
+        }
+    }
+    c->cur = !c->cur;
+}
+
+/* Verlet's drift runs before binning, in place: each disc moves itself only. Removals past
+ * open sides wait for the end of the step (the kick in interact_block). */
+static void verlet_drift(ad_world *w, cpu_world *c, size_t n, float dt)
+{
+    const ad_params P = w->params;
+    ad_state *s = c->state[c->cur];
+    const ad_accel *acc = c->acc[c->cur];
+#pragma omp parallel for num_threads(c->threads) schedule(static)
+    for (size_t i = 0; i < n; i++)
+        s[i] = ad_wrap_state(&P, ad_verlet_drift(s[i], acc[i].ax, acc[i].ay, dt));
+}
+
+/* The removals of the last pass, from its block sums. */
+static size_t removed_in_pass(const cpu_world *c, size_t nb)
+{
+    size_t r = 0;
+    for (size_t b = 0; b < nb; b++) r += c->blocks[b].left + c->blocks[b].res_removed;
+    return r;
+}
+
+/* One step: steps 1-3 (build_broad_phase), the reservoir's plan, step 4 (the pass), step 5's
+ * entries (open sides, reservoir), step 6's fold. */
+static ad_status cpu_one_step(ad_world *w, cpu_world *c, float dt, int obs)
+{
+    ad_integrator integ = w->def.integrator;
+    int open = ad_world_open(w);
+    if (integ == AD_INTEGRATOR_VERLET && !c->primed) {
+        /* Verlet needs the forces of the current state before its first drift */
+        build_broad_phase(w, c, c->n);
+        interact(w, c, c->n, dt, PASS_PRIME, 1);
+        c->primed = 1;
+    }
+    if (integ == AD_INTEGRATOR_VERLET) verlet_drift(w, c, c->n, dt);
+    build_broad_phase(w, c, c->n);
+    if (w->params.res_boxes) ad_cpu_reservoir_plan(w, c, dt);
+    size_t n = c->n, nb = (n + AD_BLOCK - 1) / AD_BLOCK;
+    double t0 = now();
+    int kept = c->screen; /* the pass keeps the quiet test's expiries where it screens */
+    if (integ == AD_INTEGRATOR_RK4) interact_rk4(w, c, n, dt);
+    else interact(w, c, n, dt, PASS_STEP, obs);
+    float v2_new = 0.0f;
+    ad_status st = open ? ad_cpu_open_enter(w, c, dt, &v2_new) : ad_ok();
+    ad_stats_fold(w, c->blocks, nb, dt, v2_new);
+    if (open) {
+        w->count = c->n - removed_in_pass(c, nb);
+        w->stats.count = w->count;
+    }
+    w->stats.phase_seconds[AD_PHASE_INTERACT] += now() - t0;
+    if (w->fields.enabled && w->stats.step % w->fields.def.interval == 0) ad_cpu_sample_fields(w, c);
+    uint64_t bad = 0;
+    float v2 = 0.0f;
+    for (size_t b = 0; b < nb; b++) {
+        bad += c->blocks[b].nonfinite;
+        v2 = fmaxf(v2, c->blocks[b].vmax2);
+    }
+    /* the next pass may screen (gather_cpu.h) where the states this pass wrote (which it
+     * reads, reordered) are finite and no speed reaches 1e15, and cells are below 1e17 m */
+    c->screen = c->xy.x && c->avx2 && !bad && v2 < 1e30f && v2_new < 1e30f && w->params.cell_x < 1e17f &&
+                w->params.cell_y < 1e17f;
+    ad_cpu_quiet_clock_step(w, c, n, kept, dt, v2);
+    if (bad)
+        return ad_fail(AD_ERR_UNSTABLE, "dt",
+                       "step %llu: %llu discs reached a non-finite position or velocity (the step of %g s is too "
+                       "large for the stiffness, or discs were placed overlapping)",
+                       (unsigned long long)w->stats.step, (unsigned long long)bad, (double)dt);
+    return st;
+}
+
+ad_status ad_cpu_step(ad_world *w, uint64_t nsteps)
+{
+    cpu_world *c = w->impl;
+    if (c->dt_stale) {
+        /* after particles are added the next step's size comes from their speeds */
+        float v2 = 0.0f;
+        const ad_state *s = c->state[c->cur];
+        size_t n = c->n;
+#pragma omp parallel for num_threads(c->threads) reduction(max : v2)
+        for (size_t i = 0; i < n; i++) v2 = fmaxf(v2, s[i].vx * s[i].vx + s[i].vy * s[i].vy);
+        w->stats.dt = ad_next_dt(w, sqrt((double)v2));
+        c->dt_stale = 0;
+    }
+    for (uint64_t k = 0; k < nsteps; k++) {
+        float dt = (float)w->stats.dt;
+        /* The per-disc observables (pressure, virial, acceleration) are written on the steps
+         * whose results somebody reads: the last of the call, one before a field sample, and
+         * the one that ends the call on an interrupt (an interrupt that comes during a step
+         * that does not observe takes one more step, which does) */
+        int stop = w->interrupt && *w->interrupt;
+        int obs = stop || k + 1 == nsteps ||
+                  (w->fields.enabled && (w->stats.step + 1) % w->fields.def.interval == 0);
+        ad_status st = cpu_one_step(w, c, dt, obs);
+        if (st.code) return st;
+        if (stop) break;
+    }
+    return ad_ok();
+}

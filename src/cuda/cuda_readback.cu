@@ -1,0 +1,293 @@
+/* The CUDA backend's read-back: the statistics the device keeps (both ways), the discs, checkpoints'
+ * export and import, the field sums, the BVH's dump. */
+#include <cstdlib>
+#include <cstring>
+
+#include "cuda_world.cuh"
+
+/* The statistics the device keeps, as (ad_ctrl field, ad_stats field): one list for
+ * both directions. */
+#define AD_CTRL_STATS(X)                                                                                          \
+    X(dt, dt)                                                                                                     \
+    X(time, time)                                                                                                 \
+    X(step, step)                                                                                                 \
+    X(ke, kinetic_energy)                                                                                         \
+    X(pe, potential_energy)                                                                                       \
+    X(px, momentum_x)                                                                                             \
+    X(py, momentum_y)                                                                                             \
+    X(virial, contact_virial)                                                                                     \
+    X(body_fx, body_force_x)                                                                                      \
+    X(body_fy, body_force_y)                                                                                      \
+    X(body_impulse_x, body_impulse_x)                                                                             \
+    X(body_impulse_y, body_impulse_y)                                                                             \
+    X(wall_impulse[0], wall_impulse[0])                                                                           \
+    X(wall_impulse[1], wall_impulse[1])                                                                           \
+    X(wall_impulse[2], wall_impulse[2])                                                                           \
+    X(wall_impulse[3], wall_impulse[3])                                                                           \
+    X(ke_integral, kinetic_energy_integral)                                                                       \
+    X(virial_integral, contact_virial_integral)                                                                   \
+    X(max_overlap, max_overlap)                                                                                   \
+    X(skin_violations, skin_violations)                                                                           \
+    X(entered, entered)                                                                                           \
+    X(left, left)                                                                                                 \
+    X(res_added, reservoir_added)                                                                                 \
+    X(res_removed, reservoir_removed)                                                                             \
+    X(entries_lost, entries_lost)                                                                                 \
+    X(nwaiting, entries_waiting)
+
+ad_status ad_cuda_push_ctrl(ad_world *w)
+{
+    cuda_world *c = CW(w);
+    ad_ctrl h = *c->ctrl_host; /* the device's own fields (the count, the open sides) as last pulled or set */
+    const ad_stats &s = w->stats;
+#define TO_CTRL(cf, sf) h.cf = (decltype(h.cf))s.sf;
+    AD_CTRL_STATS(TO_CTRL)
+#undef TO_CTRL
+    *c->ctrl_host = h;
+    CU(cudaMemcpyAsync(c->ctrl, c->ctrl_host, sizeof h, cudaMemcpyHostToDevice, c->stream));
+    CU(cudaStreamSynchronize(c->stream));
+    return ad_ok();
+}
+
+ad_status ad_cuda_pull_ctrl(ad_world *w)
+{
+    cuda_world *c = CW(w);
+    CU(cudaMemcpyAsync(c->ctrl_host, c->ctrl, sizeof(ad_ctrl), cudaMemcpyDeviceToHost, c->stream));
+    CU(cudaStreamSynchronize(c->stream));
+    const ad_ctrl &h = *c->ctrl_host;
+    ad_stats &s = w->stats;
+#define TO_STATS(cf, sf) s.sf = (decltype(s.sf))h.cf;
+    AD_CTRL_STATS(TO_STATS)
+#undef TO_STATS
+    s.max_cell_occupancy = h.max_occupancy;
+    s.cell_overflow = h.overflow;
+    s.outside_grid = h.outside;
+    if (c->open) w->count = h.n - h.removed; /* the slots less the discs the last pass removed */
+    s.count = w->count;
+    /* phase times: the timed first step of the last call, counted for each of its steps */
+    if (c->phase_steps) {
+        float ms[4];
+        int ok = 1;
+        for (int k = 0; k < 4; k++) ok &= cudaEventElapsedTime(&ms[k], c->phase[k], c->phase[k + 1]) == cudaSuccess;
+        if (ok)
+            for (int k = 0; k < 4; k++) s.phase_seconds[k] += 1e-3 * ms[k] * (double)c->phase_steps;
+        c->phase_steps = 0;
+    }
+    if (h.count_overflow)
+        return ad_fail(AD_ERR_UNSTABLE, "cell_size",
+                       "by step %llu, more than %u discs fell in one grid cell, past the GPU's %u-bit cell counters "
+                       "(docs/ARCHITECTURE.md): discs were pushed deep into each other or clamped into a border cell by the "
+                       "thousands; the run's state is lost (%llu disc states non-finite)",
+                       (unsigned long long)h.step, ~0u >> (32 - (32 >> c->count_lg)), 32u >> c->count_lg,
+                       (unsigned long long)h.nonfinite);
+    if (h.nonfinite)
+        return ad_fail(AD_ERR_UNSTABLE, "dt",
+                       "by step %llu, %llu disc states became non-finite on the GPU (the step is too large for the "
+                       "stiffness, or discs were placed overlapping)",
+                       (unsigned long long)h.step, (unsigned long long)h.nonfinite);
+    if (h.capacity_exceeded)
+        return ad_fail(AD_ERR_CAPACITY, "capacity",
+                       "capacity: by step %llu the free stream brought the world to %u discs, past its capacity of %zu "
+                       "(a denser or faster stream than the capacity was sized for, or gas piling up ahead of the body); "
+                       "the new discs past it were not placed",
+                       (unsigned long long)h.step, h.capacity_exceeded, c->cap);
+    return ad_ok();
+}
+
+ad_status ad_cuda_pull_stats(ad_world *w) { return ad_cuda_pull_ctrl(w); }
+
+/* The device's arrays of its slots (the discs, and those removed in the last pass) on the host. */
+typedef struct host_copy {
+    size_t slots;
+    ad_state *s;
+    unsigned *ids;
+    float *pr, *vi;
+    ad_accel *ac;
+} host_copy;
+
+static void host_copy_free(host_copy *h)
+{
+    free(h->s);
+    free(h->ids);
+    free(h->pr);
+    free(h->vi);
+    free(h->ac);
+}
+
+static ad_status copy_to_host(const ad_world *w, cuda_world *c, host_copy *h)
+{
+    memset(h, 0, sizeof *h);
+    cudaError_t e = ad_cuda_pull_count(c);
+    if (e) return ad_fail(AD_ERR_BACKEND, "cuda", "reading the GPU's count: %s", cudaGetErrorString(e));
+    size_t n = c->open ? c->ctrl_host->n : w->count;
+    h->slots = n;
+    h->s = (ad_state *)malloc(n * sizeof(ad_state) + 1);
+    h->ids = (unsigned *)malloc(n * 4 + 1);
+    h->pr = (float *)malloc(n * 4 + 1);
+    h->vi = (float *)malloc(n * 4 + 1);
+    h->ac = (ad_accel *)malloc(n * sizeof(ad_accel) + 1);
+    if (!h->s || !h->ids || !h->pr || !h->vi || !h->ac) {
+        host_copy_free(h);
+        return ad_fail(AD_ERR_NO_MEMORY, "", "out of host memory reading %zu particles", n);
+    }
+    e = cudaMemcpyAsync(h->s, c->state[c->cur], n * sizeof(ad_state), cudaMemcpyDeviceToHost, c->stream);
+    if (!e) e = cudaMemcpyAsync(h->ids, c->id[c->idp], n * 4, cudaMemcpyDeviceToHost, c->stream);
+    if (!e) e = cudaMemcpyAsync(h->pr, c->pressure, n * 4, cudaMemcpyDeviceToHost, c->stream);
+    if (!e) e = cudaMemcpyAsync(h->vi, c->virial, n * 4, cudaMemcpyDeviceToHost, c->stream);
+    if (!e) e = cudaMemcpyAsync(h->ac, c->acc[c->cur], n * sizeof(ad_accel), cudaMemcpyDeviceToHost, c->stream);
+    if (!e) e = cudaStreamSynchronize(c->stream);
+    if (e) {
+        host_copy_free(h);
+        return ad_fail(AD_ERR_BACKEND, "cuda", "reading particles from the GPU: %s", cudaGetErrorString(e));
+    }
+    return ad_ok();
+}
+
+ad_status ad_cuda_read(const ad_world *w, int flags, size_t max, const ad_particle_out *out, size_t *count)
+{
+    cuda_world *c = CW(w);
+    host_copy h;
+    ad_status st = copy_to_host(w, c, &h);
+    if (st.code) return st;
+    size_t n = w->count < max ? w->count : max;
+    uint32_t *order;
+    st = ad_slot_order(h.s, h.ids, h.slots, w->count, (flags & AD_READ_BY_ID) != 0, &order);
+    if (!st.code)
+        for (size_t o = 0; o < n; o++) {
+            size_t k = order ? order[o] : o;
+            if (out->state) out->state[o] = ad_particle{h.s[k].x, h.s[k].y, h.s[k].vx, h.s[k].vy};
+            if (out->id) out->id[o] = h.ids[k];
+            if (out->pressure) out->pressure[o] = h.pr[k];
+            if (out->virial) out->virial[o] = h.vi[k];
+            if (out->accel) {
+                out->accel[2 * o] = h.ac[k].ax;
+                out->accel[2 * o + 1] = h.ac[k].ay;
+            }
+        }
+    free(order);
+    host_copy_free(&h);
+    if (!st.code && count) *count = n;
+    return st;
+}
+
+/* The discs (removed ones left out, slot order kept) and the open sides' state. */
+ad_status ad_cuda_export(const ad_world *w, ad_snapshot *s)
+{
+    memset(s, 0, sizeof *s);
+    cuda_world *c = CW(w);
+    host_copy h;
+    ad_status st = copy_to_host(w, c, &h);
+    if (st.code) return st;
+    size_t m = 0;
+    for (size_t k = 0; k < h.slots; k++) {
+        if (ad_is_dead(h.s[k])) continue;
+        h.s[m] = h.s[k];
+        h.ids[m] = h.ids[k];
+        h.pr[m] = h.pr[k];
+        h.vi[m] = h.vi[k];
+        h.ac[m] = h.ac[k];
+        m++;
+    }
+    s->n = m;
+    s->owned = 1;
+    s->state = h.s;
+    s->id = h.ids;
+    s->pressure = h.pr;
+    s->virial = h.vi;
+    s->accel = h.ac;
+    s->primed = c->primed;
+    const ad_ctrl &k = *c->ctrl_host;
+    memcpy(s->open.owed, k.owed, sizeof s->open.owed);
+    s->open.next_id = k.next_id;
+    s->open.nwaiting = k.nwaiting;
+    if (c->open) {
+        int nb = w->params.res_boxes;
+        st = ad_open_state_alloc(&s->open_alloc, (uint32_t)nb);
+        if (st.code) {
+            ad_snapshot_free(s);
+            return st;
+        }
+        s->open.waiting = s->open_alloc.waiting;
+        s->open.res_state = s->open_alloc.res_state;
+        s->open.res_boxes = (uint32_t)nb;
+        CU(cudaMemcpy(s->open.waiting, c->waiting, k.nwaiting * sizeof(ad_entry), cudaMemcpyDeviceToHost));
+        if (nb) CU(cudaMemcpy(s->open.res_state, c->res_state, 2 * (size_t)nb * sizeof(double), cudaMemcpyDeviceToHost));
+    }
+    return ad_ok();
+}
+
+ad_status ad_cuda_import(ad_world *w, const ad_snapshot *s)
+{
+    cuda_world *c = CW(w);
+    if (s->n > c->cap) return ad_fail(AD_ERR_CAPACITY, "capacity", "capacity: the snapshot holds %zu discs", s->n);
+    /* the device arrays are the world's, sized at creation: a snapshot that does not fit them is refused */
+    if (s->open.nwaiting > AD_WAITING_MAX || (s->open.res_state && s->open.res_boxes != (uint32_t)w->params.res_boxes))
+        return ad_fail(AD_ERR_FORMAT, "checkpoint",
+                       "the snapshot has %u entries waiting (at most %d) and %u reservoir boxes (the world has %d)",
+                       s->open.nwaiting, AD_WAITING_MAX, s->open.res_boxes, w->params.res_boxes);
+    size_t n = s->n;
+    CU(cudaMemcpy(c->state[c->cur], s->state, n * sizeof(ad_state), cudaMemcpyHostToDevice));
+    CU(cudaMemcpy(c->id[c->idp], s->id, n * 4, cudaMemcpyHostToDevice));
+    CU(cudaMemcpy(c->pressure, s->pressure, n * 4, cudaMemcpyHostToDevice));
+    CU(cudaMemcpy(c->virial, s->virial, n * 4, cudaMemcpyHostToDevice));
+    CU(cudaMemcpy(c->acc[c->cur], s->accel, n * sizeof(ad_accel), cudaMemcpyHostToDevice));
+    if (c->open && s->open.nwaiting)
+        CU(cudaMemcpy(c->waiting, s->open.waiting, s->open.nwaiting * sizeof(ad_entry), cudaMemcpyHostToDevice));
+    if (c->res_state && s->open.res_state)
+        CU(cudaMemcpy(c->res_state, s->open.res_state, 2 * (size_t)s->open.res_boxes * sizeof(double),
+                      cudaMemcpyHostToDevice));
+    c->primed = s->primed;
+    c->dt_stale = 0;
+    CU(ad_cuda_forget_bin(c));
+    ad_cuda_invalidate_graphs(c);
+    ad_ctrl &k = *c->ctrl_host;
+    k.n = (unsigned)n;
+    k.next_id = s->open.next_id;
+    k.nwaiting = s->open.nwaiting;
+    k.dead = k.removed = 0;
+    memcpy(k.owed, s->open.owed, sizeof k.owed);
+    return ad_cuda_push_ctrl(w);
+}
+
+ad_status ad_cuda_fields_to_device(ad_world *w)
+{
+    cuda_world *c = CW(w);
+    size_t cells = (size_t)w->fields.def.nx * w->fields.def.ny + 1; /* the cells, then the probe */
+    if (c->field_cells != cells) {
+        if (c->field_sums) cudaFree(c->field_sums);
+        c->field_sums = NULL;
+        CU(cudaMalloc((void **)&c->field_sums, cells * AD_FS_COUNT * sizeof(double)));
+        c->field_cells = cells;
+    }
+    CU(cudaMemcpy(c->field_sums, w->fields.sums, cells * AD_FS_COUNT * sizeof(double), cudaMemcpyHostToDevice));
+    return ad_ok();
+}
+
+ad_status ad_cuda_fields_to_host(ad_world *w)
+{
+    cuda_world *c = CW(w);
+    size_t cells = (size_t)w->fields.def.nx * w->fields.def.ny + 1; /* the cells, then the probe */
+    CU(cudaMemcpyAsync(w->fields.sums, c->field_sums, cells * AD_FS_COUNT * sizeof(double), cudaMemcpyDeviceToHost,
+                       c->stream));
+    CU(cudaStreamSynchronize(c->stream));
+    return ad_ok();
+}
+
+extern "C" ad_status ad_cuda_bvh_dump(const ad_world *w, ad_bvh_dump *out)
+{
+    cuda_world *c = CW(w);
+    if (!c->bvh || !c->tree.point) return ad_fail(AD_ERR_INVALID, "broad_phase", "no BVH has been built");
+    size_t n = c->tree.n;
+    out->n = n;
+    CU(cudaStreamSynchronize(c->stream));
+    CU(cudaMemcpy(out->code, c->code_sorted, n * 4, cudaMemcpyDeviceToHost));
+    CU(cudaMemcpy(out->id, c->id[c->idp], n * 4, cudaMemcpyDeviceToHost));
+    CU(cudaMemcpy(out->point, c->tree.point, n * sizeof(ad_state), cudaMemcpyDeviceToHost));
+    if (n > 1) {
+        CU(cudaMemcpy(out->child, c->child, 2 * (n - 1) * 4, cudaMemcpyDeviceToHost));
+        CU(cudaMemcpy(out->rightmost, c->rightmost, (n - 1) * 4, cudaMemcpyDeviceToHost));
+        CU(cudaMemcpy(out->parent, c->parent, (2 * n - 1) * 4, cudaMemcpyDeviceToHost));
+        CU(cudaMemcpy(out->box, c->box, (n - 1) * sizeof(ad_bvh_box), cudaMemcpyDeviceToHost));
+    }
+    return ad_ok();
+}

@@ -1,0 +1,462 @@
+/* The CUDA backend's step: the kernels of one step on the world's stream (the grid's or the BVH's broad
+ * phase, the pass, the open sides' entries, the fold), its CUDA graphs, the field samples. */
+#include <cub/device/device_radix_sort.cuh>
+
+#include <cmath>
+#include <cstring>
+
+#include <cub/device/device_scan.cuh>
+
+#include "bvh.cuh"
+#include "cuda_world.cuh"
+#include "kernels.cuh"
+#include "open.cuh"
+
+void ad_cuda_invalidate_graphs(cuda_world *c)
+{
+    for (int k = 0; k < 4; k++)
+        if (c->graph_ok[k / 2][k % 2]) {
+            cudaGraphExecDestroy(c->graph[k / 2][k % 2]);
+            c->graph_ok[k / 2][k % 2] = 0;
+        }
+}
+
+static unsigned grid_of(size_t n) { return (unsigned)((n + AD_CUDA_BLOCK - 1) / AD_CUDA_BLOCK); }
+
+/* The size per-disc kernels are launched for: the count, or with open sides the capacity (the count
+ * changes on the device). */
+static unsigned launch_n(const ad_world *w, const cuda_world *c) { return c->open ? (unsigned)c->cap : (unsigned)w->count; }
+
+/* The count as the kernels take it: with open sides, read on the device. */
+static ad_n count_of(const cuda_world *c, unsigned n) { return ad_n{n, c->open ? &c->ctrl->n : NULL}; }
+
+/* Steps 1-5 with the BVH: Morton keys, CUB's stable radix sort, reorder along the
+ * curve, Karras nodes, boxes bottom-up. The phase events stand as on the grid:
+ * keys = bin, sort = scan, reorder and tree = scatter. */
+static cudaError_t enqueue_bvh(ad_world *w, cuda_world *c, unsigned n, int timed)
+{
+    cudaStream_t st = c->stream;
+    unsigned gb = grid_of(n);
+    cudaError_t e = timed ? cudaEventRecord(c->phase[0], st) : cudaSuccess;
+    if (e) return e;
+    if (w->def.diagnostics)
+        k_morton<true><<<gb, AD_CUDA_BLOCK, 0, st>>>(w->params, c->state[c->cur], n, c->code, c->bindex, c->blocks);
+    else
+        k_morton<false><<<gb, AD_CUDA_BLOCK, 0, st>>>(w->params, c->state[c->cur], n, c->code, c->bindex, c->blocks);
+    e = timed ? cudaEventRecord(c->phase[1], st) : cudaSuccess;
+    size_t tb = c->temp_bytes;
+    if (!e)
+        e = cub::DeviceRadixSort::SortPairs(c->temp, tb, c->code, c->code_sorted, c->bindex, c->bperm, (int)n, 0, 32,
+                                            st);
+    if (!e && timed) e = cudaEventRecord(c->phase[2], st);
+    if (e) return e;
+    int nx = !c->cur;
+    int carry = w->def.integrator == AD_INTEGRATOR_VERLET;
+    k_gather<<<gb, AD_CUDA_BLOCK, 0, st>>>(ad_n{n, NULL}, c->bperm, c->state[c->cur], c->id[c->idp],
+                                            carry ? c->acc[c->cur] : NULL, c->state[nx], c->id[!c->idp],
+                                            carry ? c->acc[nx] : NULL);
+    c->cur = nx;
+    c->idp = !c->idp;
+    memset(&c->tree, 0, sizeof c->tree);
+    c->tree.n = n;
+    c->tree.child = c->child;
+    c->tree.rightmost = c->rightmost;
+    c->tree.box = c->box;
+    c->tree.point = c->state[c->cur];
+    if (n > 1) {
+        k_bvh_nodes<<<grid_of(n - 1), AD_CUDA_BLOCK, 0, st>>>(c->code_sorted, n, c->child, c->rightmost, c->parent);
+        e = cudaMemsetAsync(c->visits, 0, (size_t)(n - 1) * 4, st);
+        if (e) return e;
+        k_bvh_boxes<<<gb, AD_CUDA_BLOCK, 0, st>>>(c->tree, n, c->box, c->parent, c->visits);
+    }
+    e = cudaGetLastError();
+    return e || !timed ? e : cudaEventRecord(c->phase[3], st);
+}
+
+/* How this step's pass bins its results for the next step (ad_bin_next): the grid's
+ * symplectic and explicit Euler steps, unless discs pile up (the aggregated bin kernel
+ * then pays more than the pass would save). Verlet's drift and RK4's stages move the
+ * discs after or outside the pass, and the BVH has no cells. The grid diagnostics are
+ * taken on the steps somebody reads (obs), like the other statistics: the other steps
+ * run the variant without them. */
+static int bin_mode(const ad_world *w, const cuda_world *c, int obs)
+{
+    int integ = w->def.integrator;
+    if (c->bvh || c->aggregate || (integ != AD_INTEGRATOR_SYMPLECTIC_EULER && integ != AD_INTEGRATOR_EULER))
+        return AD_BIN_NONE;
+    return w->def.diagnostics && obs ? AD_BIN_DIAG : AD_BIN_FAST;
+}
+
+/* Where the bins keep each disc's cell: only the deterministic path reads it back. */
+static unsigned *keep_cells(const ad_world *w, const cuda_world *c)
+{
+    return w->def.deterministic ? c->cell_of : NULL;
+}
+
+static ad_bin_next bin_next(const ad_world *w, const cuda_world *c)
+{
+    return ad_bin_next{keep_cells(w, c), c->rank, ad_counts{c->count, c->count_lg, &c->ctrl->count_overflow},
+                       w->stats.cell_capacity, &c->ctrl->dead};
+}
+
+/* Steps 1-3 on the stream: the state (and accelerations) end in cell order. Step 1
+ * (bin) is skipped where the last step's pass did it (c->binned); where it runs, it takes
+ * the grid diagnostics on observed steps (obs). */
+static cudaError_t enqueue_grid(ad_world *w, cuda_world *c, unsigned n, int timed, int obs)
+{
+    if (c->bvh) return enqueue_bvh(w, c, n, timed);
+    cudaStream_t st = c->stream;
+    unsigned gb = grid_of(n);
+    cudaError_t e = timed ? cudaEventRecord(c->phase[0], st) : cudaSuccess;
+    if (!e && !c->binned) { /* the counters are clear: left so by the last scan, or ad_cuda_forget_bin */
+        /* warp-aggregated atomics pay where discs pile up (dev/cuda/bin.cu): chosen from
+         * the last known largest occupancy */
+        int diag = w->def.diagnostics && obs, agg = c->aggregate;
+        const ad_state *q = c->state[c->cur];
+        ad_bin_next b = bin_next(w, c);
+        ad_n nn = count_of(c, n);
+        if (diag && agg) k_bin_aggregated<true><<<gb, AD_CUDA_BLOCK, 0, st>>>(w->params, q, nn, b, c->blocks);
+        else if (diag) k_bin<true><<<gb, AD_CUDA_BLOCK, 0, st>>>(w->params, q, nn, b, c->blocks);
+        else if (agg) k_bin_aggregated<false><<<gb, AD_CUDA_BLOCK, 0, st>>>(w->params, q, nn, b, c->blocks);
+        else k_bin<false><<<gb, AD_CUDA_BLOCK, 0, st>>>(w->params, q, nn, b, c->blocks);
+    }
+    if (e) return e;
+    e = timed ? cudaEventRecord(c->phase[1], st) : cudaSuccess;
+    /* the scan leaves the counters cleared, for this step's pass to bin into */
+    if (!e) e = ad_scan_counts(c->count, c->count_lg, c->start, c->scan_state, c->ncell, st);
+    if (!e && timed) e = cudaEventRecord(c->phase[2], st);
+    if (e) return e;
+    int nx = !c->cur;
+    /* only Verlet carries accelerations from step to step; the others recompute them */
+    int carry = w->def.integrator == AD_INTEGRATOR_VERLET;
+    const ad_accel *acc_in = carry ? c->acc[c->cur] : NULL;
+    ad_accel *acc_out = carry ? c->acc[nx] : NULL;
+    ad_n nn = count_of(c, n);
+    unsigned dead_cell = (unsigned)w->params.nx * (unsigned)w->params.ny;
+    if (w->def.deterministic) {
+#ifdef AD_CUDA_DET_SORT /* measurement switch: the stable radix sort of (cell, previous slot) pairs (closed worlds) */
+        k_iota<<<gb, AD_CUDA_BLOCK, 0, st>>>(nn, c->iota);
+        size_t tb = c->temp_bytes;
+        e = cub::DeviceRadixSort::SortPairs(c->temp, tb, c->cell_of, c->keys_out, c->iota, c->perm, (int)n, 0,
+                                            c->key_bits, st);
+        if (e) return e;
+#else
+        /* the same stable order without a sort: the atomic ranks put each cell's discs in its
+         * slot range in any order (k_cell_members), then each disc's rank in its cell is the
+         * number of its cell's discs with a lower previous slot (k_stable_rank) */
+        k_cell_members<<<gb, AD_CUDA_BLOCK, 0, st>>>(nn, c->cell_of, c->rank, c->start, c->iota);
+        k_stable_rank<<<gb, AD_CUDA_BLOCK, 0, st>>>(nn, dead_cell, &c->ctrl->dead, c->cell_of, c->start, c->iota,
+                                                     c->perm);
+#endif
+        k_gather<<<gb, AD_CUDA_BLOCK, 0, st>>>(nn, c->perm, c->state[c->cur], c->id[c->idp], acc_in, c->state[nx],
+                                                c->id[!c->idp], acc_out);
+    } else {
+        k_scatter<<<gb, AD_CUDA_BLOCK, 0, st>>>(w->params, nn, c->rank, c->start, c->state[c->cur], c->id[c->idp],
+                                                 acc_in, c->state[nx], c->id[!c->idp], acc_out);
+    }
+    /* the removed discs went after the others: the world ends there */
+    if (c->open) k_after_sort<<<1, 1, 0, st>>>(c->start, dead_cell, c->ctrl);
+    c->cur = nx;
+    c->idp = !c->idp;
+    e = cudaGetLastError();
+    return e || !timed ? e : cudaEventRecord(c->phase[3], st);
+}
+
+/* Step 5's entries after the pass that ends a step (open.cuh): the free stream's and the reservoir's
+ * new discs, appended to the pass's output `nx` and binned where the pass binned (bin). */
+static void enqueue_enter(ad_world *w, cuda_world *c, int nx, int bin)
+{
+    if (!c->open) return;
+    cudaStream_t st = c->stream;
+    int nb = w->params.res_boxes;
+    if (nb) {
+        size_t bytes = c->res_scan_bytes;
+        cub::DeviceScan::ExclusiveSum(c->res_scan_temp, bytes, c->res_add, c->res_add_start, nb, st);
+    }
+    k_enter<<<1, AD_ENTER_THREADS, 0, st>>>(w->params, c->ctrl, c->waiting, c->waiting_next, c->res_add,
+                                             c->res_add_start, c->res_state, c->start, c->state[nx], c->id[c->idp],
+                                             c->pressure, c->virial, c->acc[nx], bin, bin_next(w, c), c->spots,
+                                             c->spot_next, c->vmax2_new, (unsigned)c->cap);
+}
+
+/* Before the pass: the reservoir's plan on the step's grid (open.cuh). */
+static void enqueue_reservoir_plan(ad_world *w, cuda_world *c)
+{
+    int nb = w->params.res_boxes;
+    if (!nb) return;
+    k_reservoir_plan<<<grid_of((size_t)nb), AD_CUDA_BLOCK, 0, c->stream>>>(w->params, c->start, c->id[c->idp], c->ctrl,
+                                                                           c->res_state, c->res_add, c->doomed);
+}
+
+static ad_bvh_forces bvh_forces(const cuda_world *c)
+{
+    float *f = c->forces;
+    size_t m = c->cap;
+    return ad_bvh_forces{f, f + m, f + 2 * m, f + 3 * m, f + 4 * m, f + 5 * m};
+}
+
+/* Reflexive: the disc pairs' sums at state `in`, searched around the tree's state. */
+static void enqueue_pairs(ad_world *w, cuda_world *c, unsigned n, const ad_state *in)
+{
+    cudaMemsetAsync(c->forces, 0, 6 * c->cap * sizeof(float), c->stream);
+    if (!w->params.disc_contacts) return;
+    if (w->bvh_shared_stack)
+        k_bvh_pairs<true><<<grid_of(n), AD_CUDA_BLOCK, AD_BVH_SHARED_STACK_BYTES, c->stream>>>(w->params, c->tree, n,
+                                                                                            in, bvh_forces(c));
+    else
+        k_bvh_pairs<false><<<grid_of(n), AD_CUDA_BLOCK, 0, c->stream>>>(w->params, c->tree, n, in, bvh_forces(c));
+}
+
+template <int INTEG, int PASS, bool OBS, int BIN = AD_BIN_NONE, class G>
+static void launch_interact_with(ad_world *w, cuda_world *c, unsigned n, const G &gather, size_t smem)
+{
+    int nx = !c->cur;
+    k_interact<INTEG, PASS, OBS, G, BIN><<<grid_of(n), AD_CUDA_BLOCK, smem, c->stream>>>(
+        w->params, gather, count_of(c, n), c->state[c->cur], c->state[nx], c->id[c->idp], c->acc[c->cur], c->acc[nx],
+        c->pressure, c->virial, c->ctrl, c->blocks, c->doomed, bin_next(w, c));
+    if (PASS == AD_PASS_STEP) enqueue_enter(w, c, nx, BIN);
+    c->cur = nx;
+    c->binned = BIN != AD_BIN_NONE;
+}
+
+/* Step 4 through the world's broad phase. */
+template <int INTEG, int PASS, bool OBS>
+static void launch_interact(ad_world *w, cuda_world *c, unsigned n)
+{
+    if (!c->bvh) {
+        ad_grid_gather g{c->gdev, c->start};
+        /* only the steps that move discs in the pass itself bin there (bin_mode) */
+        constexpr bool can_bin = PASS == AD_PASS_STEP && INTEG != AD_INTEGRATOR_VERLET;
+        int mode = can_bin ? bin_mode(w, c, OBS) : AD_BIN_NONE;
+        if (can_bin && OBS && mode == AD_BIN_DIAG)
+            launch_interact_with<INTEG, PASS, OBS, can_bin && OBS ? AD_BIN_DIAG : AD_BIN_NONE>(w, c, n, g, 0);
+        else if (can_bin && mode == AD_BIN_FAST)
+            launch_interact_with<INTEG, PASS, OBS, can_bin ? AD_BIN_FAST : AD_BIN_NONE>(w, c, n, g, 0);
+        else
+            launch_interact_with<INTEG, PASS, OBS>(w, c, n, g, 0);
+    } else if (w->def.bvh_traversal == AD_BVH_REFLEXIVE) {
+        enqueue_pairs(w, c, n, c->state[c->cur]);
+        launch_interact_with<INTEG, PASS, OBS>(w, c, n, ad_bvh_reflexive_gather{c->stree, bvh_forces(c)}, 0);
+    } else if (w->bvh_shared_stack) {
+        launch_interact_with<INTEG, PASS, OBS>(w, c, n, ad_bvh_gather<true>{c->tree, c->stree},
+                                               AD_BVH_SHARED_STACK_BYTES);
+    } else {
+        launch_interact_with<INTEG, PASS, OBS>(w, c, n, ad_bvh_gather<false>{c->tree, c->stree}, 0);
+    }
+}
+
+/* RK4 stage K through the world's broad phase (searched around the step's start). */
+template <int K, class G>
+static void launch_rk4_with(ad_world *w, cuda_world *c, unsigned n, const G &gather, size_t smem,
+                            const ad_state *base, const ad_state *in, ad_state *out, float skin)
+{
+    int nx = !c->cur;
+    k_rk4_stage<K, G><<<grid_of(n), AD_CUDA_BLOCK, smem, c->stream>>>(w->params, gather, count_of(c, n), base, in, out,
+                                                                        c->rk[2], c->id[c->idp], c->acc[nx],
+                                                                        c->pressure, c->virial, c->ctrl, skin, c->blocks,
+                                                                        K == 3 ? c->doomed : NULL);
+}
+
+template <int K>
+static void launch_rk4(ad_world *w, cuda_world *c, unsigned n, const ad_state *base, const ad_state *in,
+                       ad_state *out, float skin)
+{
+    if (!c->bvh) {
+        launch_rk4_with<K>(w, c, n, ad_grid_gather{c->gdev, c->start}, 0, base, in, out, skin);
+    } else if (w->def.bvh_traversal == AD_BVH_REFLEXIVE) {
+        enqueue_pairs(w, c, n, in);
+        launch_rk4_with<K>(w, c, n, ad_bvh_reflexive_gather{c->stree, bvh_forces(c)}, 0, base, in, out, skin);
+    } else if (w->bvh_shared_stack) {
+        launch_rk4_with<K>(w, c, n, ad_bvh_gather<true>{c->tree, c->stree}, AD_BVH_SHARED_STACK_BYTES, base, in, out,
+                           skin);
+    } else {
+        launch_rk4_with<K>(w, c, n, ad_bvh_gather<false>{c->tree, c->stree}, 0, base, in, out, skin);
+    }
+}
+
+/* The shared-memory stack takes 64 KiB of dynamic shared memory a block: above the
+ * default 48 KiB, so every kernel that may use it is allowed it once, at creation
+ * (not while a graph is being captured). */
+cudaError_t ad_cuda_allow_shared_stack(void)
+{
+    const int bytes = (int)AD_BVH_SHARED_STACK_BYTES;
+    const cudaFuncAttribute a = cudaFuncAttributeMaxDynamicSharedMemorySize;
+    typedef ad_bvh_gather<true> G;
+    cudaError_t e = cudaFuncSetAttribute(k_bvh_pairs<true>, a, bytes);
+    if (!e) e = cudaFuncSetAttribute(k_interact<AD_INTEGRATOR_EULER, AD_PASS_STEP, true, G>, a, bytes);
+    if (!e) e = cudaFuncSetAttribute(k_interact<AD_INTEGRATOR_EULER, AD_PASS_STEP, false, G>, a, bytes);
+    if (!e) e = cudaFuncSetAttribute(k_interact<AD_INTEGRATOR_VERLET, AD_PASS_STEP, true, G>, a, bytes);
+    if (!e) e = cudaFuncSetAttribute(k_interact<AD_INTEGRATOR_VERLET, AD_PASS_STEP, false, G>, a, bytes);
+    if (!e) e = cudaFuncSetAttribute(k_interact<AD_INTEGRATOR_VERLET, AD_PASS_PRIME, true, G>, a, bytes);
+    if (!e) e = cudaFuncSetAttribute(k_interact<AD_INTEGRATOR_SYMPLECTIC_EULER, AD_PASS_STEP, true, G>, a, bytes);
+    if (!e) e = cudaFuncSetAttribute(k_interact<AD_INTEGRATOR_SYMPLECTIC_EULER, AD_PASS_STEP, false, G>, a, bytes);
+    if (!e) e = cudaFuncSetAttribute(k_rk4_stage<0, G>, a, bytes);
+    if (!e) e = cudaFuncSetAttribute(k_rk4_stage<1, G>, a, bytes);
+    if (!e) e = cudaFuncSetAttribute(k_rk4_stage<2, G>, a, bytes);
+    if (!e) e = cudaFuncSetAttribute(k_rk4_stage<3, G>, a, bytes);
+    return e;
+}
+
+static ad_dt_rule dt_rule(const ad_world *w)
+{
+    ad_dt_rule r;
+    r.adaptive = w->def.adaptive_dt;
+    r.dt_max = w->dt_max;
+    r.dt_contact = w->dt_contact;
+    r.move = w->def.max_move * w->def.radius;
+    return r;
+}
+
+/* One whole step on the stream. */
+static cudaError_t enqueue_step(ad_world *w, cuda_world *c, unsigned n, int timed, int obs)
+{
+    cudaStream_t st = c->stream;
+    int integ = w->def.integrator;
+    if (integ == AD_INTEGRATOR_VERLET)
+        k_verlet_drift<<<grid_of(n), AD_CUDA_BLOCK, 0, st>>>(w->params, count_of(c, n), c->state[c->cur],
+                                                              c->acc[c->cur], c->id[c->idp], c->ctrl);
+    cudaError_t e = enqueue_grid(w, c, n, timed, obs);
+    if (e) return e;
+    enqueue_reservoir_plan(w, c);
+    if (integ == AD_INTEGRATOR_RK4) {
+        const ad_state *base = c->state[c->cur];
+        ad_state *in = c->rk[0], *out = c->rk[1];
+        float skin = (float)(w->def.max_move * w->def.radius);
+        int nx = !c->cur;
+        launch_rk4<0>(w, c, n, base, base, out, skin);
+        launch_rk4<1>(w, c, n, base, out, in, skin);
+        launch_rk4<2>(w, c, n, base, in, out, skin);
+        launch_rk4<3>(w, c, n, base, out, c->state[nx], skin);
+        enqueue_enter(w, c, nx, AD_BIN_NONE);
+        c->cur = nx;
+    } else {
+        if (obs) {
+            if (integ == AD_INTEGRATOR_EULER) launch_interact<AD_INTEGRATOR_EULER, AD_PASS_STEP, true>(w, c, n);
+            else if (integ == AD_INTEGRATOR_VERLET) launch_interact<AD_INTEGRATOR_VERLET, AD_PASS_STEP, true>(w, c, n);
+            else launch_interact<AD_INTEGRATOR_SYMPLECTIC_EULER, AD_PASS_STEP, true>(w, c, n);
+        } else {
+            if (integ == AD_INTEGRATOR_EULER) launch_interact<AD_INTEGRATOR_EULER, AD_PASS_STEP, false>(w, c, n);
+            else if (integ == AD_INTEGRATOR_VERLET) launch_interact<AD_INTEGRATOR_VERLET, AD_PASS_STEP, false>(w, c, n);
+            else launch_interact<AD_INTEGRATOR_SYMPLECTIC_EULER, AD_PASS_STEP, false>(w, c, n);
+        }
+    }
+    unsigned nb = grid_of(n), nr = (nb + AD_FOLD_SHARE - 1) / AD_FOLD_SHARE;
+    if (nr > AD_REDUCE_BLOCKS) nr = AD_REDUCE_BLOCKS;
+    k_fold_step<<<nr, AD_CUDA_BLOCK, 0, st>>>(c->blocks, nb, c->blocks2, c->ctrl, dt_rule(w),
+                                              (float)(1.0 / w->def.radius), c->open ? c->vmax2_new : NULL);
+    e = cudaGetLastError();
+    return e || !timed ? e : cudaEventRecord(c->phase[4], st);
+}
+
+static ad_status sample_fields(ad_world *w, cuda_world *c, unsigned n)
+{
+    k_fields<<<grid_of(n), AD_CUDA_BLOCK, 0, c->stream>>>(w->fields.grid, count_of(c, n), c->state[c->cur], c->virial,
+                                                          c->pressure, c->acc[c->cur], c->field_sums);
+    CU(cudaGetLastError());
+    w->fields.samples++;
+    if (w->fields.grid.probe) w->fields.probe_samples++;
+    return ad_ok();
+}
+
+/* The step of the current id parity, observing or not, as a CUDA graph: one launch per step. */
+static ad_status step_graph(ad_world *w, cuda_world *c, unsigned n, int obs, cudaGraphExec_t *out)
+{
+    int parity = c->idp, cur = c->cur;
+    if (c->graph_n != n) ad_cuda_invalidate_graphs(c);
+    if (c->graph_ok[parity][obs]) {
+        *out = c->graph[parity][obs];
+        return ad_ok();
+    }
+    cudaGraph_t g;
+    CU(cudaStreamBeginCapture(c->stream, cudaStreamCaptureModeThreadLocal));
+    cudaError_t e = enqueue_step(w, c, n, 0, obs);
+    cudaError_t e2 = cudaStreamEndCapture(c->stream, &g);
+    c->cur = cur; /* capture only recorded the launches */
+    c->idp = parity;
+    if (e) return ad_fail(AD_ERR_BACKEND, "cuda", "capturing the step: %s", cudaGetErrorString(e));
+    if (e2) return ad_fail(AD_ERR_BACKEND, "cuda", "capturing the step: %s", cudaGetErrorString(e2));
+    e = cudaGraphInstantiate(&c->graph[parity][obs], g, 0);
+    cudaGraphDestroy(g);
+    if (e) return ad_fail(AD_ERR_BACKEND, "cuda", "instantiating the step graph: %s", cudaGetErrorString(e));
+    c->graph_ok[parity][obs] = 1;
+    c->graph_n = n;
+    *out = c->graph[parity][obs];
+    return ad_ok();
+}
+
+ad_status ad_cuda_step(ad_world *w, uint64_t nsteps)
+{
+    cuda_world *c = CW(w);
+    unsigned n = launch_n(w, c);
+    if (c->dt_stale) {
+        CU(cudaMemsetAsync(c->vmax_bits, 0, 4, c->stream));
+        k_vmax2<<<grid_of(n), AD_CUDA_BLOCK, 0, c->stream>>>(count_of(c, n), c->state[c->cur], c->vmax_bits);
+        unsigned bits = 0;
+        CU(cudaMemcpyAsync(&bits, c->vmax_bits, 4, cudaMemcpyDeviceToHost, c->stream));
+        CU(cudaStreamSynchronize(c->stream));
+        float v2;
+        memcpy(&v2, &bits, 4);
+        ad_status st = ad_cuda_pull_ctrl(w);
+        if (st.code) return st;
+        w->stats.dt = ad_next_dt(w, sqrt((double)v2));
+        st = ad_cuda_push_ctrl(w);
+        if (st.code) return st;
+        c->dt_stale = 0;
+    }
+    if (w->def.integrator == AD_INTEGRATOR_VERLET && !c->primed) {
+        if (enqueue_grid(w, c, n, 0, 1) != cudaSuccess) return ad_fail(AD_ERR_BACKEND, "cuda", "grid launch failed");
+        launch_interact<AD_INTEGRATOR_VERLET, AD_PASS_PRIME, true>(w, c, n);
+        CU(cudaGetLastError());
+        c->primed = 1;
+    }
+    /* the host knows the step count, so it knows when to sample fields, without asking the device */
+    uint64_t step0 = w->stats.step;
+    int agg = w->stats.max_cell_occupancy > 16;
+    if (agg != c->aggregate) {
+        c->aggregate = agg;
+        ad_cuda_invalidate_graphs(c);
+    }
+    for (uint64_t k = 0; k < nsteps; k++) {
+        uint64_t done = step0 + k + 1;
+        /* the per-disc observables are written on the steps somebody reads: before a
+         * field sample and at the end of the call */
+        int obs = k + 1 == nsteps || (w->fields.enabled && done % w->fields.def.interval == 0);
+        if (k == 0) {
+            /* the first step of a call runs outside the graph with events between the
+             * phases: its phase times stand for the call's steps (the same kernels) */
+            cudaError_t e = enqueue_step(w, c, n, 1, obs);
+            if (e) return ad_fail(AD_ERR_BACKEND, "cuda", "launching a step: %s", cudaGetErrorString(e));
+            c->phase_steps = nsteps;
+        } else {
+            cudaGraphExec_t g = NULL;
+            ad_status st = step_graph(w, c, n, obs, &g);
+            if (st.code) return st;
+            CU(cudaGraphLaunch(g, c->stream));
+            c->idp = !c->idp;
+        }
+        if (w->fields.enabled && done % w->fields.def.interval == 0) {
+            ad_status st = sample_fields(w, c, n);
+            if (st.code) return st;
+        }
+        /* a bounded queue: at most two batches of 32 steps in flight, so Ctrl-C stops soon
+         * and the GPU never idles waiting for the host */
+        if ((k & 31) == 31) {
+            int b = (int)((k >> 5) & 1);
+            CU(cudaEventRecord(c->batch[b], c->stream));
+            CU(cudaEventSynchronize(c->batch[!b]));
+            if (w->interrupt && *w->interrupt) {
+                if (k + 1 < nsteps) {
+                    /* the last step did not observe: one more, observing, ends the call */
+                    cudaError_t e = enqueue_step(w, c, n, 0, 1);
+                    if (e) return ad_fail(AD_ERR_BACKEND, "cuda", "launching a step: %s", cudaGetErrorString(e));
+                    if (w->fields.enabled && (done + 1) % w->fields.def.interval == 0) {
+                        ad_status st = sample_fields(w, c, n);
+                        if (st.code) return st;
+                    }
+                }
+                break;
+            }
+        }
+    }
+    return ad_cuda_pull_ctrl(w);
+}

@@ -1,0 +1,241 @@
+/* Steps 4-5 (DESIGN.md), the pass: one thread a disc gathers its contacts through the broad phase
+ * (the grid's gather here, the BVH's in bvh.cuh), integrates, applies the boundaries and adds to
+ * its block's sums; RK4's stages and Verlet's drift. */
+#ifndef AD_CUDA_INTERACT_CUH
+#define AD_CUDA_INTERACT_CUH
+
+#include "../core/world_internal.h"
+#include "../physics/gather.h"
+#include "../physics/integrate.h"
+#include "bin.cuh"
+#include "block_sums.cuh"
+#include "ctrl.cuh"
+
+/* ---------------------------------------------- step 4: interact + integrate -- */
+
+enum { AD_PASS_STEP = 0, AD_PASS_PRIME = 1 };
+
+/* The list's loop. The slot of the next entry is stepped, not computed: one past the
+ * last, or the start of the next row where the entry count reaches a row's end (tests on
+ * the entry count, which are exact whatever order the rows' slot ranges have), and the load
+ * past the list's end reads its first entry again instead of branching around it. x needs
+ * no minimum image (the list is never used at a periodic seam column, so every candidate is
+ * within a cell in x); y only where the rows wrap (WRAP_Y: the loop is compiled twice rather
+ * than testing the axis for every candidate). */
+template <bool WRAP_Y>
+__device__ __forceinline__ void ad_list_loop(const ad_params &p, const ad_state *__restrict__ s, ad_state me,
+                                             const unsigned b[3], const unsigned n[3], ad_accum *a)
+{
+    unsigned n01 = n[0] + n[1], total = n01 + n[2];
+    if (total == 0) return;
+    const float4 *s4 = reinterpret_cast<const float4 *>(s);
+    unsigned first = n[0] ? b[0] : n[1] ? b[1] : b[2], j = first;
+    float4 o = s4[j];
+    /* not unrolled: lanes of a warp have lists of different lengths, and an unrolled body
+     * with a remainder loop makes them take different paths one after the other (4x
+     * unrolled: the pass 0.466 -> 0.488 ms, H200) */
+#pragma unroll 1
+    for (unsigned k = 1; k <= total; k++) {
+        float4 q = o;
+        j = k == n[0] ? b[1] : j + 1;
+        j = k == n01 ? b[2] : j;
+        o = s4[k < total ? j : first];
+        float dx = q.x - me.x;
+        float dy = WRAP_Y ? ad_min_image(q.y - me.y, 1, p.len_y, p.half_y) : q.y - me.y;
+        ad_contact_disc(&p, dx, dy, q.z - me.vx, q.w - me.vy, a);
+    }
+}
+
+/* The disc contacts of ad_gather_discs (gather.h) for the usual grid, a cell of at
+ * least the contact distance (reach 1) and a column away from a periodic seam: the
+ * three rows' slot ranges are one list, walked by one loop. Row by row, a warp waits
+ * for its longest row three times (about 13 candidates for 3.4 useful ones at area
+ * fraction 0.3); one list waits once for the longest list (about 9). The order of
+ * the terms is gather.h's, so the sums are the same. The disc itself is not skipped:
+ * at zero distance ad_contact_disc adds exact zeros, cheaper than a divergent branch.
+ * Each candidate's state is loaded one iteration ahead. Returns 0, having done
+ * nothing, where this shape does not apply (the caller takes gather.h's loops). */
+__device__ __forceinline__ int ad_gather_discs_list(const ad_params &p, const unsigned *__restrict__ start,
+                                                    const ad_state *__restrict__ s, ad_state me, int cx, int cy,
+                                                    ad_accum *a)
+{
+#ifdef AD_CUDA_ROW_GATHER /* measurement switch: gather.h's row-by-row loops everywhere */
+    const bool rows_only = true;
+#else
+    const bool rows_only = false;
+#endif
+    if (rows_only || p.reach_x != 1 || p.reach_y != 1) return 0;
+    if (p.periodic_x && (cx == 0 || cx == p.nx - 1)) return 0;
+    int lo = cx > 0 ? cx - 1 : 0, hi = cx < p.nx - 1 ? cx + 1 : cx;
+    unsigned b[3], n[3];
+#pragma unroll
+    for (int d = 0; d < 3; d++) {
+        int row = ad_neighbour_row(cy, d - 1, p.ny, p.periodic_y);
+        unsigned base = (unsigned)(row < 0 ? 0 : row) * (unsigned)p.nx;
+        unsigned j0 = start[base + (unsigned)lo], j1 = start[base + (unsigned)hi + 1];
+        b[d] = j0;
+        n[d] = row < 0 ? 0u : j1 - j0;
+    }
+    if (p.periodic_y) ad_list_loop<true>(p, s, me, b, n, a);
+    else ad_list_loop<false>(p, s, me, b, n, a);
+    return 1;
+}
+
+/* The grid's broad phase as the interact kernels call it: contacts of slot s found
+ * around `at`, the state the grid was built from (RK4 stages search around the
+ * step's start). The BVH's gathers (bvh.cuh) have the same shape. */
+struct ad_grid_gather {
+    ad_seg_grid g;
+    const unsigned *start;
+    __device__ __forceinline__ void operator()(const ad_params &p, const ad_state *__restrict__ in, unsigned s,
+                                               ad_state at, ad_state me, ad_accum *a) const
+    {
+        int cx = ad_cell_coord(at.x, p.origin_x, p.inv_cell_x, p.nx);
+        int cy = ad_cell_coord(at.y, p.origin_y, p.inv_cell_y, p.ny);
+        ad_accum_zero(a);
+        if (p.disc_contacts && !ad_gather_discs_list(p, start, in, me, cx, cy, a))
+            ad_gather_discs(&p, start, in, s, me, cx, cy, a);
+        ad_contact_segments(&p, &g, me.x, me.y, me.vx, me.vy, a);
+        ad_contact_walls(&p, me.x, me.y, me.vx, me.vy, a);
+    }
+};
+
+/* Blocks per multiprocessor the interact kernel is compiled for, by broad phase. The grid's:
+ * 8 caps it at 32 registers (full occupancy, 48-64 bytes of spills to L1), 5 % faster than 6
+ * (40 registers, no spills), which was 4 % faster than 5 (48), at 1.6e7 discs on an H200
+ * (docs/PERFORMANCE.md); 7 gives the same 32-register code. The BVH's walks keep 5, the bound
+ * they were measured with (at 32 registers the local-stack walk spills 92 bytes; not measured). */
+#ifndef AD_INTERACT_MIN_BLOCKS
+#define AD_INTERACT_MIN_BLOCKS 8
+#endif
+template <class G> struct ad_interact_min_blocks {
+    static constexpr int value = 5;
+};
+template <> struct ad_interact_min_blocks<ad_grid_gather> {
+    static constexpr int value = AD_INTERACT_MIN_BLOCKS;
+};
+
+/* Step 5's removals (open.h), counted on the device: rare, so atomics. */
+__device__ __forceinline__ void ad_count_fate(ad_ctrl *ctrl, int fate)
+{
+    if (fate == AD_KEPT) return;
+    atomicAdd(&ctrl->removed, 1u);
+    atomicAdd(fate == AD_LEFT ? &ctrl->left : &ctrl->res_removed, 1ull);
+}
+
+/* 1 where the reservoir's plan removes slot s in this step; the mark is cleared here. */
+__device__ __forceinline__ int ad_take_doomed(unsigned char *doomed, unsigned s)
+{
+    if (!doomed || !doomed[s]) return 0;
+    doomed[s] = 0;
+    return 1;
+}
+
+/* One thread per slot: gather contacts, integrate, apply boundaries, write the
+ * other buffer and the observables, and the block's partial sums. */
+template <int INTEG, int PASS, bool OBS, class G, int BIN = AD_BIN_NONE>
+__global__ void __launch_bounds__(AD_CUDA_BLOCK, ad_interact_min_blocks<G>::value)
+    k_interact(ad_params p, G gather, ad_n nn, const ad_state *__restrict__ in, ad_state *__restrict__ out, const unsigned *__restrict__ ids,
+               const ad_accel *__restrict__ acc_in, ad_accel *__restrict__ acc_out, float *__restrict__ pressure,
+               float *__restrict__ virial, ad_ctrl *__restrict__ ctrl, ad_dev_sums *__restrict__ blocks,
+               unsigned char *__restrict__ doomed, ad_bin_next bin)
+{
+    unsigned s = blockIdx.x * blockDim.x + threadIdx.x;
+    ad_thread_sums sums = {};
+    ad_bin_diag diag = {0, 0, 0};
+    if (s < ad_n_get(nn)) {
+        float dt = (float)ctrl->dt;
+        ad_state me = in[s];
+        ad_accum a;
+        gather(p, in, s, me, me, &a);
+        float ax = a.fx * p.inv_mass + p.gx, ay = a.fy * p.inv_mass + p.gy;
+        if (OBS) { /* the per-disc observables, on steps that someone reads */
+            pressure[s] = a.pressure;
+            virial[s] = a.virial;
+        }
+        ad_sums_contacts<OBS>(sums, a);
+        ad_state nw;
+        int fate = AD_KEPT;
+        if (PASS == AD_PASS_PRIME) {
+            nw = me;
+        } else {
+            if (INTEG == AD_INTEGRATOR_VERLET) /* the drift left the removals to here */
+                nw = ad_verlet_kick(me, acc_in[s].ax, acc_in[s].ay, ax, ay, dt);
+            else
+                nw = INTEG == AD_INTEGRATOR_EULER ? ad_step_euler(me, ax, ay, dt) : ad_step_symplectic(me, ax, ay, dt);
+            nw = ad_apply_boundaries(&p, nw, ids, s, ctrl->step, dt, ad_take_doomed(doomed, s), &fate);
+            ad_count_fate(ctrl, fate);
+            if (BIN != AD_BIN_NONE) ad_bin_one(p, bin, s, nw.x, nw.y, &diag);
+        }
+        if (OBS || INTEG == AD_INTEGRATOR_VERLET) acc_out[s] = ad_accel{ax, ay};
+        out[s] = nw;
+        if (fate == AD_KEPT) ad_sums_motion<OBS>(sums, p, nw);
+    }
+    ad_block_reduce<OBS>(sums, &blocks[blockIdx.x]);
+    if (BIN == AD_BIN_DIAG) ad_block_diag(diag.occ, diag.over, diag.out, &blocks[blockIdx.x]);
+}
+
+/* RK4 stage k on the grid of the step's start. */
+template <int K, class G>
+__global__ void __launch_bounds__(AD_CUDA_BLOCK)
+    k_rk4_stage(ad_params p, G gather, ad_n nn, const ad_state *__restrict__ base, const ad_state *__restrict__ in, ad_state *__restrict__ out,
+                ad_state *__restrict__ acc, const unsigned *__restrict__ ids, ad_accel *__restrict__ accel,
+                float *__restrict__ pressure, float *__restrict__ virial, ad_ctrl *__restrict__ ctrl,
+                float skin, ad_dev_sums *__restrict__ blocks, unsigned char *__restrict__ doomed)
+{
+    unsigned s = blockIdx.x * blockDim.x + threadIdx.x;
+    ad_thread_sums sums = {};
+    if (s < ad_n_get(nn)) {
+        float dt = (float)ctrl->dt;
+        ad_state b0 = base[s], me = in[s];
+        ad_accum a;
+        gather(p, in, s, b0, me, &a);
+        float ax = a.fx * p.inv_mass + p.gx, ay = a.fy * p.inv_mass + p.gy;
+        if (K == 0) {
+            pressure[s] = a.pressure;
+            virial[s] = a.virial;
+            accel[s] = ad_accel{ax, ay};
+            ad_sums_contacts(sums, a);
+        }
+        ad_state nx = ad_rk4_stage(b0, me, ax, ay, dt, K, &acc[s]);
+        if (K == 3) {
+            int fate;
+            nx = ad_apply_boundaries(&p, nx, ids, s, ctrl->step, dt, ad_take_doomed(doomed, s), &fate);
+            ad_count_fate(ctrl, fate);
+            if (fate == AD_KEPT) {
+                ad_sums_motion(sums, p, nx);
+                float dx = ad_min_image(nx.x - b0.x, p.periodic_x, p.len_x, p.half_x);
+                float dy = ad_min_image(nx.y - b0.y, p.periodic_y, p.len_y, p.half_y);
+                sums.skin += dx * dx + dy * dy > skin * skin;
+            }
+        }
+        out[s] = nx;
+    }
+    if (K == 0 || K == 3) {
+        /* stage 0 holds the contact sums, stage 3 the motion sums: keep both */
+        __shared__ ad_dev_sums prev;
+        if (K == 3 && threadIdx.x == 0) prev = blocks[blockIdx.x];
+        __syncthreads();
+        ad_block_reduce(sums, &blocks[blockIdx.x]);
+        __syncthreads();
+        if (K == 3 && threadIdx.x == 0) {
+            ad_dev_sums t = blocks[blockIdx.x];
+            for (int k = 1; k < 11; k++)
+                if (k != 2 && k != 3) t.v[k] = prev.v[k];
+            t.max_overlap = prev.max_overlap;
+            blocks[blockIdx.x] = t;
+        }
+    }
+}
+
+/* Verlet's drift, before binning; each disc moves itself only. */
+__global__ void k_verlet_drift(ad_params p, ad_n n, ad_state *__restrict__ s, const ad_accel *__restrict__ acc,
+                               const unsigned *__restrict__ ids, const ad_ctrl *__restrict__ ctrl)
+{
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= ad_n_get(n)) return;
+    float dt = (float)ctrl->dt;
+    s[i] = ad_wrap_state(&p, ad_verlet_drift(s[i], acc[i].ax, acc[i].ay, dt)); /* removals: end of step */
+}
+
+#endif
