@@ -7,27 +7,7 @@ set -u
 AD=${1:?usage: test_cli.sh AERODEM SOURCE_DIR}
 SRC=${2:?usage: test_cli.sh AERODEM SOURCE_DIR}
 SCENE=$SRC/scenes/default.ini
-T=$(mktemp -d "${TMPDIR:-/tmp}/aerodem_cli.XXXXXX")
-BG=""
-cleanup() {
-    [ -n "$BG" ] && kill "$BG" 2>/dev/null
-    rm -rf "$T"
-}
-trap cleanup EXIT
-
-NCHECK=0
-ok() {
-    NCHECK=$((NCHECK + 1))
-    printf 'ok   %s\n' "$1"
-}
-fail() {
-    printf 'FAIL %s\n' "$1"
-    shift
-    for f in "$@"; do # files holding what happened
-        [ -f "$f" ] && { printf -- '---- %s:\n' "${f#"$T"/}"; head -c 3000 "$f"; echo; }
-    done
-    exit 1
-}
+. "$(dirname "$0")/cli_lib.sh" cli
 
 # run NAME ARGS...: runs aerodem with stdout in $T/NAME.out, stderr in $T/NAME.err; the exit code in RC.
 RC=0
@@ -327,18 +307,7 @@ cmp "$T/A/forces.csv" "$T/B/forces.csv" >"$T/cmp.out" 2>&1 ||
         "$T/B/forces.csv"
 
 # The final checkpoints: the particle and field sections must be equal byte for byte (the statistics
-# section holds wall-clock timers and the thread count, the caller block the scene with its threads key).
-# A section is tag[4], u32, u64 length, payload; the first follows a 16-byte header.
-section_offset() { # section_offset FILE TAG
-    local f=$1 off=16 tag len
-    while :; do
-        tag=$(dd if="$f" bs=1 skip="$off" count=4 status=none)
-        [ "$tag" = "$2" ] && { echo "$off"; return 0; }
-        if [ "$tag" = "END." ] || [ -z "$tag" ]; then return 1; fi
-        len=$(od -An -tu8 -j $((off + 8)) -N8 "$f" | tr -d ' ')
-        off=$((off + 16 + len))
-    done
-}
+# section holds the thread count, the caller block the scene with its threads key).
 for run_dir in A B; do
     ck=$T/$run_dir/checkpoint.ckpt
     p=$(section_offset "$ck" PART) || fail "checkpoint of $run_dir has no particle section"

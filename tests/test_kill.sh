@@ -7,7 +7,7 @@
 # file, a prefix of it (forces.csv, frames.csv), or a complete checkpoint or .pvd; temporary files
 # (NAME.tmp) may be left by a kill. After the last resume: the same set of files, no temporary file,
 # every file equal (scene.ini but for its run_id line; the checkpoint's particles,
-# fields and caller block but for the run id; its statistics section holds wall-clock timers).
+# fields and caller block but for the run id).
 set -u
 
 AD=${1:?usage: test_kill.sh AERODEM SOURCE_DIR}
@@ -15,20 +15,7 @@ SRC=${2:?usage: test_kill.sh AERODEM SOURCE_DIR}
 RUNS=${AERODEM_KILL_RUNS:-20}
 # AERODEM_KILL_BACKEND=cuda runs it on the GPU (in deterministic mode: bit-identical runs)
 BACKEND=${AERODEM_KILL_BACKEND:-cpu}
-T=$(mktemp -d "${TMPDIR:-/tmp}/aerodem_kill.XXXXXX")
-BG=""
-cleanup() {
-    [ -n "$BG" ] && kill -9 "$BG" 2>/dev/null
-    rm -rf "$T"
-}
-trap cleanup EXIT
-
-fail() {
-    printf 'FAIL %s\n' "$1"
-    shift
-    for f in "$@"; do [ -f "$f" ] && { printf -- '---- %s:\n' "${f#"$T"/}"; head -c 2000 "$f"; echo; }; done
-    exit 1
-}
+. "$(dirname "$0")/cli_lib.sh" kill
 
 # A small closed box (about 340 discs), frequent force rows, frames, checkpoints on steps and on the
 # wall clock (whose steps differ from run to run: the outputs must not depend on them).
@@ -46,18 +33,6 @@ TREF=$(($(now_ms) - t0))
 [ "$TREF" -gt 0 ] || TREF=1
 ( cd "$T/ref" && find . -type f | sort ) >"$T/ref.files"
 
-# section_offset FILE TAG: a checkpoint section is tag[4], u32, u64 length, payload; the first
-# follows a 16-byte header.
-section_offset() {
-    local f=$1 off=16 tag len
-    while :; do
-        tag=$(dd if="$f" bs=1 skip="$off" count=4 status=none)
-        [ "$tag" = "$2" ] && { echo "$off"; return 0; }
-        if [ "$tag" = "END." ] || [ -z "$tag" ]; then return 1; fi
-        len=$(od -An -tu8 -j $((off + 8)) -N8 "$f" | tr -d ' ')
-        off=$((off + 16 + len))
-    done
-}
 # ckpt_key FILE OUT: the particles and fields, and the caller block without its run id (the
 # trailer is magic[8], id[8], source[1024]).
 ckpt_key() {

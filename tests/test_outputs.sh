@@ -10,25 +10,7 @@ set -u
 
 AD=${1:?usage: test_outputs.sh AERODEM SOURCE_DIR}
 SRC=${2:?usage: test_outputs.sh AERODEM SOURCE_DIR}
-T=$(mktemp -d "${TMPDIR:-/tmp}/aerodem_outputs.XXXXXX")
-BG=""
-cleanup() {
-    [ -n "$BG" ] && kill -9 "$BG" 2>/dev/null
-    rm -rf "$T"
-}
-trap cleanup EXIT
-
-NCHECK=0
-ok() {
-    NCHECK=$((NCHECK + 1))
-    printf 'ok   %s\n' "$1"
-}
-fail() {
-    printf 'FAIL %s\n' "$1"
-    shift
-    for f in "$@"; do [ -f "$f" ] && { printf -- '---- %s:\n' "${f#"$T"/}"; head -c 3000 "$f"; echo; }; done
-    exit 1
-}
+. "$(dirname "$0")/cli_lib.sh" outputs
 RC=0
 run() { # run NAME ARGS...: stdout in $T/NAME.out, stderr in $T/NAME.err, the exit code in RC
     local name=$1
