@@ -92,6 +92,7 @@ ad_status ad_world_create(const ad_world_def *def, ad_world **out)
     double tc = ad_contact_time_undamped(def);
     w->dt_max = def->dt;
     w->dt_contact = tc / def->contact_steps;
+    w->move = def->max_move * def->radius;
     w->stats.contact_time = ad_contact_duration(
         0.5 * def->mass, def->stiffness, ad_damping_for_restitution(def->restitution, 0.5 * def->mass, def->stiffness));
     w->stats.grid_nx = (uint32_t)p.nx;
@@ -283,7 +284,7 @@ double ad_next_dt(const ad_world *w, double vmax)
 {
     if (!w->def.adaptive_dt) return w->dt_max;
     double dt = fmin(w->dt_max, w->dt_contact);
-    if (vmax > 0.0) dt = fmin(dt, w->def.max_move * w->def.radius / vmax);
+    if (vmax > 0.0) dt = fmin(dt, w->move / vmax);
     return dt;
 }
 

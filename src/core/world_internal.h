@@ -120,6 +120,8 @@ struct ad_world {
     ad_stats stats;        /* kept current by the backend */
     double dt_max;         /* fixed step or the adaptive ceiling [s] */
     double dt_contact;     /* contact time / contact_steps [s] */
+    double move;           /* max_move x radius [m]: the most a disc moves in an adaptive step, and the
+                              RK4 stages' skin; derived once here */
     const volatile int *interrupt; /* stop stepping when nonzero */
     int bvh_shared_stack;  /* CUDA BVH walks: stack in shared memory instead of local (benchmarks set it) */
 };

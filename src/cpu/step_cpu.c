@@ -239,7 +239,7 @@ static void rk4_stage_block(const ad_world *w, cpu_world *c, size_t b, size_t n,
     ad_state *acc = c->rk[2];
     ad_block_sums *sums = &c->blocks[b];
     if (k == 0) memset(sums, 0, sizeof *sums);
-    float skin = (float)(w->def.max_move * w->def.radius);
+    float skin = (float)w->move;
     size_t s0 = b * AD_BLOCK, s1 = s0 + AD_BLOCK < n ? s0 + AD_BLOCK : n;
     ad_cpu_motion8 m8; /* the motion sums as the pass takes them (tail_cpu.h) */
     memset(&m8, 0, sizeof m8);

@@ -303,7 +303,7 @@ static ad_dt_rule dt_rule(const ad_world *w)
     r.adaptive = w->def.adaptive_dt;
     r.dt_max = w->dt_max;
     r.dt_contact = w->dt_contact;
-    r.move = w->def.max_move * w->def.radius;
+    r.move = w->move;
     return r;
 }
 
@@ -321,7 +321,7 @@ static cudaError_t enqueue_step(ad_world *w, cuda_world *c, unsigned n, int time
     if (integ == AD_INTEGRATOR_RK4) {
         const ad_state *base = c->state[c->cur];
         ad_state *in = c->rk[0], *out = c->rk[1];
-        float skin = (float)(w->def.max_move * w->def.radius);
+        float skin = (float)w->move;
         int nx = !c->cur;
         launch_rk4<0>(w, c, n, base, base, out, skin);
         launch_rk4<1>(w, c, n, base, out, in, skin);
