@@ -144,8 +144,8 @@ static int check_expiry(void)
         ad_grid_diag diag;
         ad_cpu_bin(&p, s, N, cell_of, count, 1 + step % 2, &diag);
         start[0] = 0;
-        ad_cpu_sort(count, start + 1, cell_of, N, ncell, 1 + step % 2, 8, s, sorted, ids, perm, NULL, NULL, qexp, qnext,
-                    &xy, NULL, foreign, N, &diag);
+        const ad_cpu_reorder_job job = {cell_of, start + 1, s, sorted, ids, perm, NULL, NULL, qexp, qnext, &xy};
+        ad_cpu_sort(count, &job, N, ncell, 1 + step % 2, 8, NULL, foreign, N, &diag);
         memcpy(ids, perm, N * 4);
         float *t = qexp;
         qexp = qnext;

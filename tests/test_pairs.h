@@ -164,7 +164,8 @@ static size_t grid_pairs(const ad_params *p, const ad_state *s, size_t n, int th
     /* the positions in SoA too, padded as in the backend (the screen reads 8 lanes a row) */
     ad_cpu_xy xy = {malloc((n + AD_CPU_XY_PAD) * sizeof(float)), malloc((n + AD_CPU_XY_PAD) * sizeof(float))};
     for (size_t k = n; k < n + AD_CPU_XY_PAD; k++) xy.x[k] = xy.y[k] = 0.0f;
-    ad_cpu_reorder(cell_of, n, start + 1, ncell, threads, s, sorted, ids, perm, NULL, NULL, NULL, NULL, &xy, foreign, n);
+    const ad_cpu_reorder_job job = {cell_of, start + 1, s, sorted, ids, perm, NULL, NULL, NULL, NULL, &xy};
+    ad_cpu_reorder(&job, n, ncell, threads, foreign, n);
     if (memcmp(start, scanned, (ncell + 1) * sizeof *start)) {
         printf("  the starts counted up by the reorder, one place back, are not the scan's starts\n");
         (*errors)++;
@@ -202,8 +203,8 @@ static size_t grid_pairs(const ad_params *p, const ad_state *s, size_t n, int th
         ad_grid_diag diag2;
         ad_cpu_bin(p, s, n, cell_of, count2, threads, &diag2);
         start2[0] = 0;
-        ad_cpu_sort(count2, start2 + 1, cell_of, n, ncell, threads, 4, s, sorted2, ids, perm2, NULL, NULL, NULL, NULL,
-                    &xy2, room == 2 ? &moved : NULL, foreign, room ? n : 8, &diag2);
+        const ad_cpu_reorder_job job2 = {cell_of, start2 + 1, s, sorted2, ids, perm2, NULL, NULL, NULL, NULL, &xy2};
+        ad_cpu_sort(count2, &job2, n, ncell, threads, 4, room == 2 ? &moved : NULL, foreign, room ? n : 8, &diag2);
         int cleared = 1;
         for (size_t c = 0; c < ncell; c++) cleared &= count2[c] == 0;
         if (!cleared || memcmp(start2, start, (ncell + 1) * sizeof *start) || memcmp(perm2, perm, n * sizeof *perm) ||
@@ -227,8 +228,8 @@ static size_t grid_pairs(const ad_params *p, const ad_state *s, size_t n, int th
     /* and with lists too short for them: every thread reads every disc, the same order */
     uint32_t *perm_short = malloc(n * sizeof *perm_short);
     ad_state *sorted_short = malloc(n * sizeof *sorted_short);
-    ad_cpu_reorder(cell_of, n, scanned, ncell, threads, s, sorted_short, ids, perm_short, NULL, NULL, NULL, NULL, NULL,
-                   foreign, 8);
+    const ad_cpu_reorder_job job_short = {cell_of, scanned, s, sorted_short, ids, perm_short, NULL, NULL, NULL, NULL, NULL};
+    ad_cpu_reorder(&job_short, n, ncell, threads, foreign, 8);
     if (memcmp(perm, perm_short, n * sizeof *perm) || memcmp(sorted, sorted_short, n * sizeof *sorted)) {
         printf("  the reorder with short lists differs from the one with room for every disc\n");
         (*errors)++;

@@ -216,19 +216,7 @@ void ad_cpu_scan(uint8_t *count, uint32_t *start, size_t ncell, const uint32_t *
 
 /* What the reorder moves, for its per-thread loops (their own copies of the pointers: in an
  * OpenMP region the compiler reloads shared ones after every store that might alias them). */
-typedef struct reorder_job {
-    const uint32_t *cell_of;
-    uint32_t *cursor;
-    const ad_state *src;
-    ad_state *dst;
-    const uint32_t *isrc;
-    uint32_t *idst;
-    const ad_accel *asrc;
-    ad_accel *adst;
-    const float *qsrc;
-    float *qdst;
-    const ad_cpu_xy *xy;
-} reorder_job;
+typedef ad_cpu_reorder_job reorder_job;
 
 /* Disc i to its cell's cursor, an absolute slot (the cell's start, counted up). */
 static inline __attribute__((always_inline)) void place(const reorder_job *J, size_t i, uint32_t c)
@@ -446,15 +434,13 @@ static void reorder_threads(const reorder_job *J, size_t n, size_t ncell, int t,
         fold_diag(cd, across, t, diag);
 }
 
-void ad_cpu_reorder(const uint32_t *cell_of, size_t n, uint32_t *cursor, size_t ncell, int threads,
-                    const ad_state *src, ad_state *dst, const uint32_t *isrc, uint32_t *idst, const ad_accel *asrc,
-                    ad_accel *adst, const float *qsrc, float *qdst, const ad_cpu_xy *xy, uint32_t *foreign,
+void ad_cpu_reorder(const ad_cpu_reorder_job *job, size_t n, size_t ncell, int threads, uint32_t *foreign,
                     size_t foreign_cap)
 {
     enum { MAXT = 256 };
     int t = threads < 1 ? 1 : (threads > MAXT ? MAXT : threads);
     if (n < 2048) t = 1; /* small: not worth waking threads (the tests run 3000 discs on 2 to 4) */
-    const reorder_job J = {cell_of, cursor, src, dst, isrc, idst, asrc, adst, qsrc, qdst, xy};
+    const reorder_job J = *job;
     if (t == 1) { /* every cell is this thread's */
         place_range(&J, 0, n, 0, UINT32_MAX);
         return;
@@ -473,24 +459,20 @@ void ad_cpu_reorder(const uint32_t *cell_of, size_t n, uint32_t *cursor, size_t 
     reorder_threads(&J, n, ncell, t, NULL, 0, NULL, foreign, foreign_cap, NULL);
 }
 
-void ad_cpu_sort(uint8_t *count, uint32_t *start, const uint32_t *cell_of, size_t n, size_t ncell, int threads,
-                 uint32_t capacity, const ad_state *src, ad_state *dst, const uint32_t *isrc, uint32_t *idst,
-                 const ad_accel *asrc, ad_accel *adst, const float *qsrc, float *qdst, const ad_cpu_xy *xy,
+void ad_cpu_sort(uint8_t *count, const ad_cpu_reorder_job *job, size_t n, size_t ncell, int threads, uint32_t capacity,
                  const ad_cpu_moved *moved, uint32_t *foreign, size_t foreign_cap, ad_grid_diag *diag)
 {
     enum { MAXT = 256 };
     int t = threads < 1 ? 1 : (threads > MAXT ? MAXT : threads);
     if (n < 2048) t = 1; /* as ad_cpu_reorder */
     if (t == 1) {
-        ad_cpu_scan(count, start, ncell, cell_of, n, capacity, diag);
-        ad_cpu_reorder(cell_of, n, start, ncell, 1, src, dst, isrc, idst, asrc, adst, qsrc, qdst, xy, foreign,
-                       foreign_cap);
+        ad_cpu_scan(count, job->cursor, ncell, job->cell_of, n, capacity, diag);
+        ad_cpu_reorder(job, n, ncell, 1, foreign, foreign_cap);
         return;
     }
     /* ad_cpu_reorder's threads, each scanning its own cells just before it fills them: the
      * scan's chunks are the reorder's cell ranges, so no thread waits for the others' starts
      * (one region, one barrier; the windows of three across the chunks' ends are taken
      * before the barrier, while every counter still holds its count). */
-    const reorder_job J = {cell_of, start, src, dst, isrc, idst, asrc, adst, qsrc, qdst, xy};
-    reorder_threads(&J, n, ncell, t, count, capacity, moved, foreign, foreign_cap, diag);
+    reorder_threads(job, n, ncell, t, count, capacity, moved, foreign, foreign_cap, diag);
 }

@@ -82,6 +82,23 @@ void ad_cpu_bin(const ad_params *p, const ad_state *s, size_t n, uint32_t *cell_
 void ad_cpu_scan(uint8_t *count, uint32_t *start, size_t ncell, const uint32_t *cell_of, size_t n, uint32_t capacity,
                  ad_grid_diag *diag);
 
+/* What the reorder moves: from each disc's cell (cell_of) and the cursor (below), the states
+ * src -> dst, the ids isrc -> idst, the accelerations asrc -> adst and the quiet test's expiries
+ * qsrc -> qdst (adst and qsrc/qdst may be NULL), and the positions to xy (may be NULL). */
+typedef struct ad_cpu_reorder_job {
+    const uint32_t *cell_of;
+    uint32_t *cursor;
+    const ad_state *src;
+    ad_state *dst;
+    const uint32_t *isrc;
+    uint32_t *idst;
+    const ad_accel *asrc;
+    ad_accel *adst;
+    const float *qsrc;
+    float *qdst;
+    const ad_cpu_xy *xy;
+} ad_cpu_reorder_job;
+
 /* Step 3, scatter and reorder in one pass: the k-th disc (in index order) of cell c goes
  * to slot start[c] + k of dst, idst, adst and qdst (adst and qsrc/qdst may be NULL; q: the
  * quiet test's expiries, gather_cpu.h), taking the slot from
@@ -94,20 +111,16 @@ void ad_cpu_scan(uint8_t *count, uint32_t *start, size_t ncell, const uint32_t *
  * and xy->y[slot] (the gather's screen, gather_cpu.h). `foreign` (foreign_cap entries) is
  * scratch for the threads' lists of discs that left their index window's cells; any size
  * works (a small one costs speed, not results). */
-void ad_cpu_reorder(const uint32_t *cell_of, size_t n, uint32_t *cursor, size_t ncell, int threads,
-                    const ad_state *src, ad_state *dst, const uint32_t *isrc, uint32_t *idst, const ad_accel *asrc,
-                    ad_accel *adst, const float *qsrc, float *qdst, const ad_cpu_xy *xy, uint32_t *foreign,
+void ad_cpu_reorder(const ad_cpu_reorder_job *job, size_t n, size_t ncell, int threads, uint32_t *foreign,
                     size_t foreign_cap);
 
-/* Steps 2 and 3 at once: ad_cpu_scan into `start`, then ad_cpu_reorder with `start` as
+/* Steps 2 and 3 at once: ad_cpu_scan into job->cursor (the starts), then ad_cpu_reorder with them as
  * the cursor (the same results, diagnostics included). On several threads each scans the
  * cells it then fills (one parallel region, one barrier, the scan divided among them).
  * `moved` (may be NULL) is the gather pass's account of the discs that left their block's
  * cells since src was in cell order: the threads then split the cells at their windows' first
  * blocks' first cells and list their foreign discs from it instead of reading every cell_of. */
-void ad_cpu_sort(uint8_t *count, uint32_t *start, const uint32_t *cell_of, size_t n, size_t ncell, int threads,
-                 uint32_t capacity, const ad_state *src, ad_state *dst, const uint32_t *isrc, uint32_t *idst,
-                 const ad_accel *asrc, ad_accel *adst, const float *qsrc, float *qdst, const ad_cpu_xy *xy,
+void ad_cpu_sort(uint8_t *count, const ad_cpu_reorder_job *job, size_t n, size_t ncell, int threads, uint32_t capacity,
                  const ad_cpu_moved *moved, uint32_t *foreign, size_t foreign_cap, ad_grid_diag *diag);
 
 #endif

@@ -49,17 +49,17 @@ static void build_grid(ad_world *w, cpu_world *c, size_t n)
     c->start[0] = 0;
     const ad_cpu_xy *xy = c->avx2 && c->xy.x ? &c->xy : NULL;
     double t2 = t1;
+    const ad_cpu_reorder_job job = {c->cell_of,     c->start + 1,      c->state[c->cur], c->state[!c->cur],
+                                    c->id,          c->id_tmp,         c->acc[c->cur],   c->acc[!c->cur],
+                                    c->qexp,        c->qexp_tmp,       xy};
     if (c->threads > 1) {
         const ad_cpu_moved moved = {c->blk_lo, c->defer, c->blk_defer};
-        ad_cpu_sort(c->count, c->start + 1, c->cell_of, n, c->ncell, c->threads, w->stats.cell_capacity,
-                    c->state[c->cur], c->state[!c->cur], c->id, c->id_tmp, c->acc[c->cur], c->acc[!c->cur], c->qexp,
-                    c->qexp_tmp, xy, c->moved ? &moved : NULL, c->foreign, c->foreign_cap, &diag);
+        ad_cpu_sort(c->count, &job, n, c->ncell, c->threads, w->stats.cell_capacity, c->moved ? &moved : NULL,
+                    c->foreign, c->foreign_cap, &diag);
     } else {
         ad_cpu_scan(c->count, c->start + 1, c->ncell, c->cell_of, n, w->stats.cell_capacity, &diag);
         t2 = now();
-        ad_cpu_reorder(c->cell_of, n, c->start + 1, c->ncell, 1, c->state[c->cur], c->state[!c->cur], c->id,
-                       c->id_tmp, c->acc[c->cur], c->acc[!c->cur], c->qexp, c->qexp_tmp, xy, c->foreign,
-                       c->foreign_cap);
+        ad_cpu_reorder(&job, n, c->ncell, 1, c->foreign, c->foreign_cap);
     }
     c->rows_fit = diag.max_run3 <= 8;
     uint32_t *idst = c->id_tmp;
