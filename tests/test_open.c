@@ -230,7 +230,17 @@ static void refusals(void)
     d.reservoir = 60.0; /* two bands of 60 m in a domain of 100 */
     st = ad_world_def_validate(&d);
     ENSURE(st.code == AD_ERR_INVALID && !strcmp(st.field, "reservoir"));
-    printf("refused: a reservoir without open sides, a negative stream density, bands wider than the domain\n");
+    /* a closed world without discs: nothing moves and its clock would stand still (a run loop waiting
+     * for its step spun forever) */
+    d = tu_def();
+    ad_world *w;
+    REQUIRE_OK(ad_world_create(&d, &w));
+    st = ad_world_step(w, 10);
+    ENSURE(st.code == AD_ERR_INVALID && !strcmp(st.field, "count"));
+    ENSURE(tu_stats(w).step == 0);
+    ad_world_destroy(w);
+    printf("refused: a reservoir without open sides, a negative stream density, bands wider than the domain, "
+           "stepping an empty closed world\n");
 }
 
 /* The step's spots in buckets (room.h) give the plain test's answer, spot by spot: no earlier spot within

@@ -256,7 +256,8 @@ typedef struct ad_fill_def {
 } ad_fill_def;
 ad_status ad_world_fill(ad_world *w, const ad_fill_def *fill, size_t *added);
 
-/* Advances n steps. Nothing is copied to the host in between. */
+/* Advances n steps. Nothing is copied to the host in between. A closed world without discs is
+ * refused (AD_ERR_INVALID, field "count"): nothing would move and its clock would stand still. */
 ad_status ad_world_step(ad_world *w, uint64_t n);
 
 /* While *flag is nonzero, ad_world_step returns after the step in progress (so a

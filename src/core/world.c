@@ -355,7 +355,10 @@ void ad_stats_fold(ad_world *w, const ad_block_sums *b, size_t nblocks, double d
 ad_status ad_world_step(ad_world *w, uint64_t n)
 {
     if (!w) return ad_fail(AD_ERR_INVALID, "w", "world is NULL");
-    if (n == 0 || (w->count == 0 && !ad_world_open(w))) return ad_ok(); /* nothing moves (nothing enters) */
+    if (n == 0) return ad_ok();
+    if (w->count == 0 && !ad_world_open(w)) /* its clock would stand still: a caller would wait forever */
+        return ad_fail(AD_ERR_INVALID, "count",
+                       "the world holds no disc and has no open side for any to enter: nothing to step");
     return w->ops->step(w, n);
 }
 
