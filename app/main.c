@@ -28,11 +28,12 @@ static const char *USAGE_MAIN =
     "aerodem COMMAND --help describes each command.\n";
 
 static const char *USAGE_RUN =
-    "usage: aerodem run SCENE.ini [--set section.key=value ...] [--backend auto|cpu|cuda]\n"
+    "usage: aerodem run SCENE.ini [--set section.key=value ...] [--backend auto|cpu|cuda|reference]\n"
     "                   [--out DIR] [--steps N] [--threads N] [--quiet]\n"
     "\n"
     "  --set K=V     override a scene key, checked like the file (repeatable)\n"
-    "  --backend B   auto (CUDA when a GPU is present), cpu or cuda\n"
+    "  --backend B   auto (CUDA when a GPU is present), cpu, cuda or reference (one thread, slow:\n"
+    "                the plain implementation the others are tested against)\n"
     "  --out DIR     output folder (default: the scene's [output] dir)\n"
     "  --steps N     total steps to run (default: the scene's [run] steps)\n"
     "  --threads N   CPU threads (default: all cores)\n"
@@ -43,7 +44,8 @@ static const char *USAGE_RUN =
     "body.vtp, pressure.mp4 (with ffmpeg), checkpoint.ckpt, scene.ini (the scene as run).\n";
 
 static const char *USAGE_RESUME =
-    "usage: aerodem resume CHECKPOINT [--steps N] [--out DIR] [--backend auto|cpu|cuda] [--threads N] [--quiet]\n"
+    "usage: aerodem resume CHECKPOINT [--steps N] [--out DIR] [--backend auto|cpu|cuda|reference]\n"
+    "                         [--threads N] [--quiet]\n"
     "\n"
     "Continues the run saved in CHECKPOINT up to its total steps (or N), writing to the run's\n"
     "output folder (or DIR). In deterministic mode the continued run is bit-identical to one\n"
@@ -64,6 +66,7 @@ static int parse_backend(const char *v, ad_backend *b)
     if (!strcmp(v, "auto")) *b = AD_BACKEND_AUTO;
     else if (!strcmp(v, "cpu")) *b = AD_BACKEND_CPU;
     else if (!strcmp(v, "cuda")) *b = AD_BACKEND_CUDA;
+    else if (!strcmp(v, "reference")) *b = AD_BACKEND_REFERENCE;
     else return 0;
     return 1;
 }
@@ -125,7 +128,7 @@ static int common_option(int argc, char **argv, int *i, const char *usage, ad_ru
             o->steps = v;
         } else if (!strcmp(a, "--backend")) {
             if (!parse_backend(val, backend)) {
-                *rc = usage_error(usage, "--backend %s: expected auto, cpu or cuda", val);
+                *rc = usage_error(usage, "--backend %s: expected auto, cpu, cuda or reference", val);
                 return 0;
             }
             *backend_given = 1;
@@ -260,6 +263,7 @@ static int cmd_info(int argc, char **argv)
     } else {
         printf("cuda backend: not built (nvcc was not found at build time)\n");
     }
+    printf("reference backend: yes (one thread, the plain grid pipeline: the yardstick of the others, slow)\n");
     return 0;
 }
 

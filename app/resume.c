@@ -51,20 +51,16 @@ uint64_t folder_run_id(const run *r, int *has_scene)
     return id;
 }
 
-/* The probe sums field by field into zeroed memory: the block holds no stray padding bytes, so a
- * resumed run's final checkpoint equals an uninterrupted one's byte for byte. */
+/* The probe sums into zeroed memory, up to their last field: the block holds no stray padding bytes
+ * (the sums have none before `directed`, only after it), so a resumed run's final checkpoint equals an
+ * uninterrupted one's byte for byte. */
 static ad_probe_sums clean_probe(const ad_probe_sums *p)
 {
+    _Static_assert(offsetof(ad_probe_sums, directed) == sizeof(uint64_t) + 6 * sizeof(double),
+                   "the probe's sums gained padding: copy them field by field");
     ad_probe_sums c;
     memset(&c, 0, sizeof c);
-    c.samples = p->samples;
-    c.count = p->count;
-    c.v_par = p->v_par;
-    c.v_perp = p->v_perp;
-    c.v_par2 = p->v_par2;
-    c.v_perp2 = p->v_perp2;
-    c.area = p->area;
-    c.directed = p->directed;
+    memcpy(&c, p, offsetof(ad_probe_sums, directed) + sizeof c.directed);
     return c;
 }
 

@@ -11,7 +11,8 @@
 
 static const char *USAGE_SWEEP =
     "usage: aerodem sweep SCENE.ini --set section.key=FROM:TO:STEP [--set section.key=value ...]\n"
-    "                     [--out DIR] [--steps N] [--backend auto|cpu|cuda] [--threads N] [--quiet]\n"
+    "                     [--out DIR] [--steps N] [--backend auto|cpu|cuda|reference]\n"
+    "                     [--threads N] [--quiet]\n"
     "\n"
     "Runs the scene once for each value FROM, FROM+STEP, ... up to TO of one key (for example\n"
     "--set body.aoa=-4:16:2), each into DIR/KEY_VALUE/, and writes DIR/polar.csv (the value, CL\n"

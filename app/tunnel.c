@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "io/vtk.h"
+#include "core/free_each.h"
 
 /* ad_world_step stops after the step in progress when g_stop is set: by Ctrl-C (g_user) or by
  * the wall-clock checkpoint timer (g_due). */
@@ -358,11 +359,7 @@ static ad_status set_probe(run *r)
 void cleanup(run *r)
 {
     ad_world_destroy(r->w);
-    free(r->scene_ini);
-    free(r->ox);
-    free(r->oy);
-    free(r->fidx);
-    free(r->ftime);
+    AD_FREE_EACH(r->scene_ini, r->ox, r->oy, r->fidx, r->ftime);
 }
 
 ad_status out_body(run *r)

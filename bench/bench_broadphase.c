@@ -82,27 +82,13 @@ static ad_status make(const char *kind, double n, const char *scene_path, const 
 
 int main(int argc, char **argv)
 {
-    double sizes[16] = {1e5, 1e6};
-    int nsizes = 2, threads = 0;
-    long steps_arg = 0, warmup = 3;
-    const char *csv = NULL, *scene_path = "scenes/default.ini";
+    bench_args a = {{1e5, 1e6}, 2, 0, 0, 3, "scenes/default.ini", NULL};
     char cases_buf[256] = "tunnel,pile,dilute";
     ad_backend backend = AD_BACKEND_CPU;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--sizes") && i + 1 < argc) {
-            nsizes = parse_sizes(argv[++i], sizes, 16);
-        } else if (!strcmp(argv[i], "--cases") && i + 1 < argc) {
+        if (bench_arg(argc, argv, &i, &a)) continue;
+        if (!strcmp(argv[i], "--cases") && i + 1 < argc) {
             snprintf(cases_buf, sizeof cases_buf, "%s", argv[++i]);
-        } else if (!strcmp(argv[i], "--steps") && i + 1 < argc) {
-            steps_arg = atol(argv[++i]);
-        } else if (!strcmp(argv[i], "--warmup") && i + 1 < argc) {
-            warmup = atol(argv[++i]);
-        } else if (!strcmp(argv[i], "--threads") && i + 1 < argc) {
-            threads = atoi(argv[++i]);
-        } else if (!strcmp(argv[i], "--scene") && i + 1 < argc) {
-            scene_path = argv[++i];
-        } else if (!strcmp(argv[i], "--csv") && i + 1 < argc) {
-            csv = argv[++i];
         } else if (!strcmp(argv[i], "--backend") && i + 1 < argc) {
             backend = !strcmp(argv[++i], "cuda") ? AD_BACKEND_CUDA : AD_BACKEND_CPU;
         } else {
@@ -113,35 +99,30 @@ int main(int argc, char **argv)
     const char *cases[8];
     int ncases = 0;
     for (char *t = strtok(cases_buf, ","); t && ncases < 8; t = strtok(NULL, ",")) cases[ncases++] = t;
-    FILE *out = NULL;
-    if (csv) {
-        out = fopen(csv, "w");
-        if (!out) {
-            fprintf(stderr, "bench_broadphase: cannot write %s\n", csv);
-            return 1;
-        }
-        fprintf(out, "backend,case,n,variant,threads,steps,build_ms,query_ms,step_ms,bytes_per_disc\n");
-    }
+    FILE *out;
+    if (!bench_csv("bench_broadphase", a.csv,
+                   "backend,case,n,variant,threads,steps,build_ms,query_ms,step_ms,bytes_per_disc\n", &out))
+        return 1;
     printf("%-5s %-7s %10s %-21s %4s %6s %10s %10s %10s %8s\n", "back", "case", "discs", "broad phase", "thr", "steps",
            "build ms", "query ms", "step ms", "B/disc");
     for (int ci = 0; ci < ncases; ci++)
-        for (int k = 0; k < nsizes; k++)
+        for (int k = 0; k < a.nsizes; k++)
             for (size_t vi = 0; vi < sizeof VARIANTS / sizeof VARIANTS[0]; vi++) {
                 const variant *v = &VARIANTS[vi];
                 if (v->gpu_only && backend != AD_BACKEND_CUDA) continue;
                 ad_world *w = NULL;
-                ad_status st = make(cases[ci], sizes[k], scene_path, v, backend, threads, &w);
-                if (!st.code) st = ad_world_step(w, (uint64_t)warmup);
+                ad_status st = make(cases[ci], a.sizes[k], a.scene, v, backend, a.threads, &w);
+                if (!st.code) st = ad_world_step(w, (uint64_t)a.warmup);
                 if (st.code) {
                     printf("%-5s %-7s %10.0f %-21s skipped: %s\n", backend == AD_BACKEND_CUDA ? "cuda" : "cpu",
-                           cases[ci], sizes[k], v->name, st.message);
+                           cases[ci], a.sizes[k], v->name, st.message);
                     ad_world_destroy(w);
                     continue;
                 }
                 ad_stats s0, s1;
                 ad_world_get_stats(w, &s0);
                 double budget = s0.backend == AD_BACKEND_CUDA ? 2e9 : 2e7;
-                long steps = steps_arg > 0 ? steps_arg : (long)fmax(5.0, budget / (double)s0.count);
+                long steps = a.steps > 0 ? a.steps : (long)fmax(5.0, budget / (double)s0.count);
                 double t0 = wall();
                 st = ad_world_step(w, (uint64_t)steps);
                 ad_world_get_stats(w, &s1);

@@ -43,27 +43,14 @@ static double model_bytes(double cells_per_disc, unsigned counter_bits)
 
 int main(int argc, char **argv)
 {
-    double sizes[16] = {1e5, 1e6, 1e7};
-    int nsizes = 3, threads = 0, fast = 0;
-    long steps_arg = 0, warmup = 5;
+    bench_args a = {{1e5, 1e6, 1e7}, 3, 0, 0, 5, NULL, NULL};
+    int fast = 0;
     double fraction = 0.3;
-    const char *csv = NULL, *scene_path = NULL;
     ad_backend backend = AD_BACKEND_CPU;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--sizes") && i + 1 < argc) {
-            nsizes = parse_sizes(argv[++i], sizes, 16);
-        } else if (!strcmp(argv[i], "--steps") && i + 1 < argc) {
-            steps_arg = atol(argv[++i]);
-        } else if (!strcmp(argv[i], "--warmup") && i + 1 < argc) {
-            warmup = atol(argv[++i]);
-        } else if (!strcmp(argv[i], "--threads") && i + 1 < argc) {
-            threads = atoi(argv[++i]);
-        } else if (!strcmp(argv[i], "--fraction") && i + 1 < argc) {
+        if (bench_arg(argc, argv, &i, &a)) continue;
+        if (!strcmp(argv[i], "--fraction") && i + 1 < argc) {
             fraction = atof(argv[++i]);
-        } else if (!strcmp(argv[i], "--csv") && i + 1 < argc) {
-            csv = argv[++i];
-        } else if (!strcmp(argv[i], "--scene") && i + 1 < argc) {
-            scene_path = argv[++i];
         } else if (!strcmp(argv[i], "--fast")) {
             fast = 1;
         } else if (!strcmp(argv[i], "--backend") && i + 1 < argc) {
@@ -81,34 +68,30 @@ int main(int argc, char **argv)
         printf("device-to-device copy of 2 GiB: %.3g bytes/s (read + written, median of 21)\n", copy_rate);
     }
 #endif
-    FILE *out = NULL;
-    if (csv) {
-        out = fopen(csv, "w");
-        if (!out) {
-            fprintf(stderr, "bench_core: cannot write %s\n", csv);
-            return 1;
-        }
-        fprintf(out, "backend,case,n,threads,deterministic,steps,seconds,particle_steps_per_s,per_thread,bin_ms,scan_ms,"
-                     "scatter_ms,interact_ms,cells,bytes_per_particle,model_bytes_per_step,achieved_bytes_per_s,"
-                     "copy_bytes_per_s\n");
-    }
+    FILE *out;
+    if (!bench_csv("bench_core", a.csv,
+                   "backend,case,n,threads,deterministic,steps,seconds,particle_steps_per_s,per_thread,bin_ms,scan_ms,"
+                   "scatter_ms,interact_ms,cells,bytes_per_particle,model_bytes_per_step,achieved_bytes_per_s,"
+                   "copy_bytes_per_s\n",
+                   &out))
+        return 1;
     printf("%-5s %-6s %11s %4s %6s %9s %11s %10s %8s %8s %8s %9s %6s %9s\n", "back", "case", "particles", "thr",
            "steps", "seconds", "p-steps/s", "per thread", "bin ms", "scan ms", "scat ms", "inter ms", "B/p",
            "BW/copy");
-    for (int k = 0; k < nsizes; k++) {
-        double n = sizes[k], r = 0.5;
+    for (int k = 0; k < a.nsizes; k++) {
+        double n = a.sizes[k], r = 0.5;
         ad_world *w = NULL;
         ad_status st;
         ad_world_def d;
-        if (scene_path) {
+        if (a.scene) {
             ad_scene sc;
-            st = scaled_scene(scene_path, n, &sc);
+            st = scaled_scene(a.scene, n, &sc);
             if (st.code) {
                 fprintf(stderr, "bench_core: %s\n", st.message);
                 return 1;
             }
             sc.backend = backend;
-            sc.threads = threads;
+            sc.threads = a.threads;
             sc.deterministic = !fast;
             st = ad_scene_build(&sc, &w);
             r = sc.radius;
@@ -122,7 +105,7 @@ int main(int argc, char **argv)
             d.boundary_x = d.boundary_y = AD_BOUNDARY_PERIODIC;
             d.adaptive_dt = 0;
             d.dt = M_PI * sqrt(0.5 / d.stiffness) / 20.0;
-            d.threads = threads;
+            d.threads = a.threads;
             d.backend = backend;
             d.deterministic = !fast;
             st = ad_world_create(&d, &w);
@@ -131,7 +114,7 @@ int main(int argc, char **argv)
                 st = ad_world_fill(w, &f, NULL);
             }
         }
-        if (!st.code) st = ad_world_step(w, (uint64_t)warmup);
+        if (!st.code) st = ad_world_step(w, (uint64_t)a.warmup);
         if (st.code) {
             fprintf(stderr, "bench_core: %s\n", st.message);
             return 1;
@@ -140,7 +123,7 @@ int main(int argc, char **argv)
         ad_world_get_stats(w, &s0);
         size_t added = s0.count;
         double budget = s0.backend == AD_BACKEND_CUDA ? 2e9 : 2e7;
-        long steps = steps_arg > 0 ? steps_arg : (long)fmax(20.0, budget / (double)added);
+        long steps = a.steps > 0 ? a.steps : (long)fmax(20.0, budget / (double)added);
         double t0 = wall();
         st = ad_world_step(w, (uint64_t)steps);
         ad_world_get_stats(w, &s1); /* on the GPU this waits for the steps to finish */
@@ -162,7 +145,7 @@ int main(int argc, char **argv)
             bpp = (double)ad_world_bytes_needed(&dd) / (double)dd.capacity;
         }
         printf("%-5s %-6s %11zu %4d %6ld %9.3f %11.4g %10.4g %8.3f %8.3f %8.3f %9.3f %6.0f %9s\n",
-               ad_backend_name(s1.backend), scene_path ? "tunnel" : "box", added, thr, steps, sec, ps, ps / thr, ph[0],
+               ad_backend_name(s1.backend), a.scene ? "tunnel" : "box", added, thr, steps, sec, ps, ps / thr, ph[0],
                ph[1], ph[2], ph[3], bpp, "");
         if (copy_rate > 0)
             printf("      modelled traffic %.0f bytes/disc/step -> %.3g bytes/s = %.2f of the copy rate; the step "
@@ -171,7 +154,7 @@ int main(int argc, char **argv)
         fflush(stdout);
         if (out)
             fprintf(out, "%s,%s,%zu,%d,%d,%ld,%.6f,%.6g,%.6g,%.5f,%.5f,%.5f,%.5f,%.0f,%.1f,%.1f,%.6g,%.6g\n",
-                    ad_backend_name(s1.backend), scene_path ? "tunnel" : "box", added, thr, !fast, steps, sec, ps,
+                    ad_backend_name(s1.backend), a.scene ? "tunnel" : "box", added, thr, !fast, steps, sec, ps,
                     ps / thr, ph[0], ph[1], ph[2], ph[3], cells, bpp, mb, achieved, copy_rate);
         ad_world_destroy(w);
     }

@@ -31,7 +31,7 @@ struct grid_bufs {
     unsigned *id_in, *id_out, *cell_of, *rank, *count, *start, *members, *perm, *overflow;
     unsigned *dead; /* the removed discs' counter (none here: the gas is closed) */
     unsigned lg; /* the counters' width (counts.cuh): 32 >> lg bits */
-    ad_dev_sums *diag;
+    ad_step_sums *diag;
     unsigned *scan_state;
 };
 
@@ -208,7 +208,7 @@ int main(int argc, char **argv)
         CK(cudaMalloc(&g.overflow, 4));
         CK(cudaMalloc(&g.dead, 4));
         CK(cudaMemset(g.dead, 0, 4));
-        CK(cudaMalloc(&g.diag, ((g.n + AD_CUDA_BLOCK - 1) / AD_CUDA_BLOCK) * sizeof(ad_dev_sums)));
+        CK(cudaMalloc(&g.diag, ((g.n + AD_CUDA_BLOCK - 1) / AD_CUDA_BLOCK) * sizeof(ad_step_sums)));
         CK(cudaMemcpy(g.s_in, in.data(), g.n * sizeof(ad_state), cudaMemcpyHostToDevice));
         CK(cudaMemcpy(g.id_in, ids.data(), n4, cudaMemcpyHostToDevice));
         for (int bits : widths)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds aerodem on the lent GPU machine and runs the GPU tests and benchmarks; logs go to $OUT.
-# Usage: bench/gpu_session.sh STAGE...   stages: build tests shock bvh broadphase sanitize bench
-#        variants-build variants bench-big grid profile resources
+# Usage: bench/gpu_session.sh STAGE...   stages: build tests golden shock bvh broadphase sanitize bench
+#        compare dev bench-big grid profile resources
 # Libraries the machine lacks (libinih, libpng headers) come as Debian packages in .debs/ (an ignored
 # folder carried to the machine), unpacked under /tmp/dep. Fetch them once on the development machine:
 #   mkdir -p .debs && cd .debs && apt-get download libinih-dev libinih1 libinireader0 libpng-dev \
@@ -52,6 +52,32 @@ for stage in "$@"; do
     log "core suite on the GPU backend"
     (cd build-gpu && AERODEM_TEST_BACKEND=cuda ctest -L core -E "threads|grid" --output-on-failure 2>&1 | tail -15) | tee "$OUT/ctest_core_cuda.log"
     ;;
+  golden)
+    setup_deps
+    log "golden hashes (deterministic mode) and the CUDA backend against the plain reference, disc by disc"
+    ./build-gpu/tests/test_golden 2>&1 | tee "$OUT/test_golden.log" | grep -E "cuda|checks" | tail -12
+    ./build-gpu/tests/test_reference 2>&1 | tee "$OUT/test_reference.log" | tail -12
+    ;;
+  compare-build)
+    # the tree of an older commit in old_tree/ (git archive COMMIT | tar -x -C old_tree, untracked), its
+    # bench_core built beside build-gpu in the background (stage compare waits for it)
+    setup_deps
+    log "compare: building old_tree/ ($(cat old_tree/COMMIT 2>/dev/null))"
+    (cmake -S old_tree -B build-old -DCMAKE_BUILD_TYPE=Release > "$OUT/configure-old.log" 2>&1 &&
+     cmake --build build-old -j8 --target bench_core > "$OUT/build-old.log" 2>&1 || echo "the old tree's build failed") &
+    ;;
+  compare)
+    # bench/compare_builds.sh: the old tree's bench_core and this one's, alternately, medians of REPS (5)
+    setup_deps
+    log "compare: waiting for the old build"; wait
+    for mode in fast det; do
+      flag=; [ $mode = fast ] && flag=--fast
+      sizes=1e6,1.6e7; [ $mode = det ] && sizes=1.6e7
+      log "compare: $mode, $sizes"
+      bench/compare_builds.sh build-old/bench_core build-gpu/bench_core ${REPS:-5} "$OUT/compare_$mode.csv" -- \
+        --backend cuda $flag --scene scenes/default.ini --sizes $sizes 2>&1 | tee "$OUT/compare_$mode.log"
+    done
+    ;;
   shock)
     setup_deps
     log "validation: wedge oblique shock and bow shock (long)"
@@ -66,25 +92,21 @@ for stage in "$@"; do
     compute-sanitizer --tool memcheck --error-exitcode 9 ./build-gpu/tests/test_bvh gpu > "$OUT/bvh_memcheck.log" 2>&1; echo "bvh memcheck rc=$?"; tail -3 "$OUT/bvh_memcheck.log"
     compute-sanitizer --tool racecheck --error-exitcode 9 stdbuf -oL ./build-gpu/tests/test_bvh gpu quick > "$OUT/bvh_racecheck.log" 2>&1; echo "bvh racecheck rc=$?"; tail -12 "$OUT/bvh_racecheck.log"
     ;;
-  variants-build)
-    # the gather kernel's measurement switches (src/cuda/kernels.cuh, src/physics/contact.h), each in its
-    # own build of bench_core, built in the background; VARIANTS="name:flags ..." (flags without spaces)
-    setup_deps
-    log "variants: build in the background: ${VARIANTS:=rows-ieee:-DAD_CUDA_ROW_GATHER,-DAD_CUDA_IEEE_CONTACT list-ieee:-DAD_CUDA_IEEE_CONTACT}"
-    for v in $VARIANTS; do
-      name=${v%%:*}; flags=${v#*:}; flags=${flags//,/ }
-      (cmake -S . -B build-$name -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_FLAGS="$flags" > "$OUT/configure-$name.log" 2>&1 &&
-       cmake --build build-$name -j4 --target bench_core > "$OUT/build-$name.log" 2>&1 || echo "build of $name failed") &
-    done
-    ;;
-  variants)
-    log "variants: waiting for their builds"
-    wait
-    for v in ${VARIANTS:-}; do
-      name=${v%%:*}
-      log "variant $name (${v#*:}): default tunnel, fast path"
-      # VARIANT_BENCH="" measures the deterministic path instead of the fast one
-      ./build-$name/bench_core --backend cuda ${VARIANT_BENCH---fast} --scene scenes/default.ini --sizes 1e6,1.6e7 --csv "$OUT/bench_$name.csv" 2>&1 | tee "$OUT/bench_$name.log" | tail -4
+  dev)
+    # the kernel variants of dev/cuda (as llm.c's dev/cuda): each program built with the nvcc line of its
+    # header, run on its default sizes; each checks its variants against a reference and exits non-zero
+    # when one disagrees. DEV="gather scan" runs only those.
+    log "dev/cuda: build and run the kernel variants"
+    mkdir -p build-dev
+    for f in dev/cuda/*.cu; do
+      name=$(basename "$f" .cu)
+      case " ${DEV:-$name} " in *" $name "*) ;; *) continue ;; esac
+      nvcc -O3 -std=c++17 -arch=sm_90 -Xcompiler=-Wall,-Wextra -Iinclude -Isrc "$f" -o "build-dev/$name" \
+        > "$OUT/dev_$name.build.log" 2>&1 || { log "dev/cuda/$name: build failed"; tail -20 "$OUT/dev_$name.build.log"; continue; }
+      grep -c warning "$OUT/dev_$name.build.log" | sed "s/^/dev\/cuda\/$name warnings: /"
+      log "dev/cuda/$name"
+      "./build-dev/$name" 2>&1 | tee "$OUT/dev_$name.log"
+      log "dev/cuda/$name rc=${PIPESTATUS[0]}"
     done
     ;;
   broadphase)

@@ -343,21 +343,16 @@ static void test_load(void)
     }
 
     /* the other scene files load and pass the check; 4412 (Lednicer) and 0012 match the generator */
-    if (ENSURE_OK(ad_airfoil_load(src_path("scenes/airfoils/naca4412.dat"), &o))) {
-        if (ENSURE_OK(ad_airfoil_naca("4412", (int)np, 0, &gen))) {
+    static const struct {
+        const char *path, *digits;
+        double tol;
+    } scene_files[] = {{"scenes/airfoils/naca4412.dat", "4412", 2e-4}, {"scenes/airfoils/naca0012.dat", "0012", 2e-5}};
+    for (size_t k = 0; k < sizeof scene_files / sizeof scene_files[0]; k++) {
+        if (!ENSURE_OK(ad_airfoil_load(src_path(scene_files[k].path), &o))) continue;
+        if (ENSURE_OK(ad_airfoil_naca(scene_files[k].digits, (int)np, 0, &gen))) {
             for (size_t i = 1; i + 1 < o.n; i++) {
                 int upper = i < o.n / 2;
-                ENSURE_NEAR(o.y[i], surface_y(&gen, np, upper, o.x[i]), 2e-4);
-            }
-            ad_outline_free(&gen);
-        }
-        ad_outline_free(&o);
-    }
-    if (ENSURE_OK(ad_airfoil_load(src_path("scenes/airfoils/naca0012.dat"), &o))) {
-        if (ENSURE_OK(ad_airfoil_naca("0012", (int)np, 0, &gen))) {
-            for (size_t i = 1; i + 1 < o.n; i++) {
-                int upper = i < o.n / 2;
-                ENSURE_NEAR(o.y[i], surface_y(&gen, np, upper, o.x[i]), 2e-5);
+                ENSURE_NEAR(o.y[i], surface_y(&gen, np, upper, o.x[i]), scene_files[k].tol);
             }
             ad_outline_free(&gen);
         }
@@ -367,6 +362,22 @@ static void test_load(void)
     ad_outline_free(&led);
 }
 
+/* The rest of a load of `what` into o that had to fail with st: the message holds each of the (up to three)
+ * needles, o is left empty; the message printed after `shown`. */
+static void failed_load(const char *what, const char *shown, ad_status st, ad_outline *o, const char *n1,
+                        const char *n2, const char *n3)
+{
+    const char *needles[3] = {n1, n2, n3};
+    for (int k = 0; k < 3; k++)
+        if (needles[k])
+            ENSURE_MSG(contains(st.message, needles[k]), "%s: message '%s' lacks '%s'", what, st.message, needles[k]);
+    ENSURE(o->x == NULL && o->n == 0);
+    if (st.code == AD_OK)
+        ad_outline_free(o);
+    else
+        printf("  %-44s -> %s\n", shown, st.message);
+}
+
 /* Loading `rel` fails with `code`, and the message holds each of the (up to three) needles. */
 static void expect_load_error(const char *rel, ad_code code, const char *n1, const char *n2, const char *n3)
 {
@@ -374,15 +385,7 @@ static void expect_load_error(const char *rel, ad_code code, const char *n1, con
     ad_status st = ad_airfoil_load(src_path(rel), &o);
     ENSURE_MSG(st.code == code, "%s: code %d (%s), expected %d: %s", rel, (int)st.code, ad_code_name(st.code),
                (int)code, st.message);
-    const char *needles[3] = {n1, n2, n3};
-    for (int k = 0; k < 3; k++)
-        if (needles[k])
-            ENSURE_MSG(contains(st.message, needles[k]), "%s: message '%s' lacks '%s'", rel, st.message, needles[k]);
-    ENSURE(o.x == NULL && o.n == 0);
-    if (st.code == AD_OK)
-        ad_outline_free(&o);
-    else
-        printf("  %-44s -> %s\n", rel, st.message);
+    failed_load(rel, rel, st, &o, n1, n2, n3);
 }
 
 static void test_load_errors(void)

@@ -196,15 +196,7 @@ static void expect_refused(const char *path, const char *n1, const char *n2, con
     ad_status st = ad_airfoil_load(path, &o);
     ENSURE_MSG(st.code == AD_ERR_FORMAT && strcmp(st.field, "path") == 0, "%s: code %s, field %s: %s", path,
                ad_code_name(st.code), st.field, st.message);
-    const char *needles[3] = {n1, n2, n3};
-    for (int k = 0; k < 3; k++)
-        if (needles[k])
-            ENSURE_MSG(contains(st.message, needles[k]), "%s: message '%s' lacks '%s'", path, st.message, needles[k]);
-    ENSURE(o.x == NULL && o.n == 0);
-    if (st.code == AD_OK)
-        ad_outline_free(&o);
-    else
-        printf("  %-44s -> %s\n", strrchr(path, '/') ? strrchr(path, '/') + 1 : path, st.message);
+    failed_load(path, strrchr(path, '/') ? strrchr(path, '/') + 1 : path, st, &o, n1, n2, n3);
 }
 
 /* Writes an ellipse of n points (Selig order) to path, one point a line. */

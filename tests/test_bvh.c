@@ -214,33 +214,21 @@ static double now_s(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-static double u01(uint64_t seed, uint64_t *c) { return ad_rng_uniform(seed, (*c)++); }
-
 static int pair_sets(void)
 {
     int failures = 0;
     enum { N = 2500 };
     ad_state *s = malloc(N * sizeof *s);
     for (int variant = 0; variant < 4; variant++) {
-        ad_world_def d = ad_default_world_def();
-        d.x_min = -3.0;
-        d.x_max = 37.0;
-        d.y_min = 1.0;
-        d.y_max = 26.0;
+        ad_world_def d = pairs_box(variant);
         d.broad_phase = AD_BROAD_PHASE_BVH;
-        d.boundary_x = (variant & 1) ? AD_BOUNDARY_PERIODIC : AD_BOUNDARY_SOLID;
-        d.boundary_y = (variant & 2) ? AD_BOUNDARY_PERIODIC : AD_BOUNDARY_SOLID;
         ad_params p;
         if (!ENSURE_OK(ad_params_from_def(&d, &p))) return 1;
-        const char *bx = (variant & 1) ? "periodic" : "solid", *by = (variant & 2) ? "periodic" : "solid";
-        char name[128];
         uint64_t seed = 2000 + (uint64_t)variant, c = 0;
         double W = d.x_max - d.x_min, H = d.y_max - d.y_min;
 
-        for (int i = 0; i < N; i++)
-            s[i] = (ad_state){(float)(d.x_min + W * u01(seed, &c)), (float)(d.y_min + H * u01(seed, &c)), 0, 0};
-        snprintf(name, sizeof name, "uniform %s/%s", bx, by);
-        failures += compare(name, &p, s, N);
+        uniform_discs(&d, seed, &c, s, N);
+        failures += compare(case_name("uniform", &d), &p, s, N);
 
         /* dense clumps, some across the periodic sides */
         for (int i = 0; i < N; i++) {
@@ -251,8 +239,7 @@ static int pair_sets(void)
             if (variant & 2) y = ad_wrap(y, p.y_min, p.len_y);
             s[i] = (ad_state){x, y, 0, 0};
         }
-        snprintf(name, sizeof name, "clumps %s/%s", bx, by);
-        failures += compare(name, &p, s, N);
+        failures += compare(case_name("clumps", &d), &p, s, N);
 
         /* polydisperse-looking: clusters of very different densities over a sparse
          * background, and a stack of discs on one point (equal Morton codes) */
@@ -273,8 +260,7 @@ static int pair_sets(void)
             }
             s[i] = (ad_state){(float)x, (float)y, 0, 0};
         }
-        snprintf(name, sizeof name, "mixed densities %s/%s", bx, by);
-        failures += compare(name, &p, s, N);
+        failures += compare(case_name("mixed densities", &d), &p, s, N);
 
         /* on the domain edges exactly, next to them, and (solid axes) outside */
         for (int i = 0; i < N; i++) {
@@ -293,8 +279,7 @@ static int pair_sets(void)
             }
             s[i] = (ad_state){fx, fy, 0, 0};
         }
-        snprintf(name, sizeof name, "edges and outside %s/%s", bx, by);
-        failures += compare(name, &p, s, N);
+        failures += compare(case_name("edges and outside", &d), &p, s, N);
     }
     /* tiny trees: one and two leaves */
     {
@@ -409,11 +394,9 @@ static void world_vs_grid(ad_integrator integ, uint64_t steps)
 /* A periodic box on the BVH: pair forces cancel exactly, so momentum stays. */
 static void periodic_momentum(void)
 {
-    ad_world_def d = ad_default_world_def();
+    ad_world_def d = tu_square(ad_default_world_def(), 60, AD_BOUNDARY_PERIODIC);
     d.backend = AD_BACKEND_CPU;
     d.capacity = 4000;
-    d.x_max = d.y_max = 60;
-    d.boundary_x = d.boundary_y = AD_BOUNDARY_PERIODIC;
     d.restitution = 0.7;
     d.threads = 2;
     d.broad_phase = AD_BROAD_PHASE_BVH;
@@ -628,12 +611,10 @@ static int gpu_tests(int quick)
     }
     /* many steps on the GPU: momentum of a periodic box is kept */
     {
-        ad_world_def d = ad_default_world_def();
-        d.backend = AD_BACKEND_CUDA;
         double side = quick ? 200 : 400;
+        ad_world_def d = tu_square(ad_default_world_def(), side, AD_BOUNDARY_PERIODIC);
+        d.backend = AD_BACKEND_CUDA;
         d.capacity = 200000;
-        d.x_max = d.y_max = side;
-        d.boundary_x = d.boundary_y = AD_BOUNDARY_PERIODIC;
         d.restitution = 0.7;
         d.broad_phase = AD_BROAD_PHASE_BVH;
         ad_world *w;

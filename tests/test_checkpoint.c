@@ -158,21 +158,29 @@ static part_at part_of(const file *f)
     return p;
 }
 
-static void put_u64(file *f, size_t at, uint64_t v) { memcpy(f->b + at, &v, 8); }
-static void put_u32(file *f, size_t at, uint32_t v) { memcpy(f->b + at, &v, 4); }
-static void put_f32(file *f, size_t at, float v) { memcpy(f->b + at, &v, 4); }
-static void put_f64(file *f, size_t at, double v) { memcpy(f->b + at, &v, 8); }
+/* A copy of g with the n bytes at `at` replaced by those of v. */
+static file put(const file *g, size_t at, const void *v, size_t n)
+{
+    file f = copy(g);
+    memcpy(f.b + at, v, n);
+    return f;
+}
+
+static file put_u64(const file *g, size_t at, uint64_t v) { return put(g, at, &v, 8); }
+static file put_u32(const file *g, size_t at, uint32_t v) { return put(g, at, &v, 4); }
+static file put_f32(const file *g, size_t at, float v) { return put(g, at, &v, 4); }
+static file put_f64(const file *g, size_t at, double v) { return put(g, at, &v, 8); }
 
 /* ------------------------------------------------------------ checks -- */
 
 /* Writes the patched file (checksum fixed unless keep_crc), loads it: refused with AD_ERR_FORMAT, no world,
- * a message naming the file and containing each of the expected pieces. */
-static void refused(const char *name, file *f, int keep_crc, const char *expect1, const char *expect2)
+ * a message naming the file and containing each of the expected pieces. Frees the file. */
+static void refused(const char *name, file f, int keep_crc, const char *expect1, const char *expect2)
 {
-    if (!keep_crc && f->n >= 4) fix_crc(f);
+    if (!keep_crc && f.n >= 4) fix_crc(&f);
     char path[400];
     snprintf(path, sizeof path, "%s/%s.ckpt", g_dir, name);
-    write_all(path, f->b, f->n);
+    write_all(path, f.b, f.n);
     ad_world *w = (ad_world *)1;
     void *user = (void *)1;
     size_t ub = 7;
@@ -185,7 +193,7 @@ static void refused(const char *name, file *f, int keep_crc, const char *expect1
     printf("  %-22s -> %s\n", name, st.message);
     if (st.code == AD_OK) ad_world_destroy(w);
     remove(path);
-    free(f->b);
+    free(f.b);
 }
 
 static file saved(int kind, ad_world **keep)
@@ -214,19 +222,15 @@ static void box_stats(void)
     printf("closed box, one bad field each (valid checksum):\n");
     file g = saved(W_BOX, NULL);
     size_t stat = find(&g, "STAT", NULL), flds = find(&g, "FLDS", NULL);
-    file f;
-    f = copy(&g), put_u64(&f, stat + offsetof(ad_stats, step), 1ull << 61);
-    refused("step_2_61", &f, 0, "step = 2305843009213693952", NULL);
-    f = copy(&g), put_u64(&f, flds + sizeof(ad_field_def), 1ull << 61);
-    refused("samples_2_61", &f, 0, "2305843009213693952 samples", NULL);
-    f = copy(&g), put_f64(&f, stat + offsetof(ad_stats, time), NAN);
-    refused("time_nan", &f, 0, "time = nan", NULL);
-    f = copy(&g), put_f64(&f, stat + offsetof(ad_stats, time), 1e6);
-    refused("time_ahead", &f, 0, "time = 1e+06", NULL);
-    f = copy(&g), put_f64(&f, stat + offsetof(ad_stats, dt), 1e300);
-    refused("dt_huge", &f, 0, "dt = 1e+300", NULL);
-    f = copy(&g), put_f64(&f, stat + offsetof(ad_stats, body_impulse_x), INFINITY);
-    refused("impulse_inf", &f, 0, "body_impulse_x = inf", NULL);
+    refused("step_2_61", put_u64(&g, stat + offsetof(ad_stats, step), 1ull << 61),
+            0, "step = 2305843009213693952", NULL);
+    refused("samples_2_61", put_u64(&g, flds + sizeof(ad_field_def), 1ull << 61),
+            0, "2305843009213693952 samples", NULL);
+    refused("time_nan", put_f64(&g, stat + offsetof(ad_stats, time), NAN), 0, "time = nan", NULL);
+    refused("time_ahead", put_f64(&g, stat + offsetof(ad_stats, time), 1e6), 0, "time = 1e+06", NULL);
+    refused("dt_huge", put_f64(&g, stat + offsetof(ad_stats, dt), 1e300), 0, "dt = 1e+300", NULL);
+    refused("impulse_inf", put_f64(&g, stat + offsetof(ad_stats, body_impulse_x), INFINITY),
+            0, "body_impulse_x = inf", NULL);
     free(g.b);
 }
 
@@ -237,36 +241,29 @@ static void box_particles(void)
     part_at p = part_of(&g);
     size_t def = find(&g, "DEF ", NULL);
     ENSURE(p.n > 20);
-    file f;
-    f = copy(&g), put_f32(&f, p.state + 17 * sizeof(ad_state) + offsetof(ad_state, x), 1e10f);
-    refused("disc_far_outside", &f, 0, "particle 17", "x = 1e+10 m, outside the domain [-4, 20] m");
-    f = copy(&g), put_f32(&f, p.state + 3 * sizeof(ad_state) + offsetof(ad_state, vx), NAN);
-    refused("velocity_nan", &f, 0, "particle 3", "velocity (nan");
-    f = copy(&g), put_f32(&f, p.state + 4 * sizeof(ad_state) + offsetof(ad_state, vy), 3e38f);
-    refused("velocity_huge", &f, 0, "particle 4", "velocity");
+    refused("disc_far_outside", put_f32(&g, p.state + 17 * sizeof(ad_state) + offsetof(ad_state, x), 1e10f),
+            0, "particle 17", "x = 1e+10 m, outside the domain [-4, 20] m");
+    refused("velocity_nan", put_f32(&g, p.state + 3 * sizeof(ad_state) + offsetof(ad_state, vx), NAN),
+            0, "particle 3", "velocity (nan");
+    refused("velocity_huge", put_f32(&g, p.state + 4 * sizeof(ad_state) + offsetof(ad_state, vy), 3e38f),
+            0, "particle 4", "velocity");
     /* finite, but the next step (of the file's dt) would throw it 5e10 m out (a fuzzer's find) */
-    f = copy(&g), put_f32(&f, p.state + 5 * sizeof(ad_state) + offsetof(ad_state, vy), 5e13f);
-    refused("velocity_fast", &f, 0, "particle 5", "would move");
-    f = copy(&g), put_f32(&f, p.accel + 6 * sizeof(ad_accel), 1e20f);
-    refused("accel_huge", &f, 0, "particle 6", "would move");
-    f = copy(&g), put_f32(&f, p.accel + 8 * sizeof(ad_accel), -INFINITY);
-    refused("accel_inf", &f, 0, "particle 8", "acceleration (-inf");
-    f = copy(&g), put_f32(&f, p.pressure + 4 * 2, NAN);
-    refused("pressure_nan", &f, 0, "particle 2", "pressure nan");
-    f = copy(&g), memcpy(f.b + p.id + 4 * 5, f.b + p.id + 4 * 6, 4);
-    refused("duplicate_id", &f, 0, "appears twice", NULL);
-    f = copy(&g), put_u32(&f, p.id, (uint32_t)p.n + 5);
-    refused("id_above_count", &f, 0, "out of range", NULL);
-    f = copy(&g), put_u64(&f, def + offsetof(ad_world_def, capacity), p.n - 1);
-    refused("count_above_capacity", &f, 0, "more than the world's capacity", NULL);
-    f = copy(&g), put_f64(&f, def + offsetof(ad_world_def, radius), -1.0);
-    refused("def_radius", &f, 0, "world definition is refused", "radius");
-    f = copy(&g), put_u64(&f, find(&g, "SEGS", NULL) - 8, 1ull << 62);
-    refused("huge_section", &f, 0, "claims 4611686018427387904 bytes", NULL);
-    f = copy(&g), put_u64(&f, p.state - 16, 1ull << 61);
-    refused("huge_particle_count", &f, 0, "2305843009213693952 particles", NULL);
-    f = copy(&g), put_u32(&f, p.state - 8, 7);
-    refused("primed_7", &f, 0, "primed = 7", NULL);
+    refused("velocity_fast", put_f32(&g, p.state + 5 * sizeof(ad_state) + offsetof(ad_state, vy), 5e13f),
+            0, "particle 5", "would move");
+    refused("accel_huge", put_f32(&g, p.accel + 6 * sizeof(ad_accel), 1e20f), 0, "particle 6", "would move");
+    refused("accel_inf", put_f32(&g, p.accel + 8 * sizeof(ad_accel), -INFINITY),
+            0, "particle 8", "acceleration (-inf");
+    refused("pressure_nan", put_f32(&g, p.pressure + 4 * 2, NAN), 0, "particle 2", "pressure nan");
+    refused("duplicate_id", put(&g, p.id + 4 * 5, g.b + p.id + 4 * 6, 4), 0, "appears twice", NULL);
+    refused("id_above_count", put_u32(&g, p.id, (uint32_t)p.n + 5), 0, "out of range", NULL);
+    refused("count_above_capacity", put_u64(&g, def + offsetof(ad_world_def, capacity), p.n - 1),
+            0, "more than the world's capacity", NULL);
+    refused("def_radius", put_f64(&g, def + offsetof(ad_world_def, radius), -1.0),
+            0, "world definition is refused", "radius");
+    refused("huge_section", put_u64(&g, find(&g, "SEGS", NULL) - 8, 1ull << 62),
+            0, "claims 4611686018427387904 bytes", NULL);
+    refused("huge_particle_count", put_u64(&g, p.state - 16, 1ull << 61), 0, "2305843009213693952 particles", NULL);
+    refused("primed_7", put_u32(&g, p.state - 8, 7), 0, "primed = 7", NULL);
     free(g.b);
 }
 
@@ -277,31 +274,25 @@ static void box_container(void)
     size_t flds = find(&g, "FLDS", NULL);
     file f;
     /* the field grid: another cell count than its sums, cells too fine to index, a NaN sum */
-    f = copy(&g), put_u32(&f, flds + offsetof(ad_field_def, nx), 5);
-    refused("field_grid_mismatch", &f, 0, "5 x 2 grid", NULL);
-    f = copy(&g), put_u32(&f, flds + offsetof(ad_field_def, nx), 0x7fffffff);
-    refused("field_grid_huge", &f, 0, "2147483647 x 2 cells", NULL);
-    f = copy(&g), put_f64(&f, flds + offsetof(ad_field_def, x1), 1e-30);
-    refused("field_cells_fine", &f, 0, "so fine", NULL);
-    f = copy(&g), put_f64(&f, flds + sizeof(ad_field_def) + 16 + sizeof(ad_probe_def) + 8 + 8 * 3, NAN);
-    refused("field_sum_nan", &f, 0, "field sum 3", NULL);
+    refused("field_grid_mismatch", put_u32(&g, flds + offsetof(ad_field_def, nx), 5), 0, "5 x 2 grid", NULL);
+    refused("field_grid_huge", put_u32(&g, flds + offsetof(ad_field_def, nx), 0x7fffffff),
+            0, "2147483647 x 2 cells", NULL);
+    refused("field_cells_fine", put_f64(&g, flds + offsetof(ad_field_def, x1), 1e-30), 0, "so fine", NULL);
+    refused("field_sum_nan", put_f64(&g, flds + sizeof(ad_field_def) + 16 + sizeof(ad_probe_def) + 8 + 8 * 3, NAN),
+            0, "field sum 3", NULL);
     /* the container: version, sections, trailing bytes, the caller block */
-    f = copy(&g), put_u32(&f, 8, 3);
-    refused("version_3", &f, 0, "format version 3", NULL);
-    f = copy(&g), memcpy(f.b + find(&g, "SEGS", NULL) - 16, "USER", 4);
-    refused("section_twice", &f, 0, "'USER' appears twice", NULL);
-    f = copy(&g), memcpy(f.b + find(&g, "SEGS", NULL) - 16, "S\001G\xff", 4);
-    refused("section_unknown", &f, 0, "unknown section 'S\\x01G\\xff'", NULL);
-    f = copy(&g), put_u32(&f, find(&g, "STAT", NULL) - 12, 9);
-    refused("section_reserved", &f, 0, "reserved word", NULL);
+    refused("version_3", put_u32(&g, 8, 3), 0, "format version 3", NULL);
+    refused("section_twice", put(&g, find(&g, "SEGS", NULL) - 16, "USER", 4), 0, "'USER' appears twice", NULL);
+    refused("section_unknown", put(&g, find(&g, "SEGS", NULL) - 16, "S\001G\xff", 4),
+            0, "unknown section 'S\\x01G\\xff'", NULL);
+    refused("section_reserved", put_u32(&g, find(&g, "STAT", NULL) - 12, 9), 0, "reserved word", NULL);
     f = copy(&g), memmove(f.b + f.n + 4, f.b + f.n - 4, 4), memset(f.b + f.n - 4, 0, 8), f.n += 8;
-    refused("trailing_bytes", &f, 0, "8 bytes follow its end section", NULL);
-    f = copy(&g), put_u64(&f, find(&g, "USER", NULL) - 8, (1ull << 30) + 1);
-    refused("user_huge", &f, 0, "claims", NULL);
+    refused("trailing_bytes", f, 0, "8 bytes follow its end section", NULL);
+    refused("user_huge", put_u64(&g, find(&g, "USER", NULL) - 8, (1ull << 30) + 1), 0, "claims", NULL);
     f = copy(&g), f.b[f.n / 2] ^= 0x40;
-    refused("crc_flip", &f, 1, "corrupt", NULL);
+    refused("crc_flip", f, 1, "corrupt", NULL);
     f = copy(&g), f.n = 0;
-    refused("empty", &f, 1, "too short", NULL);
+    refused("empty", f, 1, "too short", NULL);
     free(g.b);
 }
 
@@ -317,37 +308,29 @@ static void tunnel_fields(void)
     uint32_t next_id;
     memcpy(&next_id, g.b + open + 32, 4);
     file f;
-    f = copy(&g), put_u32(&f, p.id + 4, next_id + 10);
-    refused("id_above_counter", &f, 0, "not below the id counter", NULL);
-    f = copy(&g), put_f64(&f, open + 8, 1.5);
-    refused("owed_1_5", &f, 0, "owed at side 1 (1.5)", NULL);
-    f = copy(&g), put_u32(&f, open + 36, 100000);
-    refused("waiting_100000", &f, 0, "100000 entering discs", NULL);
-    f = copy(&g), put_f64(&f, def + offsetof(ad_world_def, reservoir), 6.0);
-    refused("reservoir_boxes", &f, 0, "reservoir boxes", NULL);
+    refused("id_above_counter", put_u32(&g, p.id + 4, next_id + 10), 0, "not below the id counter", NULL);
+    refused("owed_1_5", put_f64(&g, open + 8, 1.5), 0, "owed at side 1 (1.5)", NULL);
+    refused("waiting_100000", put_u32(&g, open + 36, 100000), 0, "100000 entering discs", NULL);
+    refused("reservoir_boxes", put_f64(&g, def + offsetof(ad_world_def, reservoir), 6.0), 0, "reservoir boxes", NULL);
     /* definitions whose grid or reservoir arithmetic would overflow an int or a float (fuzzer finds) */
-    f = copy(&g), put_f64(&f, def + offsetof(ad_world_def, reservoir), 1e10);
-    refused("reservoir_wide", &f, 0, "reservoir bands of 1e+10 m", NULL);
-    f = copy(&g), put_f64(&f, def + offsetof(ad_world_def, reservoir), 1e-300);
-    refused("reservoir_rate_huge", &f, 0, "reservoir_rate", NULL);
-    f = copy(&g), put_f64(&f, def + offsetof(ad_world_def, stream_density), 1e12);
-    refused("stream_dense", &f, 0, "more than the world's capacity of 400", NULL);
-    f = copy(&g), put_f64(&f, def + offsetof(ad_world_def, cell_size), 1e-12);
-    refused("cell_size_tiny", &f, 0, "cell_size = 1e-12 m", NULL);
-    f = copy(&g), put_f32(&f, segs + 16 + 4, NAN);
-    refused("segment_nan", &f, 0, "segment 1", "not finite");
-    f = copy(&g), put_f32(&f, segs, 1e30f);
-    refused("segment_far", &f, 0, "segment 0", "far outside");
-    f = copy(&g), put_f32(&f, p.state + 2 * sizeof(ad_state) + offsetof(ad_state, y), -1e10f);
-    refused("disc_below", &f, 0, "particle 2", "y = -1e+10 m");
-    f = copy(&g), put_f64(&f, flds + sizeof(ad_field_def) + 16, NAN);
-    refused("probe_nan", &f, 0, "probe", NULL);
-    f = copy(&g), memcpy(f.b + open - 16, "USRX", 4);
-    refused("open_unknown", &f, 0, "unknown section 'USRX'", NULL);
+    refused("reservoir_wide", put_f64(&g, def + offsetof(ad_world_def, reservoir), 1e10),
+            0, "reservoir bands of 1e+10 m", NULL);
+    refused("reservoir_rate_huge", put_f64(&g, def + offsetof(ad_world_def, reservoir), 1e-300),
+            0, "reservoir_rate", NULL);
+    refused("stream_dense", put_f64(&g, def + offsetof(ad_world_def, stream_density), 1e12),
+            0, "more than the world's capacity of 400", NULL);
+    refused("cell_size_tiny", put_f64(&g, def + offsetof(ad_world_def, cell_size), 1e-12),
+            0, "cell_size = 1e-12 m", NULL);
+    refused("segment_nan", put_f32(&g, segs + 16 + 4, NAN), 0, "segment 1", "not finite");
+    refused("segment_far", put_f32(&g, segs, 1e30f), 0, "segment 0", "far outside");
+    refused("disc_below", put_f32(&g, p.state + 2 * sizeof(ad_state) + offsetof(ad_state, y), -1e10f),
+            0, "particle 2", "y = -1e+10 m");
+    refused("probe_nan", put_f64(&g, flds + sizeof(ad_field_def) + 16, NAN), 0, "probe", NULL);
+    refused("open_unknown", put(&g, open - 16, "USRX", 4), 0, "unknown section 'USRX'", NULL);
     uint64_t olen;
     find(&g, "OPEN", &olen);
     f = copy(&g), memmove(f.b + open - 16, f.b + open + olen, g.n - (open + olen)), f.n -= 16 + (size_t)olen;
-    refused("open_missing", &f, 0, "has open sides and the file lacks their section", NULL);
+    refused("open_missing", f, 0, "has open sides and the file lacks their section", NULL);
     free(g.b);
 }
 

@@ -87,15 +87,11 @@ static double gap_point(const ad_particle *p, const void *ctx)
 
 static ad_world *make_at(double k, double e, double e_wall, double y_min, double contact_steps, ad_integrator integ)
 {
-    ad_world_def d = tu_def();
+    ad_world_def d = tu_discs(tu_def(), R, MASS, k, e);
     d.x_min = -8.0;
     d.x_max = 8.0;
     d.y_min = y_min;
     d.y_max = y_min + 16.0;
-    d.radius = R;
-    d.mass = MASS;
-    d.stiffness = k;
-    d.restitution = e;
     d.wall_restitution = e_wall;
     d.contact_steps = contact_steps;
     d.integrator = integ;
@@ -111,6 +107,24 @@ static ad_world *make(double k, double e, double e_wall, double y_min)
     return make_at(k, e, e_wall, y_min, 200, AD_INTEGRATOR_SYMPLECTIC_EULER);
 }
 
+/* The contact of tr against the closed forms for m_eff: the restitution -vn1 / vn0 from the normal
+ * velocities before and after, and the contact time. Prints "<kind> e=.. k=..<note>: ..." (with the
+ * steps where steps >= 0), checks both within E_TOL and TC_TOL; returns the measured restitution. */
+static double check_contact(const char *kind, const char *note, const trace *tr, double vn0, double vn1, double e,
+                            double m_eff, double k, long steps)
+{
+    double e_meas = -vn1 / vn0;
+    double tc_meas = tr->t_out - tr->t_in;
+    double tc = tu_contact_time(e, m_eff, k);
+    printf("%s e=%.2f k=%.0e%s: restitution %.6f (expected %.6f), contact time %.6g s (expected %.6g, rel err %+.2e)",
+           kind, e, k, note, e_meas, e, tc_meas, tc, (tc_meas - tc) / tc);
+    if (steps >= 0) printf(", %ld steps", steps);
+    printf("\n");
+    ENSURE_REL(e_meas, e, E_TOL);
+    ENSURE_REL(tc_meas, tc, TC_TOL);
+    return e_meas;
+}
+
 /* Two discs approaching head-on along x with relative speed 1. */
 static void head_on(double e, double k)
 {
@@ -123,16 +137,8 @@ static void head_on(double e, double k)
     ENSURE_REL(s.contact_time, tu_contact_time(e, 0.5 * MASS, k), 1e-9);
 
     trace tr = run_contact(w, 2, gap_disc_disc, NULL, 100000);
-    double vrel0 = (double)tr.before[1].vx - tr.before[0].vx;
-    double vrel1 = (double)tr.after[1].vx - tr.after[0].vx;
-    double e_meas = -vrel1 / vrel0;
-    double tc_meas = tr.t_out - tr.t_in;
-    double tc = tu_contact_time(e, 0.5 * MASS, k);
-    printf("disc-disc  e=%.2f k=%.0e: restitution %.6f (expected %.6f), contact time %.6g s (expected %.6g, "
-           "rel err %+.2e), %ld steps\n",
-           e, k, e_meas, e, tc_meas, tc, (tc_meas - tc) / tc, tr.steps);
-    ENSURE_REL(e_meas, e, E_TOL);
-    ENSURE_REL(tc_meas, tc, TC_TOL);
+    check_contact("disc-disc ", "", &tr, (double)tr.before[1].vx - tr.before[0].vx,
+                  (double)tr.after[1].vx - tr.after[0].vx, e, 0.5 * MASS, k, tr.steps);
     /* momentum along x conserved, nothing along y */
     double px0 = (double)tr.before[0].vx + tr.before[1].vx, px1 = (double)tr.after[0].vx + tr.after[1].vx;
     ENSURE_NEAR(px1, px0, 1e-5);
@@ -150,14 +156,7 @@ static void wall_hit(double e_wall, double k)
     ad_particle p = {0.2f, (float)(y_min + R + 0.003), 0.3f, -1.0f};
     REQUIRE_OK(ad_world_add_particles(w, &p, 1));
     trace tr = run_contact(w, 1, gap_hline, &y_min, 100000);
-    double e_meas = -(double)tr.after[0].vy / tr.before[0].vy;
-    double tc_meas = tr.t_out - tr.t_in;
-    double tc = tu_contact_time(e_wall, MASS, k);
-    printf("disc-wall  e=%.2f k=%.0e: restitution %.6f (expected %.6f), contact time %.6g s (expected %.6g, "
-           "rel err %+.2e)\n",
-           e_wall, k, e_meas, e_wall, tc_meas, tc, (tc_meas - tc) / tc);
-    ENSURE_REL(e_meas, e_wall, E_TOL);
-    ENSURE_REL(tc_meas, tc, TC_TOL);
+    double e_meas = check_contact("disc-wall ", "", &tr, tr.before[0].vy, tr.after[0].vy, e_wall, MASS, k, -1);
     ENSURE_REL(tr.after[0].vx, tr.before[0].vx, 1e-5); /* frictionless */
     ad_stats s = tu_stats(w);
     /* the bottom wall received the impulse m (1 + e) |vy| (outward = -y positive) */
@@ -176,14 +175,8 @@ static void segment_hit(double e_wall, double k, int from_below)
     ad_particle p = {0.2f, sgn * (float)(R + 0.003), 0.3f, -sgn * 1.0f};
     REQUIRE_OK(ad_world_add_particles(w, &p, 1));
     trace tr = run_contact(w, 1, gap_hline, &yline, 100000);
-    double e_meas = -(double)tr.after[0].vy / tr.before[0].vy;
-    double tc_meas = tr.t_out - tr.t_in;
-    double tc = tu_contact_time(e_wall, MASS, k);
-    printf("disc-seg   e=%.2f k=%.0e%s: restitution %.6f (expected %.6f), contact time %.6g s (expected %.6g, "
-           "rel err %+.2e)\n",
-           e_wall, k, from_below ? " (from below)" : "", e_meas, e_wall, tc_meas, tc, (tc_meas - tc) / tc);
-    ENSURE_REL(e_meas, e_wall, E_TOL);
-    ENSURE_REL(tc_meas, tc, TC_TOL);
+    double e_meas = check_contact("disc-seg  ", from_below ? " (from below)" : "", &tr, tr.before[0].vy,
+                                  tr.after[0].vy, e_wall, MASS, k, -1);
     ENSURE_REL(tr.after[0].vx, tr.before[0].vx, 1e-5);
     ad_stats s = tu_stats(w);
     /* impulse of the disc on the segment: m (1 + e) along the disc's original motion */
@@ -202,14 +195,7 @@ static void segment_end_hit(double e_wall, double k)
     ad_particle p = {(float)(3.0 + R + 0.003), 0.0f, -1.0f, 0.0f};
     REQUIRE_OK(ad_world_add_particles(w, &p, 1));
     trace tr = run_contact(w, 1, gap_point, q, 100000);
-    double e_meas = -(double)tr.after[0].vx / tr.before[0].vx;
-    double tc_meas = tr.t_out - tr.t_in;
-    double tc = tu_contact_time(e_wall, MASS, k);
-    printf("disc-end   e=%.2f k=%.0e: restitution %.6f (expected %.6f), contact time %.6g s (expected %.6g, "
-           "rel err %+.2e)\n",
-           e_wall, k, e_meas, e_wall, tc_meas, tc, (tc_meas - tc) / tc);
-    ENSURE_REL(e_meas, e_wall, E_TOL);
-    ENSURE_REL(tc_meas, tc, TC_TOL);
+    check_contact("disc-end  ", "", &tr, tr.before[0].vx, tr.after[0].vx, e_wall, MASS, k, -1);
     ENSURE_NEAR(tr.after[0].vy, 0.0, 1e-6);
     ad_world_destroy(w);
 }
@@ -225,14 +211,7 @@ static void shared_vertex_hit(double e_wall, double k)
     ad_particle p = {0.0f, (float)(R + 0.003), 0.0f, -1.0f};
     REQUIRE_OK(ad_world_add_particles(w, &p, 1));
     trace tr = run_contact(w, 1, gap_hline, &yline, 100000);
-    double e_meas = -(double)tr.after[0].vy / tr.before[0].vy;
-    double tc_meas = tr.t_out - tr.t_in;
-    double tc = tu_contact_time(e_wall, MASS, k);
-    printf("disc-vertex e=%.2f k=%.0e: restitution %.6f (expected %.6f), contact time %.6g s (expected %.6g, "
-           "rel err %+.2e)\n",
-           e_wall, k, e_meas, e_wall, tc_meas, tc, (tc_meas - tc) / tc);
-    ENSURE_REL(e_meas, e_wall, E_TOL);
-    ENSURE_REL(tc_meas, tc, TC_TOL);
+    check_contact("disc-vertex", "", &tr, tr.before[0].vy, tr.after[0].vy, e_wall, MASS, k, -1);
     ENSURE_NEAR(tr.after[0].vx, 0.0, 1e-6);
     ad_world_destroy(w);
 }

@@ -19,10 +19,7 @@ static run_result run(ad_integrator integ, uint64_t steps)
     run_result r;
     memset(&r, 0, sizeof r);
     const double L = sqrt(N_TARGET * TU_PI * 0.25 / FRACTION); /* radius 0.5 */
-    ad_world_def d = tu_def();
-    d.x_min = d.y_min = 0.0;
-    d.x_max = d.y_max = L;
-    d.boundary_x = d.boundary_y = AD_BOUNDARY_PERIODIC;
+    ad_world_def d = tu_square(tu_def(), L, AD_BOUNDARY_PERIODIC);
     d.restitution = 1.0;
     d.wall_restitution = 1.0;
     d.integrator = integ;

@@ -8,15 +8,10 @@
 
 static inline ad_world_def gt_def(ad_backend b, ad_integrator integ)
 {
-    ad_world_def d = ad_default_world_def();
+    /* the stream at the fill's area fraction 0.35 */
+    ad_world_def d = tu_channel(ad_default_world_def(), 20000, 80, 50, 3.0, 0.35 / (TU_PI * 0.25));
     d.backend = b;
     d.integrator = integ;
-    d.capacity = 20000;
-    d.x_max = 80;
-    d.y_max = 50;
-    d.boundary_x = AD_BOUNDARY_OPEN;
-    d.stream_vx = 3.0;
-    d.stream_density = 0.35 / (TU_PI * 0.25); /* the fill's area fraction 0.35 */
     d.reservoir = 4.0;
     d.gravity_y = -0.5;
     d.restitution = 0.8;

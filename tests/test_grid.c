@@ -33,8 +33,6 @@ static int compare(const char *name, const ad_params *p, const ad_state *s, size
     return errors;
 }
 
-static double u01(uint64_t seed, uint64_t *c) { return ad_rng_uniform(seed, (*c)++); }
-
 /* ad_cpu_scan against a serial sum at sizes around the AVX2 build's eight-cell steps (the
  * scan on several threads, inside ad_cpu_sort, is checked against this one by test_pairs.h),
  * with counters that fit their 8 bits, and with some that wrapped (true counts past 255,
@@ -103,10 +101,10 @@ static int check_scan(void)
 }
 
 #ifdef AD_CPU_X86
-/* The quiet test's expiries (gather_cpu.h): discs that each move by at most `move` a step,
+/* The contact-free test's expiries (contact_free_cpu.h): discs that each move by at most `move` a step,
  * half of them straight at their nearest neighbours (the fastest way to close a gap), some
  * across the periodic edges, with the clock grown by twice that move a step as the world grows it.
- * Every disc the test calls quiet, by its rows or by its expiry, must have zero sums in
+ * Every disc the test calls contact-free, by its rows or by its expiry, must have zero sums in
  * ad_gather_all; and most tests must have been skipped by expiries for this to mean much. */
 static int check_expiry(void)
 {
@@ -123,9 +121,9 @@ static int check_expiry(void)
     size_t ncell = (size_t)p.nx * (size_t)p.ny;
     ad_state *s = malloc(N * sizeof *s), *sorted = calloc(N + AD_CPU_PAD, sizeof *sorted);
     uint32_t *cell_of = malloc(N * 4), *start = malloc((ncell + 2) * 4), *ids = malloc(N * 4), *perm = malloc(N * 4);
-    uint32_t *foreign = malloc(N * 4);
+    uint32_t *strays = malloc(N * 4);
     uint8_t *count = calloc(ncell, 1);
-    float *qexp = malloc((N + 8) * 4), *qnext = malloc((N + 8) * 4);
+    float *free_until = malloc((N + 8) * 4), *qnext = malloc((N + 8) * 4);
     ad_cpu_xy xy = {calloc(N + AD_CPU_XY_PAD, 4), calloc(N + AD_CPU_XY_PAD, 4)};
     ad_seg_grid g;
     memset(&g, 0, sizeof g);
@@ -135,7 +133,7 @@ static int check_expiry(void)
         s[i] = (ad_state){(float)(48.0 / NX * (i % NX + 0.5) + 0.6 * (u01(5, &c) - 0.5)),
                           (float)(36.0 / NY * (i / NX + 0.5) + 0.6 * (u01(5, &c) - 0.5)), 0, 0};
         ids[i] = (uint32_t)i;
-        qexp[i] = -INFINITY;
+        free_until[i] = -INFINITY;
     }
     double ulp = ldexp(1.0, ilogb(48.0) - 23), clock = 0.0;
     size_t quiet_n = 0, clear_n = 0, tested_n = 0, loud = 0;
@@ -144,19 +142,19 @@ static int check_expiry(void)
         ad_grid_diag diag;
         ad_cpu_bin(&p, s, N, cell_of, count, 1 + step % 2, &diag);
         start[0] = 0;
-        const ad_cpu_reorder_job job = {cell_of, start + 1, s, sorted, ids, perm, NULL, NULL, qexp, qnext, &xy};
-        ad_cpu_sort(count, &job, N, ncell, 1 + step % 2, 8, NULL, foreign, N, &diag);
+        const ad_cpu_reorder_job job = {cell_of, start + 1, s, sorted, ids, perm, NULL, NULL, free_until, qnext, &xy};
+        ad_cpu_sort(count, &job, N, ncell, 1 + step % 2, 8, NULL, strays, N, &diag);
         memcpy(ids, perm, N * 4);
-        float *t = qexp;
-        qexp = qnext;
+        float *t = free_until;
+        free_until = qnext;
         qnext = t;
         float f = (float)clock;
-        ad_cpu_quiet_clock qc = {(double)f >= clock ? f : nextafterf(f, INFINITY),
+        ad_cpu_free_clock qc = {(double)f >= clock ? f : nextafterf(f, INFINITY),
                                  (double)f <= clock ? f : nextafterf(f, -INFINITY), sqrtf(p.diameter_sq) * (1.0f + 1e-5f),
                                  (float)(8.0 * ulp + 1e-6 * p.diameter)};
         for (size_t k = 0; k + 8 <= N; k += 8) {
-            for (int l = 0; l < 8; l++) clear_n += qexp[k + l] > qc.up;
-            unsigned q = ad_cpu_quiet8_avx2_entry(&p, &g, start, &xy, k, diag.max_run3 <= 8, qexp, &qc);
+            for (int l = 0; l < 8; l++) clear_n += free_until[k + l] > qc.up;
+            unsigned q = ad_cpu_contact_free8_avx2_entry(&p, &g, start, &xy, k, diag.max_run3 <= 8, free_until, &qc);
             for (int l = 0; l < 8; l++) {
                 if (!(q >> l & 1)) continue;
                 quiet_n++;
@@ -168,7 +166,7 @@ static int check_expiry(void)
                 loud += ref.energy != 0.0f || ref.fx != 0.0f || ref.fy != 0.0f || ref.pressure != 0.0f;
             }
         }
-        for (size_t k = N - N % 8; k < N; k++) qexp[k] = -INFINITY; /* as the pass: untested, no expiry */
+        for (size_t k = N - N % 8; k < N; k++) free_until[k] = -INFINITY; /* as the pass: untested, no expiry */
         tested_n += N;
         /* each disc at most `move`, half of them straight at their nearest neighbours; then the clock */
         double move = 0.002 + 0.008 * (step % 5) / 4.0;
@@ -195,7 +193,8 @@ static int check_expiry(void)
         clock += 2.0 * move * (1.0 + 1e-6) + 2.0 * ulp;
     }
     int errors = loud != 0 || clear_n < tested_n / 3;
-    printf("quiet expiries: %zu of %zu tests skipped by an expiry, %zu discs called quiet, %zu of them with contacts%s\n",
+    printf("contact-free expiries: %zu of %zu tests skipped by an expiry, %zu discs called contact-free, %zu of them "
+           "with contacts%s\n",
            clear_n, tested_n, quiet_n, loud, errors ? "  FAILED" : "");
     free(s);
     free(sorted);
@@ -203,9 +202,9 @@ static int check_expiry(void)
     free(start);
     free(ids);
     free(perm);
-    free(foreign);
+    free(strays);
     free(count);
-    free(qexp);
+    free(free_until);
     free(qnext);
     free(xy.x);
     free(xy.y);
@@ -221,40 +220,27 @@ int main(void)
     enum { N = 3000 };
     ad_state *s = malloc(N * sizeof *s);
     for (int variant = 0; variant < 8; variant++) {
-        ad_world_def d = ad_default_world_def();
-        d.x_min = -3.0;
-        d.x_max = 37.0;
-        d.y_min = 1.0;
-        d.y_max = 26.0;
+        ad_world_def d = pairs_box(variant);
         d.radius = 0.5;
-        d.boundary_x = (variant & 1) ? AD_BOUNDARY_PERIODIC : AD_BOUNDARY_SOLID;
-        d.boundary_y = (variant & 2) ? AD_BOUNDARY_PERIODIC : AD_BOUNDARY_SOLID;
         /* the default cell (one diameter), and cells below the cutoff (reach 2 and 3) */
         d.cell_size = (variant & 4) ? (variant == 5 ? 0.6 : 0.45) : 0.0;
         if (variant == 7) d.cell_size = 1.37;
         ad_params p;
         ad_status st = ad_params_from_def(&d, &p);
         if (!ENSURE_OK(st)) return 1;
-        const char *bx = d.boundary_x == AD_BOUNDARY_PERIODIC ? "periodic" : "solid";
-        const char *by = d.boundary_y == AD_BOUNDARY_PERIODIC ? "periodic" : "solid";
-        char name[128];
         uint64_t seed = 1000 + (uint64_t)variant, c = 0;
         double W = d.x_max - d.x_min, H = d.y_max - d.y_min;
 
-        /* uniform */
-        for (int i = 0; i < N; i++)
-            s[i] = (ad_state){(float)(d.x_min + W * u01(seed, &c)), (float)(d.y_min + H * u01(seed, &c)), 0, 0};
-        snprintf(name, sizeof name, "uniform %s/%s", bx, by);
-        failures += compare(name, &p, s, N, 1 + variant % 3);
+        uniform_discs(&d, seed, &c, s, N);
+        failures += compare(case_name("uniform", &d), &p, s, N, 1 + variant % 3);
 
         /* a gas at area fraction 0.3 with velocities: most discs touch nothing (the AVX2
-         * screen's quiet discs), some touch one or two */
+         * prefilters' contact-free discs), some touch one or two */
         enum { NGAS = 380 };
         for (int i = 0; i < NGAS; i++)
             s[i] = (ad_state){(float)(d.x_min + W * u01(seed, &c)), (float)(d.y_min + H * u01(seed, &c)),
                               (float)(2.0 * u01(seed, &c) - 1.0), (float)(2.0 * u01(seed, &c) - 1.0)};
-        snprintf(name, sizeof name, "gas %s/%s", bx, by);
-        failures += compare(name, &p, s, NGAS, 1 + variant % 2);
+        failures += compare(case_name("gas", &d), &p, s, NGAS, 1 + variant % 2);
 
         /* dense clumps: many discs within a few diameters of a few centres */
         for (int i = 0; i < N; i++) {
@@ -263,8 +249,7 @@ int main(void)
             s[i] = (ad_state){(float)(cx + 3.0 * (u01(seed, &c) - 0.5)), (float)(cy + 3.0 * (u01(seed, &c) - 0.5)),
                               0, 0};
         }
-        snprintf(name, sizeof name, "clumps %s/%s", bx, by);
-        failures += compare(name, &p, s, N, 2);
+        failures += compare(case_name("clumps", &d), &p, s, N, 2);
 
         /* piles: 300 and 700 discs in two cells, past the 8-bit counters (grid.h: counted
          * again in 32 bits), among uniform ones */
@@ -279,8 +264,7 @@ int main(void)
             }
             s[i] = (ad_state){(float)x, (float)y, 0, 0};
         }
-        snprintf(name, sizeof name, "piles %s/%s", bx, by);
-        failures += compare(name, &p, s, N, 1 + variant % 3);
+        failures += compare(case_name("piles", &d), &p, s, N, 1 + variant % 3);
 
         /* on cell edges and domain edges exactly, and next to them */
         for (int i = 0; i < N; i++) {
@@ -292,8 +276,7 @@ int main(void)
             if (d.boundary_y == AD_BOUNDARY_PERIODIC) y = ad_wrap(y, p.y_min, p.len_y);
             s[i] = (ad_state){x, y, 0, 0};
         }
-        snprintf(name, sizeof name, "cell edges %s/%s", bx, by);
-        failures += compare(name, &p, s, N, 3);
+        failures += compare(case_name("cell edges", &d), &p, s, N, 3);
 
         /* solid axes: centres outside the grid (pressed into or through walls) */
         for (int i = 0; i < N; i++) {
@@ -304,8 +287,7 @@ int main(void)
                 y = (i % 6 == 0) ? d.y_min - 4.0 * u01(seed, &c) : d.y_max + 4.0 * u01(seed, &c);
             s[i] = (ad_state){(float)x, (float)y, 0, 0};
         }
-        snprintf(name, sizeof name, "outside the grid %s/%s", bx, by);
-        failures += compare(name, &p, s, N, 2);
+        failures += compare(case_name("outside the grid", &d), &p, s, N, 2);
     }
 
     /* a NaN centre is a removed disc (open.h): binned in the cell after the grid's, sorted after
@@ -320,10 +302,10 @@ int main(void)
     }
     free(s);
 #ifdef AD_CPU_X86
-    /* the AVX2 quiet test must have passed over discs (in the gases) for its check to mean anything */
-    printf("AVX2 quiet-disc test: %zu discs called quiet, each with zero sums in ad_gather_all\n", g_quiet);
+    /* the AVX2 contact-free test must have passed over discs (in the gases) for its check to mean anything */
+    printf("AVX2 contact-free test: %zu discs called contact-free, each with zero sums in ad_gather_all\n", g_quiet);
     if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && g_quiet < 100) {
-        printf("  too few quiet discs: the quiet test did not run\n");
+        printf("  too few contact-free discs: the contact-free test did not run\n");
         failures++;
     }
 #endif

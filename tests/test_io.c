@@ -85,6 +85,18 @@ static int read_png(const char *path, picture *pic)
     return 1;
 }
 
+/* The PNG written at path, decoded, and the layout of a plot `width` px wide of [0, x1] x [0, y1]:
+ * 0 (a failed check) where the file does not decode. */
+static int read_plot(const char *path, int width, double x1, double y1, ad_image_layout *l, picture *pic)
+{
+    ENSURE_OK(ad_image_layout_for(width, 0, 0, x1, y1, l));
+    if (!read_png(path, pic)) {
+        ENSURE(0);
+        return 0;
+    }
+    return 1;
+}
+
 static const uint8_t *pixel(const picture *pic, int x, int y)
 {
     static const uint8_t none[3] = {255, 0, 255};
@@ -138,13 +150,9 @@ static void test_heatmap(void)
         snprintf(tmp, sizeof tmp, "%s.tmp", path);
         ENSURE(!exists(tmp));
         ad_image_layout l;
-        ENSURE_OK(ad_image_layout_for(700, 0, 0, 7, 5, &l));
-        ENSURE(l.plot_w == 700 && l.plot_h == 500);
         picture pic;
-        if (!read_png(path, &pic)) {
-            ENSURE(0);
-            continue;
-        }
+        if (!read_plot(path, 700, 7, 5, &l, &pic)) continue;
+        ENSURE(l.plot_w == 700 && l.plot_h == 500);
         ENSURE(pic.w == l.image_w && pic.h == l.image_h);
         for (int j = 0; j < NY; j++)
             for (int i = 0; i < NX; i++) {
@@ -199,12 +207,8 @@ static void test_heatmap_diverging(void)
     const char *path = out("heat_diverging.png");
     if (!ENSURE_OK(ad_write_heatmap_png(path, &h))) return;
     ad_image_layout l;
-    ENSURE_OK(ad_image_layout_for(400, 0, 0, 4, 2, &l));
     picture pic;
-    if (!read_png(path, &pic)) {
-        ENSURE(0);
-        return;
-    }
+    if (!read_plot(path, 400, 4, 2, &l, &pic)) return;
     const uint8_t *neg = pixel_at(&pic, &l, 0.5, 0.5, 0, 0, 4, 2); /* -3 */
     const uint8_t *zero = pixel_at(&pic, &l, 2.5, 0.5, 0, 0, 4, 2);
     const uint8_t *pos = pixel_at(&pic, &l, 3.5, 1.5, 0, 0, 4, 2); /* +3 */
@@ -270,12 +274,8 @@ static void test_scatter(void)
     const char *path = out("scatter.png");
     if (!ENSURE_OK(ad_write_scatter_png(path, &s))) return;
     ad_image_layout l;
-    ENSURE_OK(ad_image_layout_for(800, 0, 0, 40, 25, &l));
     picture pic;
-    if (!read_png(path, &pic)) {
-        ENSURE(0);
-        return;
-    }
+    if (!read_plot(path, 800, 40, 25, &l, &pic)) return;
     ENSURE(pic.w == l.image_w && pic.h == l.image_h);
     double lo, hi;
     ad_color_range(val, N, NAN, NAN, 0, &lo, &hi);

@@ -1,4 +1,4 @@
-/* The CPU backend's AVX2 build (the interior gather and the pass's eight-disc tail, chosen at run
+/* The CPU backend's AVX2 build (the interior gather and the eight-disc integrate, chosen at run
  * time) gives the portable build's results bit for bit: lane by lane against the scalar functions
  * on edge cases, then whole worlds stepped with and without AVX2 (AD_CPU_NO_AVX2). Skipped (77)
  * on a CPU without AVX2. */
@@ -9,7 +9,7 @@
 
 #include "core/world_internal.h"
 #include "cpu/cpu_world.h"
-#include "cpu/pass_cpu.h"
+#include "cpu/interact_cpu.h"
 #include "physics/integrate.h"
 #include "physics/rng.h"
 #include "test_gpu_tunnel.h"
@@ -21,8 +21,8 @@ static int same_bits(const void *a, const void *b, size_t n) { return memcmp(a, 
 
 /* What interact_block's scalar path does after a disc's gather, for one disc. */
 static int scalar_motion(const ad_params *P, ad_state me, float ax, float ay, float dt, int symplectic,
-                         ad_state *nw, uint32_t *cell, uint32_t *outside, ad_cpu_motion8 *m8, unsigned lane,
-                         ad_block_sums *sums)
+                         ad_state *nw, uint32_t *cell, uint32_t *outside, ad_motion8 *m8, unsigned lane,
+                         ad_step_sums *sums)
 {
     ad_state s = symplectic ? ad_step_symplectic(me, ax, ay, dt) : ad_step_euler(me, ax, ay, dt);
     if (P->periodic_x) {
@@ -43,24 +43,18 @@ static int scalar_motion(const ad_params *P, ad_state me, float ax, float ay, fl
     *nw = s;
     *cell = ad_cell_index(P, s.x, s.y);
     *outside += (uint32_t)ad_outside_domain(P, s.x, s.y);
-    ad_cpu_motion_lane(m8, sums, P, s, lane);
+    ad_motion8_add(m8, sums, P, s, lane);
     return 1;
 }
 
 static ad_params params_of(ad_boundary bx, ad_boundary by, double reservoir)
 {
-    ad_world_def d = ad_default_world_def();
+    int open = bx == AD_BOUNDARY_OPEN; /* with a stream of 2 m/s, 0.3 discs a square metre; else none */
+    ad_world_def d = tu_channel(ad_default_world_def(), 64, 40, 30, open ? 2.0 : 0.0, open ? 0.3 : 0.0);
     d.backend = AD_BACKEND_CPU;
-    d.capacity = 64;
-    d.x_max = 40;
-    d.y_max = 30;
     d.boundary_x = bx;
     d.boundary_y = by;
     d.reservoir = reservoir;
-    if (bx == AD_BOUNDARY_OPEN) {
-        d.stream_vx = 2.0;
-        d.stream_density = 0.3;
-    }
     ad_world *w;
     REQUIRE_OK(ad_world_create(&d, &w));
     ad_params p = w->params;
@@ -68,8 +62,8 @@ static ad_params params_of(ad_boundary bx, ad_boundary by, double reservoir)
     return p;
 }
 
-/* Eight discs at a time, random and at the edges: the tail writes exactly what the scalar
- * code writes, or gives up exactly where the scalar code would need its rare paths. */
+/* Eight discs at a time, random and at the edges: the eight-disc integrate writes exactly what
+ * the scalar code writes, or gives up exactly where the scalar code would need its rare paths. */
 static void lanes(void)
 {
     const ad_boundary kinds[][2] = {{AD_BOUNDARY_PERIODIC, AD_BOUNDARY_PERIODIC}, {AD_BOUNDARY_SOLID, AD_BOUNDARY_SOLID},
@@ -111,10 +105,10 @@ static void lanes(void)
             int symplectic = trial & 1;
             ad_state out_v[8], out_s[8];
             uint32_t cell_v[8], cell_s[8], outside_v = 0, outside_s = 0;
-            ad_block_sums sums_v, sums_s;
+            ad_step_sums sums_v, sums_s;
             memset(&sums_v, 0, sizeof sums_v);
             memset(&sums_s, 0, sizeof sums_s);
-            ad_cpu_motion8 m8_v, m8_s; /* lane sums with something in them already */
+            ad_motion8 m8_v, m8_s; /* lane sums with something in them already */
             for (int l = 0; l < 8; l++) m8_v.ke[l] = m8_v.px[l] = m8_v.py[l] = 0.1 * (trial + l);
             m8_s = m8_v;
             memset(out_v, 0, sizeof out_v);
@@ -122,12 +116,12 @@ static void lanes(void)
             for (int l = 0; l < 8; l++)
                 scalar_ok &= scalar_motion(&P, in[l], AX[l], AY[l], dt, symplectic, &out_s[l], &cell_s[l], &outside_s,
                                            &m8_s, (unsigned)l, &sums_s);
-            ad_cpu_bins bins = {count_v, 0, UINT32_MAX, NULL, 0, 0};
-            int v = ad_cpu_tail8_avx2_entry(&P, in, out_v, AX, AY, dt, symplectic, cell_v, &bins, &m8_v, &sums_v,
-                                            &outside_v);
+            ad_cpu_fused_bin bins = {count_v, 0, UINT32_MAX, NULL, 0, 0};
+            int v = ad_cpu_integrate8_avx2_entry(&P, in, out_v, AX, AY, dt, symplectic, cell_v, &bins, &m8_v,
+                                                 &sums_v, &outside_v);
             if (v != scalar_ok) {
-                ENSURE_MSG(v == scalar_ok, "boundaries %d, trial %d: the tail %s, the scalar code %s", kind, trial,
-                           v ? "wrote" : "gave up", scalar_ok ? "writes" : "needs its rare paths");
+                ENSURE_MSG(v == scalar_ok, "boundaries %d, trial %d: the eight-disc integrate %s, the scalar code %s",
+                           kind, trial, v ? "wrote" : "gave up", scalar_ok ? "writes" : "needs its rare paths");
                 continue;
             }
             if (!v) {
@@ -139,14 +133,15 @@ static void lanes(void)
             int ok = same_bits(out_v, out_s, sizeof out_v) && same_bits(cell_v, cell_s, sizeof cell_v) &&
                      outside_v == outside_s && same_bits(&m8_v, &m8_s, sizeof m8_v) &&
                      same_bits(&sums_v.vmax2, &sums_s.vmax2, 4) && sums_v.nonfinite == sums_s.nonfinite;
-            ENSURE_MSG(ok, "boundaries %d, trial %d: the tail's results differ from the scalar code's", kind, trial);
+            ENSURE_MSG(ok, "boundaries %d, trial %d: the eight-disc integrate's results differ from the scalar code's",
+                       kind, trial);
             agree += ok;
         }
         ENSURE(same_bits(count_v, count_s, (size_t)P.nx * (size_t)P.ny));
         free(count_v);
         free(count_s);
     }
-    printf("eight-disc tail: %ld groups bit-identical to the scalar code, %ld handed back to it (open sides, the "
+    printf("eight-disc integrate: %ld groups bit-identical to the scalar code, %ld handed back to it (open sides, the "
            "reservoir, far outside, NaN)\n", agree, gave_up);
     ENSURE(wrote > 1000 && gave_up > 100);
 }
@@ -198,11 +193,9 @@ int main(void)
         return 77;
     }
     lanes();
-    ad_world_def d = ad_default_world_def();
+    ad_world_def d = tu_square(ad_default_world_def(), 60, AD_BOUNDARY_PERIODIC);
     d.backend = AD_BACKEND_CPU;
     d.capacity = 20000;
-    d.x_max = d.y_max = 60;
-    d.boundary_x = d.boundary_y = AD_BOUNDARY_PERIODIC;
     d.restitution = 0.8;
     d.threads = 1;
     ad_fill_def f = {0, 0, 60, 60, 0.35, 0.5, -0.2, 1.0, 3};

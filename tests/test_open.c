@@ -54,16 +54,11 @@ static void speeds(void)
  * the sum of the sides' kinetic fluxes, and the count stays at the stream's. */
 static void entry_rate(void)
 {
-    ad_world_def d = ad_default_world_def();
+    ad_world_def d = tu_channel(ad_default_world_def(), 20000, 60, 40, 2.0, 1.0);
     d.backend = AD_BACKEND_CPU;
     d.disc_contacts = 0;
-    d.capacity = 20000;
-    d.x_max = 60;
-    d.y_max = 40;
-    d.boundary_x = d.boundary_y = AD_BOUNDARY_OPEN;
-    d.stream_vx = 2.0;
+    d.boundary_y = AD_BOUNDARY_OPEN;
     d.stream_vy = -0.5;
-    d.stream_density = 1.0;
     d.cell_size = 4.0;
     d.threads = 2;
     ad_world *w;
@@ -170,15 +165,10 @@ static void threads_and_checkpoints(void)
 /* A stream denser than the capacity allows: the step fails with AD_ERR_CAPACITY and says so. */
 static void capacity(void)
 {
-    ad_world_def d = ad_default_world_def();
+    /* 2400 discs at the stream's density */
+    ad_world_def d = tu_channel(ad_default_world_def(), 500, 60, 40, 3.0, 1.0);
     d.backend = AD_BACKEND_CPU;
     d.disc_contacts = 0;
-    d.capacity = 500;
-    d.x_max = 60;
-    d.y_max = 40;
-    d.boundary_x = AD_BOUNDARY_OPEN;
-    d.stream_vx = 3.0;
-    d.stream_density = 1.0; /* 2400 discs at the stream's density */
     ad_world *w;
     REQUIRE_OK(ad_world_create(&d, &w));
     ad_status st = ad_world_step(w, 20000);
@@ -194,14 +184,9 @@ static void capacity(void)
 static void stream_flood(void)
 {
     for (int contacts = 0; contacts < 2; contacts++) {
-        ad_world_def d = tu_def(); /* the CPU, or AERODEM_TEST_BACKEND's (test_open flood on a GPU) */
+        /* the CPU, or AERODEM_TEST_BACKEND's (test_open flood on a GPU) */
+        ad_world_def d = tu_channel(tu_def(), 400, 20, 20, 3.0, 1e12);
         d.disc_contacts = contacts;
-        d.capacity = 400;
-        d.x_max = 20;
-        d.y_max = 20;
-        d.boundary_x = AD_BOUNDARY_OPEN;
-        d.stream_vx = 3.0;
-        d.stream_density = 1e12;
         ad_world *w;
         REQUIRE_OK(ad_world_create(&d, &w));
         ad_status st = ad_world_step(w, 1);

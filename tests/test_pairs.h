@@ -12,9 +12,10 @@
 #include "cpu/gather_cpu.h"
 #include "cpu/grid_cpu.h"
 #include "physics/grid.h"
+#include "physics/rng.h"
 #include "test_util.h"
 
-/* Discs the AVX2 quiet test passed over (check_gather), for the callers to see it ran. */
+/* Discs the AVX2 contact-free test passed over (check_gather), for the callers to see it ran. */
 static size_t g_quiet;
 
 typedef struct pair {
@@ -26,6 +27,41 @@ static int pair_cmp(const void *x, const void *y)
     const pair *p = x, *q = y;
     if (p->a != q->a) return p->a < q->a ? -1 : 1;
     return (p->b > q->b) - (p->b < q->b);
+}
+
+/* The box the pair tests fill, [-3, 37] x [1, 26]: each axis periodic where its bit of `variant` is set
+ * (1: x, 2: y), solid otherwise. */
+static ad_world_def pairs_box(int variant)
+{
+    ad_world_def d = ad_default_world_def();
+    d.x_min = -3.0;
+    d.x_max = 37.0;
+    d.y_min = 1.0;
+    d.y_max = 26.0;
+    d.boundary_x = (variant & 1) ? AD_BOUNDARY_PERIODIC : AD_BOUNDARY_SOLID;
+    d.boundary_y = (variant & 2) ? AD_BOUNDARY_PERIODIC : AD_BOUNDARY_SOLID;
+    return d;
+}
+
+static const char *side_name(ad_boundary b) { return b == AD_BOUNDARY_PERIODIC ? "periodic" : "solid"; }
+
+/* "<what> <x side>/<y side>": a case's name in d's box (until the next call). */
+static const char *case_name(const char *what, const ad_world_def *d)
+{
+    static char name[128];
+    snprintf(name, sizeof name, "%s %s/%s", what, side_name(d->boundary_x), side_name(d->boundary_y));
+    return name;
+}
+
+/* The random numbers of the pair tests' discs: the next of stream `seed`, *c counting them. */
+static double u01(uint64_t seed, uint64_t *c) { return ad_rng_uniform(seed, (*c)++); }
+
+/* n discs at rest, uniform over d's domain. */
+static void uniform_discs(const ad_world_def *d, uint64_t seed, uint64_t *c, ad_state *s, size_t n)
+{
+    double W = d->x_max - d->x_min, H = d->y_max - d->y_min;
+    for (size_t i = 0; i < n; i++)
+        s[i] = (ad_state){(float)(d->x_min + W * u01(seed, c)), (float)(d->y_min + H * u01(seed, c)), 0, 0};
 }
 
 /* the same distance test the contact law uses, on the same float values */
@@ -56,7 +92,7 @@ static int same_sums(const ad_accum *a, const ad_accum *b)
 }
 
 
-/* 1 when the world-level conditions of the AVX2 screen hold for these discs (gather_cpu.h):
+/* 1 when the world-level conditions of the AVX2 prefilters hold for these discs (candidate_screen_cpu.h):
  * no NaN or infinite state, speeds below 1e15, cells below 1e17 m. */
 static int screen_allowed(const ad_params *p, const ad_state *s, size_t n)
 {
@@ -69,8 +105,8 @@ static int screen_allowed(const ad_params *p, const ad_state *s, size_t n)
 }
 
 /* The CPU gather of every disc (portable build, and the AVX2 build where the CPU has
- * it, without and with the screen on xy) against ad_gather_all on the sorted discs; and
- * the AVX2 quiet-disc test: every disc it calls quiet has zero sums there. */
+ * it, without and with the candidate screen on xy) against ad_gather_all on the sorted discs; and
+ * the AVX2 contact-free test: every disc it calls contact-free has zero sums there. */
 static void check_gather(const ad_params *p, const uint32_t *start, const ad_state *sorted, const ad_cpu_xy *xy,
                          size_t n, int rows_fit, int *errors)
 {
@@ -103,8 +139,8 @@ static void check_gather(const ad_params *p, const uint32_t *start, const ad_sta
                 bad += !same_sums(&ref, &a);
                 if (k % 8 == 0 && k + 8 <= n && ad_cpu_fast_grid(&q)) {
                     /* with the row lengths checked, and unchecked where the scan says they fit */
-                    quiet = ad_cpu_quiet8_avx2_entry(&q, &g, start, screen, k, 0, NULL, NULL);
-                    if (rows_fit && ad_cpu_quiet8_avx2_entry(&q, &g, start, screen, k, 1, NULL, NULL) != quiet) quiet_differ++;
+                    quiet = ad_cpu_contact_free8_avx2_entry(&q, &g, start, screen, k, 0, NULL, NULL);
+                    if (rows_fit && ad_cpu_contact_free8_avx2_entry(&q, &g, start, screen, k, 1, NULL, NULL) != quiet) quiet_differ++;
                 }
                 ad_accum_zero(&zero);
                 if (quiet >> (k % 8) & 1) {
@@ -120,12 +156,12 @@ static void check_gather(const ad_params *p, const uint32_t *start, const ad_sta
         (*errors)++;
     }
     if (quiet_differ) {
-        printf("  the quiet test with rows unchecked differs for %zu groups, where the scan says rows fit\n",
+        printf("  the contact-free test with rows unchecked differs for %zu groups, where the scan says rows fit\n",
                quiet_differ);
         (*errors)++;
     }
     if (loud) {
-        printf("  %zu discs called quiet have contacts\n", loud);
+        printf("  %zu discs called contact-free have contacts\n", loud);
         (*errors)++;
     }
 }
@@ -158,14 +194,14 @@ static size_t grid_pairs(const ad_params *p, const ad_state *s, size_t n, int th
     /* the reorder moves ids along with states: with ids 0..n-1 they come out as the permutation */
     uint32_t *ids = malloc(n * sizeof *ids);
     for (size_t i = 0; i < n; i++) ids[i] = (uint32_t)i;
-    /* room for every disc in the foreign lists: random sets are mostly foreign to their
+    /* room for every disc in the lists of strays: random sets are mostly strays to their
      * thread's window, so the listing path of the reorder is the one tested */
-    uint32_t *foreign = malloc(n * sizeof *foreign);
-    /* the positions in SoA too, padded as in the backend (the screen reads 8 lanes a row) */
+    uint32_t *strays = malloc(n * sizeof *strays);
+    /* the positions in SoA too, padded as in the backend (the prefilters read 8 lanes a row) */
     ad_cpu_xy xy = {malloc((n + AD_CPU_XY_PAD) * sizeof(float)), malloc((n + AD_CPU_XY_PAD) * sizeof(float))};
     for (size_t k = n; k < n + AD_CPU_XY_PAD; k++) xy.x[k] = xy.y[k] = 0.0f;
     const ad_cpu_reorder_job job = {cell_of, start + 1, s, sorted, ids, perm, NULL, NULL, NULL, NULL, &xy};
-    ad_cpu_reorder(&job, n, ncell, threads, foreign, n);
+    ad_cpu_reorder(&job, n, ncell, threads, strays, n);
     if (memcmp(start, scanned, (ncell + 1) * sizeof *start)) {
         printf("  the starts counted up by the reorder, one place back, are not the scan's starts\n");
         (*errors)++;
@@ -176,7 +212,7 @@ static size_t grid_pairs(const ad_params *p, const ad_state *s, size_t n, int th
             (*errors)++;
             break;
         }
-    /* the pass's account of the discs that left their blocks' cells (ad_cpu_moved), for any
+    /* the pass's leavers, the discs that left their blocks' cells (ad_cpu_leavers), for any
      * set: each block's first cell the largest of its first slot's and the blocks' before,
      * and every disc outside its block's cells listed */
     size_t nblk = (n + AD_BLOCK - 1) / AD_BLOCK;
@@ -190,9 +226,9 @@ static size_t grid_pairs(const ad_params *p, const ad_state *s, size_t n, int th
         uint32_t hi = b + 1 < nblk ? blo[b + 1] : (uint32_t)ncell;
         if (!(cell_of[i] >= blo[b] && cell_of[i] < hi)) blist[b * AD_BLOCK + bcount[b]++] = (uint32_t)i;
     }
-    const ad_cpu_moved moved = {blo, blist, bcount};
+    const ad_cpu_leavers moved = {blo, blist, bcount};
     /* the fused scan and reorder (ad_cpu_sort): the same starts, order, positions and
-     * diagnostics, with room for the foreign discs and without, and with the foreign discs
+     * diagnostics, with room for the strays and without, and with the strays
      * listed from the account */
     for (int room = 2; room >= 0; room--) {
         uint8_t *count2 = calloc(ncell, 1);
@@ -204,14 +240,14 @@ static size_t grid_pairs(const ad_params *p, const ad_state *s, size_t n, int th
         ad_cpu_bin(p, s, n, cell_of, count2, threads, &diag2);
         start2[0] = 0;
         const ad_cpu_reorder_job job2 = {cell_of, start2 + 1, s, sorted2, ids, perm2, NULL, NULL, NULL, NULL, &xy2};
-        ad_cpu_sort(count2, &job2, n, ncell, threads, 4, room == 2 ? &moved : NULL, foreign, room ? n : 8, &diag2);
+        ad_cpu_sort(count2, &job2, n, ncell, threads, 4, room == 2 ? &moved : NULL, strays, room ? n : 8, &diag2);
         int cleared = 1;
         for (size_t c = 0; c < ncell; c++) cleared &= count2[c] == 0;
         if (!cleared || memcmp(start2, start, (ncell + 1) * sizeof *start) || memcmp(perm2, perm, n * sizeof *perm) ||
             memcmp(sorted2, sorted, n * sizeof *sorted) || memcmp(xy2.x, xy.x, n * sizeof(float)) ||
             memcmp(xy2.y, xy.y, n * sizeof(float)) || diag2.max_occupancy != diag.max_occupancy ||
             diag2.max_run3 != diag.max_run3 || diag2.overflow != diag.overflow) {
-            printf("  the fused scan and reorder (%s foreign lists) differ from the scan, then the reorder\n",
+            printf("  the fused scan and reorder (%s lists of strays) differ from the scan, then the reorder\n",
                    room == 2 ? "the pass's account of" : room ? "long" : "short");
             (*errors)++;
         }
@@ -229,14 +265,14 @@ static size_t grid_pairs(const ad_params *p, const ad_state *s, size_t n, int th
     uint32_t *perm_short = malloc(n * sizeof *perm_short);
     ad_state *sorted_short = malloc(n * sizeof *sorted_short);
     const ad_cpu_reorder_job job_short = {cell_of, scanned, s, sorted_short, ids, perm_short, NULL, NULL, NULL, NULL, NULL};
-    ad_cpu_reorder(&job_short, n, ncell, threads, foreign, 8);
+    ad_cpu_reorder(&job_short, n, ncell, threads, strays, 8);
     if (memcmp(perm, perm_short, n * sizeof *perm) || memcmp(sorted, sorted_short, n * sizeof *sorted)) {
         printf("  the reorder with short lists differs from the one with room for every disc\n");
         (*errors)++;
     }
     free(perm_short);
     free(sorted_short);
-    free(foreign);
+    free(strays);
     free(ids);
 
     if (start[ncell] != n) {

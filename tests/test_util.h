@@ -125,6 +125,39 @@ static inline ad_world_def tu_def(void)
     return d;
 }
 
+/* d with the square [0, side]^2 as its domain, all four sides of kind `sides`. */
+static inline ad_world_def tu_square(ad_world_def d, double side, ad_boundary sides)
+{
+    d.x_min = d.y_min = 0.0;
+    d.x_max = d.y_max = side;
+    d.boundary_x = d.boundary_y = sides;
+    return d;
+}
+
+/* d with discs of radius r and mass m, their contacts of stiffness k and restitution e. */
+static inline ad_world_def tu_discs(ad_world_def d, double r, double m, double k, double e)
+{
+    d.radius = r;
+    d.mass = m;
+    d.stiffness = k;
+    d.restitution = e;
+    return d;
+}
+
+/* d as a channel up to (x_max, y_max) for `capacity` discs, open at the inlet and the outlet, its free
+ * stream moving at vx with `density` discs a square metre. */
+static inline ad_world_def tu_channel(ad_world_def d, size_t capacity, double x_max, double y_max, double vx,
+                                      double density)
+{
+    d.capacity = capacity;
+    d.x_max = x_max;
+    d.y_max = y_max;
+    d.boundary_x = AD_BOUNDARY_OPEN;
+    d.stream_vx = vx;
+    d.stream_density = density;
+    return d;
+}
+
 /* Reads all n particles ordered by id; checks the count and that ids are 0..n-1
  * in order when id is given. Returns 1 on success. */
 static inline int tu_read_by_id(const ad_world *w, size_t n, ad_particle *p, uint32_t *id)

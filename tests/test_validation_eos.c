@@ -61,18 +61,8 @@ static eos_result eos_run(double phi_acc, double k, double L, uint64_t seed, dou
     struct timespec c0, c1;
     clock_gettime(CLOCK_MONOTONIC, &c0);
 
-    ad_world_def d = tu_def();
-    d.radius = EOS_R;
-    d.mass = EOS_M;
-    d.stiffness = k;
-    d.restitution = 1.0;
+    ad_world_def d = tu_discs(tu_square(tu_def(), L, AD_BOUNDARY_SOLID), EOS_R, EOS_M, k, 1.0);
     d.wall_restitution = 1.0;
-    d.x_min = 0.0;
-    d.x_max = L;
-    d.y_min = 0.0;
-    d.y_max = L;
-    d.boundary_x = AD_BOUNDARY_SOLID;
-    d.boundary_y = AD_BOUNDARY_SOLID;
     d.threads = threads;
     double acc = (L - 2 * EOS_R) * (L - 2 * EOS_R);
     d.capacity = (size_t)(phi_acc * acc / (TU_PI * EOS_R * EOS_R)) + 16;

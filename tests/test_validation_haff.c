@@ -59,17 +59,7 @@ static haff_fit haff_run(uint64_t seed, double drop_stop, double drop_run, FILE 
     memset(&h, 0, sizeof h);
     struct timespec c0, c1;
     clock_gettime(CLOCK_MONOTONIC, &c0);
-    ad_world_def d = tu_def();
-    d.radius = H_R;
-    d.mass = H_M;
-    d.stiffness = H_K;
-    d.restitution = H_E;
-    d.x_min = 0.0;
-    d.x_max = H_L;
-    d.y_min = 0.0;
-    d.y_max = H_L;
-    d.boundary_x = AD_BOUNDARY_PERIODIC;
-    d.boundary_y = AD_BOUNDARY_PERIODIC;
+    ad_world_def d = tu_discs(tu_square(tu_def(), H_L, AD_BOUNDARY_PERIODIC), H_R, H_M, H_K, H_E);
     d.capacity = 16384;
     d.threads = 1; /* a few hundred discs: one block of work */
     ad_world *w = NULL;

@@ -137,14 +137,7 @@ static curve run_aerodem(uint64_t seed, int windows, double *wall_s)
     memset(&c, 0, sizeof c);
     const int n = LG_NSIDE * LG_NSIDE;
     const double L = box_side(), A = L * L, dt = time_step();
-    ad_world_def d = tu_def();
-    d.radius = LG_R;
-    d.mass = LG_M;
-    d.stiffness = LG_K;
-    d.restitution = LG_E;
-    d.x_min = d.y_min = 0.0;
-    d.x_max = d.y_max = L;
-    d.boundary_x = d.boundary_y = AD_BOUNDARY_PERIODIC;
+    ad_world_def d = tu_discs(tu_square(tu_def(), L, AD_BOUNDARY_PERIODIC), LG_R, LG_M, LG_K, LG_E);
     d.integrator = AD_INTEGRATOR_VERLET;
     d.adaptive_dt = 0;
     d.dt = dt;

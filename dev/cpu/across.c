@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "cpu/gather_cpu.h"
+#include "../../bench/bench_gas.h"
 
 static double now(void)
 {
@@ -117,14 +118,7 @@ int main(int argc, char **argv)
     double L = sqrt(n * M_PI * 0.25 / 0.3), a = L / nside;
     ad_params p;
     memset(&p, 0, sizeof p);
-    p.radius = 0.5f;
-    p.diameter = 1.0f;
-    p.diameter_sq = 1.0f;
-    p.mass = 1.0f;
-    p.inv_mass = 1.0f;
-    p.k = 1e4f;
-    p.gamma_pp = 2.0f;
-    p.disc_contacts = 1;
+    bench_disc_law(&p, 2.0f);
     p.nx = p.ny = (int)floor(L);
     p.cell_x = p.cell_y = (float)(L / p.nx);
     p.inv_cell_x = p.inv_cell_y = (float)(p.nx / L);

@@ -1,6 +1,7 @@
 /* Bin-kernel variants (plain atomics, warp-aggregated with __match_any_sync, with and without diagnostics) on a
  * uniform gas and a piled-up gas; each checked against a CPU count, timed with CUDA events.
- * Build: nvcc -O3 -std=c++17 -arch=sm_90 -Iinclude -Isrc dev/cuda/bin.cu -o bin && ./bin [N] */
+ * Build: nvcc -O3 -std=c++17 -arch=sm_90 -Xcompiler=-Wall,-Wextra -Iinclude -Isrc dev/cuda/bin.cu -o bin
+ * Run:   ./bin [N]   (N discs, default 1.6e7; exits 1 when a count differs from the CPU's) */
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -12,6 +13,7 @@
 int main(int argc, char **argv)
 {
     unsigned n = argc > 1 ? (unsigned)atof(argv[1]) : 16000000u;
+    int failed = 0;
     /* the default tunnel's density: area fraction 0.3, radius 0.5, cell one diameter */
     double area = n * 3.14159265 * 0.25 / 0.3, H = sqrt(area / 2), W = 2 * H;
     ad_params p = {};
@@ -42,7 +44,7 @@ int main(int argc, char **argv)
         for (auto &q : s) refmax = std::max(refmax, ++ref[ad_cell_index(&p, q.x, q.y)]);
         ad_state *ds;
         unsigned *cell_of, *rank, *count;
-        ad_dev_sums *diag;
+        ad_step_sums *diag;
         CK(cudaMalloc(&ds, n * sizeof(ad_state)));
         CK(cudaMalloc(&cell_of, n * 4));
         CK(cudaMalloc(&rank, n * 4));
@@ -54,18 +56,18 @@ int main(int argc, char **argv)
         cudaEventCreate(&e0);
         cudaEventCreate(&e1);
         unsigned gb = (n + 255) / 256;
-        CK(cudaMalloc(&diag, gb * sizeof(ad_dev_sums)));
+        CK(cudaMalloc(&diag, gb * sizeof(ad_step_sums)));
         const char *names[] = {"atomic", "atomic + diagnostics", "match_any", "match_any + diagnostics"};
         for (int v = 0; v < 4; v++) {
             float best = 1e30f;
             for (int rep = 0; rep < 7; rep++) {
                 CK(cudaMemset(count, 0, ncell * 4));
                 cudaEventRecord(e0);
-                ad_bin_next b = {cell_of, rank, ad_counts{count, 0, ovf}, 64}; /* 32-bit counters: piles */
-                if (v == 0) k_bin<false><<<gb, 256>>>(p, ds, n, b, diag);
-                if (v == 1) k_bin<true><<<gb, 256>>>(p, ds, n, b, diag);
-                if (v == 2) k_bin_aggregated<false><<<gb, 256>>>(p, ds, n, b, diag);
-                if (v == 3) k_bin_aggregated<true><<<gb, 256>>>(p, ds, n, b, diag);
+                ad_bin_next b = {cell_of, rank, ad_counts{count, 0, ovf}, 64, NULL}; /* 32-bit counters: piles */
+                if (v == 0) k_bin<false><<<gb, 256>>>(p, ds, ad_n{n, NULL}, b, diag);
+                if (v == 1) k_bin<true><<<gb, 256>>>(p, ds, ad_n{n, NULL}, b, diag);
+                if (v == 2) k_bin_aggregated<false><<<gb, 256>>>(p, ds, ad_n{n, NULL}, b, diag);
+                if (v == 3) k_bin_aggregated<true><<<gb, 256>>>(p, ds, ad_n{n, NULL}, b, diag);
                 cudaEventRecord(e1);
                 CK(cudaEventSynchronize(e1));
                 float ms;
@@ -74,11 +76,12 @@ int main(int argc, char **argv)
             }
             std::vector<unsigned> got(ncell);
             CK(cudaMemcpy(got.data(), count, ncell * 4, cudaMemcpyDeviceToHost));
-            std::vector<ad_dev_sums> d(gb);
-            CK(cudaMemcpy(d.data(), diag, gb * sizeof(ad_dev_sums), cudaMemcpyDeviceToHost));
+            std::vector<ad_step_sums> d(gb);
+            CK(cudaMemcpy(d.data(), diag, gb * sizeof(ad_step_sums), cudaMemcpyDeviceToHost));
             unsigned mx = 0;
             for (auto &x : d) mx = std::max(mx, x.occupancy);
             bool ok = got == ref && (v % 2 == 0 || mx == refmax);
+            failed += !ok;
             printf("%-10s %-22s %10.1f %12u %14s\n", layout ? "piled" : "uniform", names[v], best * 1e3,
                    v % 2 ? mx : refmax, ok ? "equal" : "WRONG");
         }
@@ -89,5 +92,5 @@ int main(int argc, char **argv)
         cudaFree(ovf);
         cudaFree(diag);
     }
-    return 0;
+    return failed ? 1 : 0;
 }

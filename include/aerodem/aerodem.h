@@ -60,9 +60,11 @@ typedef enum ad_integrator {
 } ad_integrator;
 
 typedef enum ad_backend {
-    AD_BACKEND_AUTO = 0, /* CUDA if a GPU is present, else CPU */
-    AD_BACKEND_CPU = 1,  /* OpenMP threads: the reference backend */
-    AD_BACKEND_CUDA = 2, /* one NVIDIA GPU */
+    AD_BACKEND_AUTO = 0,      /* CUDA if a GPU is present, else CPU */
+    AD_BACKEND_CPU = 1,       /* OpenMP threads, SIMD: the optimised CPU backend */
+    AD_BACKEND_CUDA = 2,      /* one NVIDIA GPU */
+    AD_BACKEND_REFERENCE = 3, /* one thread, the grid pipeline written plainly: the yardstick the fast
+                                 backends are tested against (slow on purpose; no BVH) */
 } ad_backend;
 
 typedef enum ad_broad_phase {

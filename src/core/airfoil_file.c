@@ -15,6 +15,7 @@
 
 #include "outline_internal.h"
 #include "world_internal.h"
+#include "free_each.h"
 
 /* How far from the rearmost x (the leftmost, for a leading edge) an end of a surface may lie, as a fraction of
  * the chord: a blunt or slanted trailing edge of a real section is well within, a file cut short is not. */
@@ -32,10 +33,7 @@ typedef struct pt_buf {
 
 static void pt_buf_free(pt_buf *b)
 {
-    free(b->x);
-    free(b->y);
-    free(b->line);
-    free(b->block);
+    AD_FREE_EACH(b->x, b->y, b->line, b->block);
     memset(b, 0, sizeof *b);
 }
 

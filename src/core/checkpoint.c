@@ -32,6 +32,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include "free_each.h"
 #include "world_internal.h"
 
 #define CKPT_VERSION 2u
@@ -649,11 +650,7 @@ void ad_snapshot_free(ad_snapshot *s)
     if (!s) return;
     ad_open_state_free(&s->open_alloc);
     if (s->owned) {
-        free(s->state);
-        free(s->id);
-        free(s->pressure);
-        free(s->virial);
-        free(s->accel);
+        AD_FREE_EACH(s->state, s->id, s->pressure, s->virial, s->accel);
     }
     memset(s, 0, sizeof *s);
 }

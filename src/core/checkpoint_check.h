@@ -111,7 +111,7 @@ static ad_status check_moves(const loader *ld)
 static ad_status check_clock(const loader *ld, const ad_world *w)
 {
     const ad_stats *s = &ld->stats;
-    double dt = ad_next_dt(w, 0.0);
+    double dt = ad_dt_next(&w->dt_rule, 0.0);
     if (!(s->dt <= dt * (1.0 + 1e-12)))
         return bad(ld, "statistics: dt = %g s, longer than the world's longest step %g s", s->dt, dt);
     double most = (double)s->step * dt * (1.0 + 1e-6);

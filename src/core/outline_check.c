@@ -216,6 +216,18 @@ static int sw_side(sweep *s, size_t a, size_t b)
     return b > a ? 1 : -1; /* collinear neighbours cannot overlap (check_pre); any order will do */
 }
 
+/* Node c takes old's place under old's parent p (the root where p is SW_NIL). */
+static void sw_relink(sweep *s, size_t p, size_t old, size_t c)
+{
+    sw_edge *t = s->t;
+    if (p == SW_NIL)
+        s->root = c;
+    else if (t[p].l == old)
+        t[p].l = c;
+    else
+        t[p].r = c;
+}
+
 /* Puts node x in its parent's place (one rotation), keeping the in-order sequence. */
 static void sw_rotate_up(sweep *s, size_t x)
 {
@@ -232,12 +244,7 @@ static void sw_rotate_up(sweep *s, size_t x)
     }
     t[p].p = x;
     t[x].p = g;
-    if (g == SW_NIL)
-        s->root = x;
-    else if (t[g].l == p)
-        t[g].l = x;
-    else
-        t[g].r = x;
+    sw_relink(s, g, p, x);
 }
 
 /* Edge b enters; returns 1 if a meeting was found. */
@@ -284,12 +291,7 @@ static int sw_remove(sweep *s, size_t a)
         sw_rotate_up(s, t[t[a].l].pri > t[t[a].r].pri ? t[a].l : t[a].r);
     size_t c = t[a].l != SW_NIL ? t[a].l : t[a].r, p = t[a].p;
     if (c != SW_NIL) t[c].p = p;
-    if (p == SW_NIL)
-        s->root = c;
-    else if (t[p].l == a)
-        t[p].l = c;
-    else
-        t[p].r = c;
+    sw_relink(s, p, a, c);
     size_t pv = t[a].prev, nx = t[a].next;
     if (pv != SW_NIL) t[pv].next = nx;
     if (nx != SW_NIL) t[nx].prev = pv;

@@ -101,8 +101,8 @@ static const key KEYS[] = {
     {"run", "settle_steps", K_U64, OFF(settle_steps), 0, 0, 1e15, 0, 0, "", NULL,
      "steps before averages (forces, fields) start"},
     {"run", "seed", K_U64, OFF(seed), 0, 0, 18446744073709551615.0, 0, 0, "", NULL, "random stream of the fill and the inlet"},
-    {"run", "backend", K_ENUM, OFF(backend), 0, 0, 0, 0, 0, "", "auto|cpu|cuda",
-     "auto picks CUDA when a GPU is present"},
+    {"run", "backend", K_ENUM, OFF(backend), 0, 0, 0, 0, 0, "", "auto|cpu|cuda|reference",
+     "auto picks CUDA when a GPU is present; reference: the plain one-thread yardstick of the others (slow)"},
     {"run", "threads", K_INT, OFF(threads), 0, 0, 4096, 0, 0, "", NULL, "CPU threads; 0 = all cores"},
     {"run", "integrator", K_ENUM, OFF(integrator), 0, 0, 0, 0, 0, "", "symplectic_euler|euler|verlet|rk4",
      "time integration scheme"},
@@ -149,19 +149,15 @@ void ad_scene_defaults(ad_scene *s)
     /* what the library's definition already holds is taken from it: each default lives once */
     const ad_world_def d = ad_default_world_def();
     memset(s, 0, sizeof *s);
+#define FROM_DEF(sf, df) s->sf = d.df;
+    AD_SCENE_DEF_FIELDS(FROM_DEF)
+#undef FROM_DEF
     s->kind = AD_TUNNEL_FLOW;
     s->width = 240;
     s->height = 120;
     s->walls = AD_BOUNDARY_OPEN;
     s->reservoir = NAN;
-    s->radius = d.radius;
-    s->mass = d.mass;
-    s->stiffness = d.stiffness;
-    s->restitution = d.restitution;
-    s->wall_restitution = d.wall_restitution;
-    s->collisions = d.disc_contacts;
     s->area_fraction = 0.1;
-    s->temperature = d.stream_temperature;
     s->velocity = 3.0;
     s->shape = AD_SHAPE_NACA;
     snprintf(s->naca, sizeof s->naca, "2412");
@@ -173,16 +169,6 @@ void ad_scene_defaults(ad_scene *s)
     s->half_angle = 15;
     s->steps = 20000;
     s->settle_steps = 5000;
-    s->seed = d.seed;
-    s->backend = d.backend;
-    s->threads = d.threads;
-    s->integrator = d.integrator;
-    s->deterministic = d.deterministic;
-    s->broad_phase = d.broad_phase;
-    s->bvh_traversal = d.bvh_traversal;
-    s->max_move = d.max_move;
-    s->contact_steps = d.contact_steps;
-    s->dt_max = d.dt;
     snprintf(s->dir, sizeof s->dir, "out");
     s->force_interval = 100;
     s->field_interval = 10;

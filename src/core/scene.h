@@ -67,6 +67,16 @@ typedef struct ad_scene {
     unsigned char seen[64];    /* keys given explicitly, by key table index */
 } ad_scene;
 
+/* The keys that are fields of the world's definition, as (scene field, ad_world_def field): the
+ * scene's defaults come from ad_default_world_def() through this list (each default lives once,
+ * in the library), and the definition a scene makes takes them back (scene_build.c). */
+#define AD_SCENE_DEF_FIELDS(X)                                                                                    \
+    X(radius, radius) X(mass, mass) X(stiffness, stiffness) X(restitution, restitution)                          \
+    X(wall_restitution, wall_restitution) X(collisions, disc_contacts) X(temperature, stream_temperature)        \
+    X(cell_size, cell_size) X(seed, seed) X(backend, backend) X(threads, threads) X(integrator, integrator)     \
+    X(deterministic, deterministic) X(broad_phase, broad_phase) X(bvh_traversal, bvh_traversal)                 \
+    X(max_move, max_move) X(contact_steps, contact_steps) X(dt_max, dt)
+
 /* Defaults for every key. */
 void ad_scene_defaults(ad_scene *s);
 

@@ -124,12 +124,9 @@ ad_status ad_scene_outline(const ad_scene *s, float **x, float **y, size_t *n, i
 static ad_world_def base_def(const ad_scene *s)
 {
     ad_world_def d = ad_default_world_def();
-    d.radius = s->radius;
-    d.mass = s->mass;
-    d.stiffness = s->stiffness;
-    d.restitution = s->restitution;
-    d.wall_restitution = s->wall_restitution;
-    d.disc_contacts = s->collisions;
+#define TO_DEF(sf, df) d.df = s->sf;
+    AD_SCENE_DEF_FIELDS(TO_DEF)
+#undef TO_DEF
     d.x_min = 0;
     d.x_max = s->width;
     d.y_min = 0;
@@ -142,18 +139,6 @@ static ad_world_def base_def(const ad_scene *s)
         d.stream_vx = s->velocity;
         d.stream_density = s->area_fraction / (AD_PI * s->radius * s->radius);
     }
-    d.stream_temperature = s->temperature;
-    d.seed = s->seed;
-    d.cell_size = s->cell_size;
-    d.integrator = (ad_integrator)s->integrator;
-    d.max_move = s->max_move;
-    d.contact_steps = s->contact_steps;
-    d.dt = s->dt_max;
-    d.threads = s->threads;
-    d.deterministic = s->deterministic;
-    d.broad_phase = (ad_broad_phase)s->broad_phase;
-    d.bvh_traversal = (ad_bvh_traversal)s->bvh_traversal;
-    d.backend = (ad_backend)s->backend;
     return d;
 }
 

@@ -6,6 +6,7 @@
 
 #include "../physics/bvh.h"
 #include "world_internal.h"
+#include "free_each.h"
 
 typedef struct vkey {
     float x, y;
@@ -161,13 +162,7 @@ static int seg_key_cmp(const void *a, const void *b)
 
 void ad_segment_tree_free(ad_segment_tree *t)
 {
-    free(t->child);
-    free(t->rightmost);
-    free(t->parent);
-    free(t->visits);
-    free(t->box);
-    free(t->leaf_box);
-    free(t->item);
+    AD_FREE_EACH(t->child, t->rightmost, t->parent, t->visits, t->box, t->leaf_box, t->item);
     memset(t, 0, sizeof *t);
 }
 
@@ -223,15 +218,8 @@ static ad_status build_segment_tree(ad_world *w)
     for (uint32_t k = 0; k + 1 < (uint32_t)n; k++) ad_bvh_build_node(code, (uint32_t)n, k, t->child, t->rightmost, t->parent);
     /* bottom-up: each leaf climbs; at a node the first child to arrive stops, the second merges
      * both boxes (the climb of the discs' tree, on one thread) */
-    for (size_t i = 0; n > 1 && i < n; i++) {
-        uint32_t node = (uint32_t)(n - 1 + i);
-        do {
-            uint32_t up = t->parent[node];
-            if (t->visits[up]++ == 0) break;
-            ad_bvh_merge(&tree, t->box, up);
-            node = up;
-        } while (node != 0);
-    }
+    for (size_t i = 0; n > 1 && i < n; i++)
+        ad_bvh_climb(&tree, t->box, t->parent, t->visits, (uint32_t)n, (uint32_t)i, 0);
     free(key);
     free(code);
     s->tree.t = tree;

@@ -15,6 +15,7 @@
 static const ad_backend_ops *pick_backend(ad_backend b, ad_status *st)
 {
     *st = ad_ok();
+    if (b == AD_BACKEND_REFERENCE) return &ad_reference_backend;
 #if defined(AD_HAVE_CUDA)
     if (b == AD_BACKEND_CUDA || b == AD_BACKEND_AUTO) {
         if (ad_cuda_device_count() > 0) return &ad_cuda_backend;
@@ -38,6 +39,10 @@ int ad_backend_describe(ad_backend b, char *buf, size_t n)
     if (buf && n) buf[0] = 0;
     if (b == AD_BACKEND_CPU) {
         if (buf && n) snprintf(buf, n, "the CPU (OpenMP)\n");
+        return 1;
+    }
+    if (b == AD_BACKEND_REFERENCE) {
+        if (buf && n) snprintf(buf, n, "the plain reference (one CPU thread)\n");
         return 1;
     }
     if (b != AD_BACKEND_CUDA) return -1;
@@ -90,9 +95,7 @@ ad_status ad_world_create(const ad_world_def *def, ad_world **out)
     w->params = p;
     w->ops = ops;
     double tc = ad_contact_time_undamped(def);
-    w->dt_max = def->dt;
-    w->dt_contact = tc / def->contact_steps;
-    w->move = def->max_move * def->radius;
+    w->dt_rule = (ad_dt_rule){def->adaptive_dt, def->dt, tc / def->contact_steps, def->max_move * def->radius};
     w->stats.contact_time = ad_contact_duration(
         0.5 * def->mass, def->stiffness, ad_damping_for_restitution(def->restitution, 0.5 * def->mass, def->stiffness));
     w->stats.grid_nx = (uint32_t)p.nx;
@@ -107,8 +110,10 @@ ad_status ad_world_create(const ad_world_def *def, ad_world **out)
         double n = floor(ad_cell_packing(p.cell_x, p.cell_y, def->radius)) + 1.0;
         w->stats.cell_capacity = (uint32_t)fmin(n, 4294967295.0);
     }
-    w->stats.backend = ops == &ad_cpu_backend ? AD_BACKEND_CPU : AD_BACKEND_CUDA;
-    w->stats.dt = ad_next_dt(w, 0.0);
+    w->stats.backend = ops == &ad_cpu_backend         ? AD_BACKEND_CPU
+                       : ops == &ad_reference_backend ? AD_BACKEND_REFERENCE
+                                                      : AD_BACKEND_CUDA;
+    w->stats.dt = ad_dt_next(&w->dt_rule, 0.0);
 
     st = ops->create(w);
     if (st.code != AD_OK) {
@@ -280,14 +285,6 @@ ad_status ad_world_fill(ad_world *w, const ad_fill_def *f, size_t *added)
 
 /* ------------------------------------------------------------------ stepping -- */
 
-double ad_next_dt(const ad_world *w, double vmax)
-{
-    if (!w->def.adaptive_dt) return w->dt_max;
-    double dt = fmin(w->dt_max, w->dt_contact);
-    if (vmax > 0.0) dt = fmin(dt, w->move / vmax);
-    return dt;
-}
-
 ad_status ad_open_state_alloc(ad_open_state *o, uint32_t res_boxes)
 {
     memset(o, 0, sizeof *o);
@@ -309,47 +306,17 @@ void ad_open_state_free(ad_open_state *o)
     o->res_state = NULL;
 }
 
-void ad_stats_fold(ad_world *w, const ad_block_sums *b, size_t nblocks, double dt, float vmax2_new)
+void ad_stats_fold(ad_world *w, const ad_step_sums *b, size_t nblocks, double dt, float vmax2_new)
 {
-    ad_block_sums t;
+    ad_step_sums t;
     memset(&t, 0, sizeof t);
-    for (size_t i = 0; i < nblocks; i++) {
-        t.ke += b[i].ke;
-        t.pe += b[i].pe;
-        t.px += b[i].px;
-        t.py += b[i].py;
-        t.virial += b[i].virial;
-        t.body_fx += b[i].body_fx;
-        t.body_fy += b[i].body_fy;
-        for (int k = 0; k < 4; k++) t.wall[k] += b[i].wall[k];
-        t.vmax2 = fmaxf(t.vmax2, b[i].vmax2);
-        t.max_overlap = fmaxf(t.max_overlap, b[i].max_overlap);
-        t.nonfinite += b[i].nonfinite;
-        t.skin_violations += b[i].skin_violations;
-        t.left += b[i].left;
-        t.res_removed += b[i].res_removed;
-    }
+    for (size_t i = 0; i < nblocks; i++) ad_step_sums_add(&t, &b[i]);
     t.vmax2 = fmaxf(t.vmax2, vmax2_new);
     ad_stats *s = &w->stats;
-    s->kinetic_energy = t.ke;
-    s->potential_energy = t.pe;
-    s->momentum_x = t.px;
-    s->momentum_y = t.py;
-    s->contact_virial = t.virial;
+    ad_stats_add_step(s, &t, dt, &w->dt_rule);
     s->max_overlap = t.max_overlap / w->def.radius;
-    s->body_force_x = t.body_fx;
-    s->body_force_y = t.body_fy;
-    s->body_impulse_x += t.body_fx * dt;
-    s->body_impulse_y += t.body_fy * dt;
-    for (int k = 0; k < 4; k++) s->wall_impulse[k] += t.wall[k] * dt;
-    s->kinetic_energy_integral += t.ke * dt;
-    s->contact_virial_integral += t.virial * dt;
-    s->skin_violations += t.skin_violations;
     s->left += t.left;
     s->reservoir_removed += t.res_removed;
-    s->time += dt;
-    s->step++;
-    s->dt = ad_next_dt(w, sqrt((double)t.vmax2));
 }
 
 ad_status ad_world_step(ad_world *w, uint64_t n)

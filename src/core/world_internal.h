@@ -9,6 +9,7 @@
 #include "../physics/params.h"
 #include "../physics/segment.h"
 #include "../physics/state.h"
+#include "../physics/step_sums.h"
 #include "../physics/bvh.h"
 
 #ifdef __cplusplus
@@ -18,15 +19,6 @@ extern "C" {
 /* Sums over a fixed block of discs. Blocks have a fixed size, independent of the
  * thread count, and are combined in block order: reductions are deterministic. */
 #define AD_BLOCK 2048
-typedef struct ad_block_sums {
-    double ke, pe, px, py, virial, body_fx, body_fy, wall[4];
-    float vmax2, max_overlap;
-    uint32_t nonfinite;
-    uint32_t skin_violations;
-    uint32_t left;        /* discs removed past open sides (open.h) */
-    uint32_t res_removed; /* discs the reservoir removed */
-} ad_block_sums;
-
 /* The arrays of the segments' tree (segments.c builds it, on the host, for both backends): leaf k
  * is segment item[k], its box leaf_box[k] grown by a radius; n - 1 internal nodes. */
 typedef struct ad_segment_tree {
@@ -118,10 +110,7 @@ struct ad_world {
     ad_segments seg;
     ad_fields fields;
     ad_stats stats;        /* kept current by the backend */
-    double dt_max;         /* fixed step or the adaptive ceiling [s] */
-    double dt_contact;     /* contact time / contact_steps [s] */
-    double move;           /* max_move x radius [m]: the most a disc moves in an adaptive step, and the
-                              RK4 stages' skin; derived once here */
+    ad_dt_rule dt_rule;    /* how the next step is chosen (step_sums.h); its move is RK4's skin too */
     const volatile int *interrupt; /* stop stepping when nonzero */
     int bvh_shared_stack;  /* CUDA BVH walks: stack in shared memory instead of local (benchmarks set it) */
 };
@@ -134,13 +123,10 @@ double ad_contact_time_undamped(const ad_world_def *d);
 ad_status ad_check_range(const char *field, double v, double lo, int lo_open, double hi, const char *what);
 
 
-/* The next step from the fastest disc (adaptive) or the fixed step. */
-double ad_next_dt(const ad_world *w, double vmax);
-
 /* Folds the block sums of one step of length dt into w->stats; vmax2_new: the largest speed squared
  * of discs added after the pass (entered, or added by the reservoir), which the next step must
  * resolve too. */
-void ad_stats_fold(ad_world *w, const ad_block_sums *b, size_t nblocks, double dt, float vmax2_new);
+void ad_stats_fold(ad_world *w, const ad_step_sums *b, size_t nblocks, double dt, float vmax2_new);
 
 /* The open sides' state: allocation (for `res_boxes` reservoir boxes), release. */
 ad_status ad_open_state_alloc(ad_open_state *o, uint32_t res_boxes);
@@ -175,6 +161,8 @@ ad_status ad_cuda_bvh_dump(const ad_world *w, ad_bvh_dump *out);
 #endif
 
 extern const ad_backend_ops ad_cpu_backend;
+/* The plain reference (src/reference/reference_backend.c): the yardstick of the fast backends. */
+extern const ad_backend_ops ad_reference_backend;
 #if defined(AD_HAVE_CUDA)
 extern const ad_backend_ops ad_cuda_backend;
 int ad_cuda_device_count(void);

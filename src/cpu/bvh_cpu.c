@@ -155,14 +155,6 @@ ad_bvh ad_cpu_bvh_build(ad_cpu_bvh *b, const ad_state *points, const ad_bvh_box 
      * second merges both boxes. acq_rel on the counter: the first child's box, written
      * before its increment, is visible to the second after its own increment. */
 #pragma omp parallel for num_threads(nt) schedule(static)
-    for (size_t i = 0; i < n; i++) {
-        uint32_t node = (uint32_t)(n - 1 + i);
-        do {
-            uint32_t up = parent[node];
-            if (__atomic_fetch_add(&visits[up], 1u, __ATOMIC_ACQ_REL) == 0) break;
-            ad_bvh_merge(&t, box, up);
-            node = up;
-        } while (node != 0);
-    }
+    for (size_t i = 0; i < n; i++) ad_bvh_climb(&t, box, parent, visits, m, (uint32_t)i, 1);
     return t;
 }

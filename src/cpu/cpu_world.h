@@ -4,38 +4,48 @@
 
 #include "../core/world_internal.h"
 #include "bvh_cpu.h"
+#include "contact_free_cpu.h"
 #include "grid_cpu.h"
-#include "tail_cpu.h"
+#include "integrate8_cpu.h"
 
 typedef struct cpu_world {
     int threads;
-    int avx2; /* the CPU has AVX2 and FMA: the pass takes its AVX2 build (pass_avx2.c) */
+    int avx2; /* the CPU has AVX2 and FMA: the interact pass takes its AVX2 build (interact_avx2.c) */
     size_t cap, ncell, nblocks;
     ad_state *state[2]; /* hot state, double-buffered: [cur] is current */
     uint32_t *id, *id_tmp; /* ids of the current order; scratch for the reorder */
-    uint32_t *foreign;     /* the reorder's lists of discs that left their thread's cells */
-    size_t foreign_cap;
+    uint32_t *strays;      /* the reorder's lists of the discs bound for other threads' cells (grid_cpu.c) */
+    size_t strays_cap;
     int cur;
     uint32_t *cell_of, *start;
     uint8_t *count; /* the cell counters, 8 bits (grid_cpu.h) */
-    ad_cpu_xy xy; /* the slots' positions in SoA, for the AVX2 gather's screen (gather_cpu.h) */
-    int rows_fit; /* no three consecutive cells hold more than 8 discs (the last scan's max_run3) */
-    int screen;   /* xy is current, the states are finite with speeds below 1e15, cells below 1e17 m: the pass may screen */
-    /* The quiet test's expiries (gather_cpu.h), in slot order, moved by the reorder; NULL
-     * where not kept (no AVX2, another integrator, the BVH, an inlet/outlet axis). */
-    float *qexp, *qexp_tmp;
-    double quiet_clock; /* grows by twice the largest move of every step (ad_cpu_quiet_clock_step) */
-    float quiet_v2;     /* the largest speed squared of the last step */
-    double quiet_ulp;   /* an ulp of the grid's largest coordinate (coord_ulp) */
-    ad_cpu_quiet_clock qc; /* the clock as the next pass takes it */
-    uint32_t *blk_outside; /* per block: discs binned outside the domain by the gather pass */
+    ad_cpu_xy xy; /* the slots' positions in SoA, for the AVX2 prefilters (candidate_screen_cpu.h) */
+    /* no three consecutive cells hold more than 8 discs (the last scan's max_run3), so no row
+     * of a disc's neighbour cells does: the contact-free test skips its row-length checks
+     * (contact_free_cpu.h) */
+    int rows_fit8;
+    /* The next pass may run the prefilters (the candidate screen and the contact-free test):
+     * xy is current, the states are finite with speeds below 1e15, cells below 1e17 m (set
+     * after every step by cpu_one_step, cleared where discs are added or imported) */
+    int prefilter_valid;
+    /* The contact-free expiries (contact_free_cpu.h): disc i is contact-free while free_clock
+     * is below free_until[i]; in slot order, moved by the reorder; NULL where not kept (no
+     * AVX2, another integrator, the BVH, an inlet/outlet axis). */
+    float *free_until, *free_until_tmp;
+    double free_clock;   /* grows by twice the largest move of every step (ad_cpu_free_clock_step) */
+    float free_clock_v2; /* the largest speed squared of the last step */
+    double free_clock_ulp; /* an ulp of the grid's largest coordinate (coord_ulp) */
+    ad_cpu_free_clock free_clock_f; /* the clock in floats, as the next pass takes it */
+    uint32_t *blk_outside; /* per block: discs binned outside the domain by the interact pass */
     struct {
         _Alignas(64) uint64_t word;
     } * ranges; /* the pass's block ranges, one a thread (claim_block in step_cpu.c) */
-    uint32_t *defer, *blk_defer; /* the pass's discs bound for other blocks' cells, listed per block (ad_cpu_bins) */
-    uint32_t *blk_lo;            /* per block: the cell of its first slot before the pass (ad_cpu_moved) */
-    int moved;                   /* defer, blk_defer and blk_lo account for the discs of the last pass (ad_cpu_moved) */
-    int binned;            /* cell_of and count hold the bin of the current state (step 1 done) */
+    /* The fused bin's leavers (fused_bin_cpu.h): the pass's discs bound for other blocks' cells,
+     * listed per block (leavers + b AD_BLOCK, blk_leavers[b] of them) */
+    uint32_t *leavers, *blk_leavers;
+    uint32_t *blk_first_cell; /* per block: the cell of its first slot before the pass (ad_cpu_leavers) */
+    int leavers_valid;        /* the leavers account for every disc of the last pass (ad_cpu_leavers) */
+    int bin_current;          /* cell_of and count hold the bin of the current state (step 1 done by the pass) */
     size_t n;              /* slots in use: the discs, and those removed in the last pass until the next sort */
     /* open sides and the reservoir (open_cpu.c) */
     ad_open_state open;
@@ -54,16 +64,18 @@ typedef struct cpu_world {
     float *pressure, *virial;
     ad_accel *acc[2];           /* Verlet: acceleration of the last force evaluation */
     ad_accel *accel;            /* other integrators: the same, for observers only */
-    int primed;                 /* Verlet: acc holds the forces of the current state */
+    int verlet_primed;          /* Verlet: acc holds the forces of the current state (verlet_prime, step_cpu.c) */
     int dt_stale;               /* particles were added: size the next step from their speeds */
     ad_state *rk[3];            /* RK4: stage in, stage out, weighted sum */
-    ad_block_sums *blocks;
+    ad_step_sums *blocks;
     int use_bvh;                /* broad_phase = bvh: the tree replaces the grid (count, start unused) */
     ad_cpu_bvh bvh;
     ad_bvh tree;                /* over state[cur] of the last build */
 } cpu_world;
 
-typedef enum { PASS_STEP, PASS_PRIME } pass_kind;
+/* What a run of the interact pass does: a step, or Verlet's priming (the forces of the
+ * current state, no motion: verlet_prime in step_cpu.c). */
+typedef enum { INTERACT_STEP, INTERACT_PRIME } interact_kind;
 
 /* The backend's entries beyond creation (the table is in cpu_backend.c): the step (step_cpu.c),
  * reading back and snapshots (readback_cpu.c). */
@@ -75,9 +87,9 @@ ad_status ad_cpu_import(ad_world *w, const ad_snapshot *s);
 const ad_accel *ad_cpu_observed_accel(const cpu_world *c);
 /* Adds the current discs to the field sums, serially in slot order (fields_cpu.c). */
 void ad_cpu_sample_fields(ad_world *w, const cpu_world *c);
-/* The quiet test's clock (quiet_clock_cpu.c): at zero for a new world, and advanced after a step. */
-void ad_cpu_quiet_clock_init(ad_world *w, cpu_world *c);
-void ad_cpu_quiet_clock_step(const ad_world *w, cpu_world *c, size_t n, int kept, double dt, float v2);
+/* The contact-free test's clock (contact_free_clock_cpu.c): at zero for a new world, and advanced after a step. */
+void ad_cpu_free_clock_init(ad_world *w, cpu_world *c);
+void ad_cpu_free_clock_step(const ad_world *w, cpu_world *c, size_t n, int kept, double dt, float v2);
 
 /* Open sides and the reservoir on the CPU (open_cpu.c). */
 ad_status ad_cpu_open_create(ad_world *w, cpu_world *c);
@@ -93,21 +105,22 @@ uint32_t ad_cpu_new_id(cpu_world *c);
 /* After a sort that put the removed discs in slots [alive, n): the world ends at alive. */
 void ad_cpu_open_compact(ad_world *w, cpu_world *c, size_t alive);
 
-/* Step 4 for one block of AD_BLOCK slots (pass_cpu.h), portable and AVX2 builds. */
-void ad_cpu_pass_block_portable(const ad_world *w, cpu_world *c, size_t b, size_t n, float dt, ad_integrator integ,
-                                pass_kind kind, uint64_t step, int obs);
+/* Step 4 for one block of AD_BLOCK slots (interact_cpu.h), portable and AVX2 builds. */
+void ad_cpu_interact_block_portable(const ad_world *w, cpu_world *c, size_t b, size_t n, float dt, ad_integrator integ,
+                                    interact_kind kind, uint64_t step, int obs);
 #ifdef AD_CPU_X86
-void ad_cpu_pass_block_avx2(const ad_world *w, cpu_world *c, size_t b, size_t n, float dt, ad_integrator integ,
-                            pass_kind kind, uint64_t step, int obs);
+void ad_cpu_interact_block_avx2(const ad_world *w, cpu_world *c, size_t b, size_t n, float dt, ad_integrator integ,
+                                interact_kind kind, uint64_t step, int obs);
 /* The AVX2 build's pieces, out of line for tests/test_isa.c and tests/test_pairs.h. */
-int ad_cpu_tail8_avx2_entry(const ad_params *P, const ad_state *in, ad_state *out, const float *AX, const float *AY,
-                            float dt, int symplectic, uint32_t *cell_of, ad_cpu_bins *bins, ad_cpu_motion8 *m8,
-                            ad_block_sums *sums, uint32_t *outside);
+int ad_cpu_integrate8_avx2_entry(const ad_params *P, const ad_state *in, ad_state *out, const float *AX,
+                                 const float *AY, float dt, int symplectic, uint32_t *cell_of, ad_cpu_fused_bin *bins,
+                                 ad_motion8 *m8, ad_step_sums *sums, uint32_t *outside);
 void ad_cpu_gather_all_avx2_entry(const ad_params *p, const ad_seg_grid *g, const uint32_t *start, const ad_state *s,
                                   const ad_cpu_xy *xy,
                                   uint32_t i, ad_state me, int fast, ad_accum *a);
-unsigned ad_cpu_quiet8_avx2_entry(const ad_params *p, const ad_seg_grid *g, const uint32_t *start, const ad_cpu_xy *xy,
-                                  size_t s, int rows_fit, float *qexp, const ad_cpu_quiet_clock *qc);
+unsigned ad_cpu_contact_free8_avx2_entry(const ad_params *p, const ad_seg_grid *g, const uint32_t *start,
+                                         const ad_cpu_xy *xy, size_t s, int rows_fit8, float *free_until,
+                                         const ad_cpu_free_clock *fc);
 #endif
 
 #endif

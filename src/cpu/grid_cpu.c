@@ -226,7 +226,7 @@ static inline __attribute__((always_inline)) void place(const reorder_job *J, si
     J->dst[slot] = q;
     J->idst[slot] = J->isrc[i];
     if (J->adst) J->adst[slot] = J->asrc[i];
-    if (J->qdst) J->qdst[slot] = J->qsrc[i];
+    if (J->free_until_dst) J->free_until_dst[slot] = J->free_until_src[i];
     if (J->xy) {
         J->xy->x[slot] = q.x;
         J->xy->y[slot] = q.y;
@@ -235,10 +235,10 @@ static inline __attribute__((always_inline)) void place(const reorder_job *J, si
 
 /* place_range's loop, compiled once for each combination of its constant flags: `check`
  * (only cells in [lo, lo + width)), `acc` (accelerations move too), `pos` (positions to xy),
- * `q` (the quiet test's expiries move too). */
+ * `until` (the contact-free expiries move too). */
 static inline __attribute__((always_inline)) void place_loop(const reorder_job *J, size_t a, size_t b, uint32_t lo,
                                                              uint32_t width, const int check, const int acc,
-                                                             const int pos, const int q)
+                                                             const int pos, const int until)
 {
     const uint32_t *restrict cell_of = J->cell_of;
     uint32_t *restrict cursor = J->cursor;
@@ -248,8 +248,8 @@ static inline __attribute__((always_inline)) void place_loop(const reorder_job *
     uint32_t *restrict idst = J->idst;
     const ad_accel *restrict asrc = J->asrc;
     ad_accel *restrict adst = J->adst;
-    const float *restrict qsrc = J->qsrc;
-    float *restrict qdst = J->qdst;
+    const float *restrict usrc = J->free_until_src;
+    float *restrict udst = J->free_until_dst;
     float *restrict px = pos ? J->xy->x : NULL, *restrict py = pos ? J->xy->y : NULL;
     for (size_t i = a; i < b; i++) {
         uint32_t c = cell_of[i];
@@ -259,7 +259,7 @@ static inline __attribute__((always_inline)) void place_loop(const reorder_job *
         dst[slot] = v;
         idst[slot] = isrc[i];
         if (acc) adst[slot] = asrc[i];
-        if (q) qdst[slot] = qsrc[i];
+        if (until) udst[slot] = usrc[i];
         if (pos) {
             px[slot] = v.x;
             py[slot] = v.y;
@@ -271,8 +271,8 @@ static inline __attribute__((always_inline)) void place_loop(const reorder_job *
  * every cell). */
 static void place_range(const reorder_job *J, size_t a, size_t b, uint32_t lo, uint32_t width)
 {
-    int check = width != UINT32_MAX, acc = J->adst != NULL, pos = J->xy != NULL, q = J->qdst != NULL;
-    switch (check << 3 | acc << 2 | pos << 1 | q) {
+    int check = width != UINT32_MAX, acc = J->adst != NULL, pos = J->xy != NULL, until = J->free_until_dst != NULL;
+    switch (check << 3 | acc << 2 | pos << 1 | until) {
 #define AD_PLACE_CASE(k) \
     case k: place_loop(J, a, b, lo, width, (k) >> 3 & 1, (k) >> 2 & 1, (k) >> 1 & 1, (k) & 1); break;
         AD_PLACE_CASE(0) AD_PLACE_CASE(1) AD_PLACE_CASE(2) AD_PLACE_CASE(3) AD_PLACE_CASE(4) AD_PLACE_CASE(5)
@@ -296,7 +296,7 @@ static void place_list(const reorder_job *J, const uint32_t *list, size_t m, uin
  * number, or SIZE_MAX when they do not fit `cap`. Nearly every disc is inside: on x86-64
  * four cells are tested at once (SSE2, in every x86-64 CPU) and only a group with one
  * outside is looked into (a scalar loop took 1.2 ns a disc here, a third of the reorder). */
-static size_t list_foreign(const uint32_t *restrict cell_of, size_t a, size_t b, uint32_t lo, uint32_t width,
+static size_t list_strays(const uint32_t *restrict cell_of, size_t a, size_t b, uint32_t lo, uint32_t width,
                            uint32_t *restrict list, size_t cap)
 {
     size_t m = 0, i = a;
@@ -324,7 +324,7 @@ static size_t list_foreign(const uint32_t *restrict cell_of, size_t a, size_t b,
     return m;
 }
 
-/* The first slot of thread k's window: whole blocks of the gather pass, k nb / t of them
+/* The first slot of thread k's window: whole blocks of the interact pass, k nb / t of them
  * before it, so that a thread reorders the slots its pass wrote (claim_block,
  * step_cpu.c). */
 static size_t window(int k, size_t n, int t)
@@ -334,31 +334,31 @@ static size_t window(int k, size_t n, int t)
 }
 
 /* The cells of each thread: [split[k], split[k+1]), from the cell of its window's first
- * disc, or with the gather pass's account (ad_cpu_moved) from the first cell of its window's
- * first block, so that each of its blocks' own cells are the thread's. */
-static void thread_cells(const uint32_t *cell_of, const ad_cpu_moved *mv, size_t n, size_t ncell, int t,
+ * disc, or with the pass's leavers (ad_cpu_leavers, fused_bin_cpu.h) from the first cell of
+ * its window's first block, so that each of its blocks' own cells are the thread's. */
+static void thread_cells(const uint32_t *cell_of, const ad_cpu_leavers *lv, size_t n, size_t ncell, int t,
                          uint32_t *split)
 {
     split[0] = 0;
     for (int k = 1; k < t; k++) {
         size_t a = window(k, n, t);
-        uint32_t c = a >= n ? (uint32_t)ncell : mv ? mv->lo[a / AD_BLOCK] : cell_of[a];
+        uint32_t c = a >= n ? (uint32_t)ncell : lv ? lv->first_cell[a / AD_BLOCK] : cell_of[a];
         split[k] = c > split[k - 1] ? c : split[k - 1];
     }
     split[t] = (uint32_t)ncell;
 }
 
-/* list_foreign from the pass's account: the listed discs of the window's blocks (whole
- * blocks, [a, b)) whose cells are outside [lo, lo + width), in index order (each block's
- * list is). Every other disc of the window stayed in its block's cells, which are the
+/* list_strays from the pass's leavers (fused_bin_cpu.h): the listed discs of the window's
+ * blocks (whole blocks, [a, b)) whose cells are outside [lo, lo + width), in index order (each
+ * block's list is). Every other disc of the window stayed in its block's cells, which are the
  * thread's (thread_cells). */
-static size_t list_moved(const ad_cpu_moved *mv, const uint32_t *cell_of, size_t a, size_t b, uint32_t lo,
-                         uint32_t width, uint32_t *list, size_t cap)
+static size_t list_strays_of_leavers(const ad_cpu_leavers *lv, const uint32_t *cell_of, size_t a, size_t b,
+                                     uint32_t lo, uint32_t width, uint32_t *list, size_t cap)
 {
     size_t m = 0;
     for (size_t blk = a / AD_BLOCK; blk * AD_BLOCK < b; blk++)
-        for (uint32_t q = 0; q < mv->count[blk]; q++) {
-            uint32_t i = mv->list[blk * AD_BLOCK + q];
+        for (uint32_t q = 0; q < lv->count[blk]; q++) {
+            uint32_t i = lv->list[blk * AD_BLOCK + q];
             if (cell_of[i] - lo < width) continue;
             if (m == cap) return SIZE_MAX;
             list[m++] = i;
@@ -366,11 +366,11 @@ static size_t list_moved(const ad_cpu_moved *mv, const uint32_t *cell_of, size_t
     return m;
 }
 
-/* Thread k's placing, after every thread listed its foreign discs (nf[j] of them, SIZE_MAX
+/* Thread k's placing, after every thread listed its strays (nf[j] of them, SIZE_MAX
  * where they did not fit): those of the windows before its own, its own window's, those of
  * the windows after; or, should any list have overflowed, every disc of its cells. */
 static void place_thread(const reorder_job *J, int k, int t, size_t n, uint32_t lo, uint32_t width,
-                         const uint32_t *foreign, size_t share, const size_t *nf)
+                         const uint32_t *strays, size_t share, const size_t *nf)
 {
     int spill = 0;
     for (int j = 0; j < t; j++) spill |= nf[j] == SIZE_MAX;
@@ -380,21 +380,21 @@ static void place_thread(const reorder_job *J, int k, int t, size_t n, uint32_t 
     }
     for (int j = 0; j < t; j++) {
         if (j == k) place_range(J, window(k, n, t), window(k + 1, n, t), lo, width);
-        else place_list(J, foreign + (size_t)j * share, nf[j], lo, width);
+        else place_list(J, strays + (size_t)j * share, nf[j], lo, width);
     }
 }
 
 /* The reorder on t > 1 threads (ad_cpu_reorder's comment), the starts in J->cursor; with
  * `count` not NULL each thread first scans its own cells into them (ad_cpu_sort). */
 static void reorder_threads(const reorder_job *J, size_t n, size_t ncell, int t, uint8_t *count, uint32_t capacity,
-                            const ad_cpu_moved *moved, uint32_t *foreign, size_t foreign_cap, ad_grid_diag *diag)
+                            const ad_cpu_leavers *leavers, uint32_t *strays, size_t strays_cap, ad_grid_diag *diag)
 {
     enum { MAXT = 256 };
     uint32_t split[MAXT + 1], partial[MAXT], across[MAXT];
     size_t nf[MAXT];
     chunk_diag cd[MAXT];
-    thread_cells(J->cell_of, moved, n, ncell, t, split);
-    const size_t share = foreign_cap / (size_t)t;
+    thread_cells(J->cell_of, leavers, n, ncell, t, split);
+    const size_t share = strays_cap / (size_t)t;
 #pragma omp parallel num_threads(t)
     {
 #ifdef _OPENMP
@@ -407,12 +407,12 @@ static void reorder_threads(const reorder_job *J, size_t n, size_t ncell, int t,
             partial[k] = sum_counts(count, lo, hi);
             across[k] = windows_across(count, hi, ncell);
         }
-        if (moved)
-            nf[k] = list_moved(moved, J->cell_of, window(k, n, t), window(k + 1, n, t), lo, width,
-                               foreign + (size_t)k * share, share);
+        if (leavers)
+            nf[k] = list_strays_of_leavers(leavers, J->cell_of, window(k, n, t), window(k + 1, n, t), lo, width,
+                                           strays + (size_t)k * share, share);
         else
-            nf[k] = list_foreign(J->cell_of, window(k, n, t), window(k + 1, n, t), lo, width,
-                                 foreign + (size_t)k * share, share);
+            nf[k] = list_strays(J->cell_of, window(k, n, t), window(k + 1, n, t), lo, width,
+                                strays + (size_t)k * share, share);
 #pragma omp barrier
         int place = 1;
         if (count) { /* its cells' starts, from the totals before it (and its counters cleared) */
@@ -425,17 +425,17 @@ static void reorder_threads(const reorder_job *J, size_t n, size_t ncell, int t,
             if (k == t - 1) J->cursor[ncell] = run;
             place = total == (uint32_t)n; /* else a counter wrapped: the starts come from the recount below */
         }
-        if (place) place_thread(J, k, t, n, lo, width, foreign, share, nf);
+        if (place) place_thread(J, k, t, n, lo, width, strays, share, nf);
     }
     if (count && J->cursor[ncell] != (uint32_t)n) {
         recount(J->cell_of, n, J->cursor, ncell, capacity, diag);
-        reorder_threads(J, n, ncell, t, NULL, 0, moved, foreign, foreign_cap, NULL);
+        reorder_threads(J, n, ncell, t, NULL, 0, leavers, strays, strays_cap, NULL);
     } else if (count)
         fold_diag(cd, across, t, diag);
 }
 
-void ad_cpu_reorder(const ad_cpu_reorder_job *job, size_t n, size_t ncell, int threads, uint32_t *foreign,
-                    size_t foreign_cap)
+void ad_cpu_reorder(const ad_cpu_reorder_job *job, size_t n, size_t ncell, int threads, uint32_t *strays,
+                    size_t strays_cap)
 {
     enum { MAXT = 256 };
     int t = threads < 1 ? 1 : (threads > MAXT ? MAXT : threads);
@@ -450,29 +450,29 @@ void ad_cpu_reorder(const ad_cpu_reorder_job *job, size_t n, size_t ncell, int t
      * order (they moved less than a cell since the last reorder), so its window holds nearly
      * all the discs that land in its cells, and the cells of evenly spaced discs give each
      * thread about the same share. Each thread lists its window's discs that land in other
-     * threads' cells ("foreign": the few near a window's ends and the re-entered ones), then
-     * moves, in index order, the discs of its cells: the foreign ones of the windows before
+     * threads' cells (the strays: the few near a window's ends and the re-entered ones), then
+     * moves, in index order, the discs of its cells: the strays of the windows before
      * its own, its own window's, those of the windows after. Each cell is filled in index
-     * order, so the result is the same for any number of threads. Should a window's foreign
-     * discs not fit their share of `foreign`, every thread reads every disc instead (the
+     * order, so the result is the same for any number of threads. Should a window's strays
+     * not fit their share of `strays`, every thread reads every disc instead (the
      * same result, slower). */
-    reorder_threads(&J, n, ncell, t, NULL, 0, NULL, foreign, foreign_cap, NULL);
+    reorder_threads(&J, n, ncell, t, NULL, 0, NULL, strays, strays_cap, NULL);
 }
 
 void ad_cpu_sort(uint8_t *count, const ad_cpu_reorder_job *job, size_t n, size_t ncell, int threads, uint32_t capacity,
-                 const ad_cpu_moved *moved, uint32_t *foreign, size_t foreign_cap, ad_grid_diag *diag)
+                 const ad_cpu_leavers *leavers, uint32_t *strays, size_t strays_cap, ad_grid_diag *diag)
 {
     enum { MAXT = 256 };
     int t = threads < 1 ? 1 : (threads > MAXT ? MAXT : threads);
     if (n < 2048) t = 1; /* as ad_cpu_reorder */
     if (t == 1) {
         ad_cpu_scan(count, job->cursor, ncell, job->cell_of, n, capacity, diag);
-        ad_cpu_reorder(job, n, ncell, 1, foreign, foreign_cap);
+        ad_cpu_reorder(job, n, ncell, 1, strays, strays_cap);
         return;
     }
     /* ad_cpu_reorder's threads, each scanning its own cells just before it fills them: the
      * scan's chunks are the reorder's cell ranges, so no thread waits for the others' starts
      * (one region, one barrier; the windows of three across the chunks' ends are taken
      * before the barrier, while every counter still holds its count). */
-    reorder_threads(job, n, ncell, t, count, capacity, moved, foreign, foreign_cap, diag);
+    reorder_threads(job, n, ncell, t, count, capacity, leavers, strays, strays_cap, diag);
 }

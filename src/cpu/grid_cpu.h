@@ -8,52 +8,23 @@
 #include "../core/world_internal.h"
 #include "../physics/params.h"
 #include "../physics/state.h"
+#include "fused_bin_cpu.h"
 
 /* x86-64 builds with GCC or Clang: SSE2 and, chosen at run time, AVX2 paths (the scan here,
- * the pass in pass_avx2.c). */
+ * the interact pass in interact_avx2.c). */
 #if defined(__GNUC__) && defined(__x86_64__)
 #define AD_CPU_X86 1
 #endif
 
 /* The slots' positions as two arrays (structure of arrays), in cell order: written by
- * the reorder, read by the gather's screen (gather_cpu.h). */
+ * the reorder, read by the prefilters (candidate_screen_cpu.h, contact_free_cpu.h). */
 typedef struct ad_cpu_xy {
     float *x, *y;
 } ad_cpu_xy;
 
-/* Where the gather pass counts a block's discs into the next step's cells (the fused bin,
- * DESIGN.md step 1) without atomics: the cells [lo, lo + width) are the block's own (the
- * cells of its slots before the step, which no other block shares: the slots are in cell
- * order) and are counted directly; a disc that lands in another block's cells is listed
- * by its slot in `defer` and counted after the pass (interact, step_cpu.c); the next
- * reorder takes its lists of discs bound for other threads' cells from these (ad_cpu_moved).
- * One thread: every cell is the block's own (lo = 0, width = UINT32_MAX). */
-typedef struct ad_cpu_bins {
-    uint8_t *count;
-    uint32_t lo, width;
-    uint32_t *defer; /* room for the block's every disc */
-    uint32_t ndefer;
-    uint32_t slot; /* the slot of the eight the AVX2 tail bins (tail_cpu.h) */
-} ad_cpu_bins;
-
-/* Slot `slot`, bound for `cell`. */
-static inline void ad_cpu_bin_count(ad_cpu_bins *b, uint32_t cell, uint32_t slot)
-{
-    if (cell - b->lo < b->width) b->count[cell]++;
-    else b->defer[b->ndefer++] = slot;
-}
-
-/* What the gather pass knows of the discs that left their block's cells, for the reorder
- * on several threads (ad_cpu_sort): per block of AD_BLOCK slots, its first cell `lo[b]` (the
- * cell of its first slot before the step) and the slots it listed, list[b * AD_BLOCK ..]
- * (count[b] of them). Every disc whose cell is outside its block's cells is listed. */
-typedef struct ad_cpu_moved {
-    const uint32_t *lo, *list, *count;
-} ad_cpu_moved;
-
 typedef struct ad_grid_diag {
     uint32_t max_occupancy;
-    uint32_t max_run3; /* the most discs in three consecutive cells (a row of a disc's neighbour cells) */
+    uint32_t max_run3; /* the most discs in three consecutive cells (a row of a disc's neighbour cells; rows_fit8) */
     uint64_t overflow; /* discs beyond `capacity` summed over cells */
     uint64_t outside;  /* centres outside the domain, clamped into border cells */
 } ad_grid_diag;
@@ -83,8 +54,9 @@ void ad_cpu_scan(uint8_t *count, uint32_t *start, size_t ncell, const uint32_t *
                  ad_grid_diag *diag);
 
 /* What the reorder moves: from each disc's cell (cell_of) and the cursor (below), the states
- * src -> dst, the ids isrc -> idst, the accelerations asrc -> adst and the quiet test's expiries
- * qsrc -> qdst (adst and qsrc/qdst may be NULL), and the positions to xy (may be NULL). */
+ * src -> dst, the ids isrc -> idst, the accelerations asrc -> adst and the contact-free expiries
+ * free_until_src -> free_until_dst (contact_free_cpu.h; adst and the expiries may be NULL), and
+ * the positions to xy (may be NULL). */
 typedef struct ad_cpu_reorder_job {
     const uint32_t *cell_of;
     uint32_t *cursor;
@@ -94,33 +66,34 @@ typedef struct ad_cpu_reorder_job {
     uint32_t *idst;
     const ad_accel *asrc;
     ad_accel *adst;
-    const float *qsrc;
-    float *qdst;
+    const float *free_until_src;
+    float *free_until_dst;
     const ad_cpu_xy *xy;
 } ad_cpu_reorder_job;
 
 /* Step 3, scatter and reorder in one pass: the k-th disc (in index order) of cell c goes
- * to slot start[c] + k of dst, idst, adst and qdst (adst and qsrc/qdst may be NULL; q: the
- * quiet test's expiries, gather_cpu.h), taking the slot from
+ * to slot start[c] + k of dst, idst, adst and free_until_dst (adst and the expiries may be
+ * NULL), taking the slot from
  * `cursor`, the starts themselves, counted up: cursor[c] = start[c] on entry (ncell
  * entries; the scan's output), start[c + 1] on return. With the scan writing into
  * grid + 1 where grid[0] = 0 and the reorder counting grid + 1 up, grid itself is then the
  * start array of the reordered discs (grid[c] = start[c], grid[ncell] = total): no copy
  * of the starts, no cursor array (ad_cpu_grid_starts). A stable counting sort, the same
  * for any number of threads. Where xy is not NULL the positions also go to xy->x[slot]
- * and xy->y[slot] (the gather's screen, gather_cpu.h). `foreign` (foreign_cap entries) is
- * scratch for the threads' lists of discs that left their index window's cells; any size
- * works (a small one costs speed, not results). */
-void ad_cpu_reorder(const ad_cpu_reorder_job *job, size_t n, size_t ncell, int threads, uint32_t *foreign,
-                    size_t foreign_cap);
+ * and xy->y[slot] (the prefilters' positions). `strays` (strays_cap entries) is scratch for
+ * the threads' lists of strays, the discs of their index windows bound for other threads'
+ * cells; any size works (a small one costs speed, not results). */
+void ad_cpu_reorder(const ad_cpu_reorder_job *job, size_t n, size_t ncell, int threads, uint32_t *strays,
+                    size_t strays_cap);
 
 /* Steps 2 and 3 at once: ad_cpu_scan into job->cursor (the starts), then ad_cpu_reorder with them as
  * the cursor (the same results, diagnostics included). On several threads each scans the
  * cells it then fills (one parallel region, one barrier, the scan divided among them).
- * `moved` (may be NULL) is the gather pass's account of the discs that left their block's
- * cells since src was in cell order: the threads then split the cells at their windows' first
- * blocks' first cells and list their foreign discs from it instead of reading every cell_of. */
+ * `leavers` (may be NULL) is the interact pass's list of the discs that left their block's
+ * cells since src was in cell order (fused_bin_cpu.h): the threads then split the cells at
+ * their windows' first blocks' first cells and list their strays from it instead of reading
+ * every cell_of. */
 void ad_cpu_sort(uint8_t *count, const ad_cpu_reorder_job *job, size_t n, size_t ncell, int threads, uint32_t capacity,
-                 const ad_cpu_moved *moved, uint32_t *foreign, size_t foreign_cap, ad_grid_diag *diag);
+                 const ad_cpu_leavers *leavers, uint32_t *strays, size_t strays_cap, ad_grid_diag *diag);
 
 #endif

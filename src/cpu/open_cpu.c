@@ -7,10 +7,6 @@
 #include "../physics/room.h"
 #include "cpu_world.h"
 
-/* Spots that are judged for room in one step, at most (entries past it wait; reservoir additions past it
- * are left to the next step, whose boxes ask again). */
-#define AD_ROOM_MAX 8192
-
 ad_status ad_cpu_open_create(ad_world *w, cpu_world *c)
 {
     const ad_params *P = &w->params;
@@ -152,11 +148,11 @@ static void append(ad_world *w, cpu_world *c, ad_state q)
     c->virial[slot] = 0.0f;
     if (c->accel) c->accel[slot] = (ad_accel){0.0f, 0.0f};
     if (c->acc[c->cur]) c->acc[c->cur][slot] = (ad_accel){0.0f, 0.0f};
-    if (c->binned) {
+    if (c->bin_current) {
         uint32_t cell = ad_bin_cell(&w->params, q);
         c->cell_of[slot] = cell;
         c->count[cell]++;
-        c->moved = 0; /* the pass's account of moved discs does not list it (ad_cpu_moved) */
+        c->leavers_valid = 0; /* the pass's leavers do not list it (fused_bin_cpu.h) */
     }
 }
 

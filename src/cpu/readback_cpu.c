@@ -44,7 +44,7 @@ ad_status ad_cpu_export(const ad_world *w, ad_snapshot *s)
     const cpu_world *c = w->impl;
     memset(s, 0, sizeof *s);
     s->n = w->count;
-    s->primed = c->primed;
+    s->primed = c->verlet_primed;
     s->open = c->open;
     const ad_accel *acc = ad_cpu_observed_accel(c);
     if (c->n == w->count) {
@@ -101,10 +101,10 @@ ad_status ad_cpu_import(ad_world *w, const ad_snapshot *s)
         memcpy(c->open.res_state, s->open.res_state, 2 * (size_t)s->open.res_boxes * sizeof(double));
     c->open.nwaiting = s->open.nwaiting;
     if (s->open.nwaiting) memcpy(c->open.waiting, s->open.waiting, s->open.nwaiting * sizeof(ad_entry));
-    c->primed = s->primed;
+    c->verlet_primed = s->primed;
     c->dt_stale = 0;
-    c->binned = 0;
-    c->screen = 0;
+    c->bin_current = 0;
+    c->prefilter_valid = 0;
     return ad_ok();
 }
 

@@ -1,4 +1,4 @@
-/* The CPU backend's step: the broad phase (grid or BVH), the threaded gather-and-integrate pass, RK4, Verlet. */
+/* The CPU backend's step: the broad phase (grid or BVH), the threaded interact pass, RK4, Verlet. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +11,7 @@
 #include "cpu_world.h"
 #include "gather_cpu.h"
 #include "grid_cpu.h"
-#include "pass_cpu.h"
+#include "interact_cpu.h"
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -27,21 +27,21 @@ static double now(void)
 #endif
 
 /* Steps 1-3: bin, scan, scatter; the state (and Verlet accelerations) end in cell order.
- * After a step of Euler or symplectic Euler the bin is already done: the gather pass
- * binned each disc where it wrote its new position (c->binned). */
+ * After a step of Euler or symplectic Euler the bin is already done: the interact pass
+ * binned each disc where it wrote its new position (c->bin_current, fused_bin_cpu.h). */
 static void build_grid(ad_world *w, cpu_world *c, size_t n)
 {
     double t0 = now();
     ad_grid_diag diag;
-    if (c->binned) {
+    if (c->bin_current) {
         diag.outside = 0;
         for (size_t b = 0; b < c->nblocks; b++) diag.outside += c->blk_outside[b];
     } else {
         memset(c->count, 0, c->ncell);
         ad_cpu_bin(&w->params, c->state[c->cur], n, c->cell_of, c->count, c->threads, &diag);
-        c->moved = 0; /* binned here, not by the pass */
+        c->leavers_valid = 0; /* binned here, not by the pass */
     }
-    c->binned = 0;
+    c->bin_current = 0;
     double t1 = now();
     /* the scan writes the starts one place on; the reorder counts them up as its cursor,
      * and c->start is then the start array (ad_cpu_reorder). On several threads the two are
@@ -51,24 +51,24 @@ static void build_grid(ad_world *w, cpu_world *c, size_t n)
     double t2 = t1;
     const ad_cpu_reorder_job job = {c->cell_of,     c->start + 1,      c->state[c->cur], c->state[!c->cur],
                                     c->id,          c->id_tmp,         c->acc[c->cur],   c->acc[!c->cur],
-                                    c->qexp,        c->qexp_tmp,       xy};
+                                    c->free_until,  c->free_until_tmp, xy};
     if (c->threads > 1) {
-        const ad_cpu_moved moved = {c->blk_lo, c->defer, c->blk_defer};
-        ad_cpu_sort(c->count, &job, n, c->ncell, c->threads, w->stats.cell_capacity, c->moved ? &moved : NULL,
-                    c->foreign, c->foreign_cap, &diag);
+        const ad_cpu_leavers leavers = {c->blk_first_cell, c->leavers, c->blk_leavers};
+        ad_cpu_sort(c->count, &job, n, c->ncell, c->threads, w->stats.cell_capacity,
+                    c->leavers_valid ? &leavers : NULL, c->strays, c->strays_cap, &diag);
     } else {
         ad_cpu_scan(c->count, c->start + 1, c->ncell, c->cell_of, n, w->stats.cell_capacity, &diag);
         t2 = now();
-        ad_cpu_reorder(&job, n, c->ncell, 1, c->foreign, c->foreign_cap);
+        ad_cpu_reorder(&job, n, c->ncell, 1, c->strays, c->strays_cap);
     }
-    c->rows_fit = diag.max_run3 <= 8;
+    c->rows_fit8 = diag.max_run3 <= 8;
     uint32_t *idst = c->id_tmp;
     c->cur = !c->cur;
     c->id_tmp = c->id;
     c->id = idst;
-    float *qdst = c->qexp_tmp;
-    c->qexp_tmp = c->qexp;
-    c->qexp = qdst;
+    float *udst = c->free_until_tmp;
+    c->free_until_tmp = c->free_until;
+    c->free_until = udst;
     /* the removed discs are in the dead cell, after every other: the world ends there */
     size_t alive = c->start[c->ncell - 1];
     if (alive != n) ad_cpu_open_compact(w, c, alive);
@@ -129,21 +129,21 @@ static void build_broad_phase(ad_world *w, cpu_world *c, size_t n)
     else build_grid(w, c, n);
 }
 
-/* The pass of one block in the portable build; the AVX2 build is ad_cpu_pass_block_avx2
- * (src/cpu/pass_avx2.c). */
-AD_CPU_DEFINE_PASS(ad_cpu_pass_block_portable)
+/* The pass of one block in the portable build; the AVX2 build is ad_cpu_interact_block_avx2
+ * (src/cpu/interact_avx2.c). */
+AD_CPU_DEFINE_INTERACT(ad_cpu_interact_block_portable)
 
 /* The AVX2 build of a block where the CPU has it (checked at run time: builds do not assume -march). */
 AD_CPU_INLINE void interact_block_isa(const ad_world *w, cpu_world *c, size_t b, size_t n, float dt,
-                                      ad_integrator integ, pass_kind kind, uint64_t step, int obs)
+                                      ad_integrator integ, interact_kind kind, uint64_t step, int obs)
 {
 #ifdef AD_CPU_X86
     if (c->avx2) {
-        ad_cpu_pass_block_avx2(w, c, b, n, dt, integ, kind, step, obs);
+        ad_cpu_interact_block_avx2(w, c, b, n, dt, integ, kind, step, obs);
         return;
     }
 #endif
-    ad_cpu_pass_block_portable(w, c, b, n, dt, integ, kind, step, obs);
+    ad_cpu_interact_block_portable(w, c, b, n, dt, integ, kind, step, obs);
 }
 
 /* The pass's blocks among the threads: thread k owns the blocks of its share of the slots,
@@ -197,35 +197,36 @@ static int claim_block(cpu_world *c, int k, size_t *b)
     }
 
 /* Step 4; obs: the per-disc observables are written (a step somebody reads, ad_cpu_step). */
-static void interact(ad_world *w, cpu_world *c, size_t n, float dt, pass_kind kind, int obs)
+static void interact(ad_world *w, cpu_world *c, size_t n, float dt, interact_kind kind, int obs)
 {
     uint64_t step = w->stats.step;
     size_t nb = (n + AD_BLOCK - 1) / AD_BLOCK;
     ad_integrator integ = w->def.integrator;
     /* the grid's pass bins its output (the BVH keys its discs in its own build) */
-    int bins = kind == PASS_STEP && integ != AD_INTEGRATOR_VERLET && !c->use_bvh; /* the scan cleared count */
+    int bins = kind == INTERACT_STEP && integ != AD_INTEGRATOR_VERLET && !c->use_bvh; /* the scan cleared count */
     /* one call site per integrator so each loop is compiled for its own */
     claim_init(c, nb);
-    switch (kind == PASS_PRIME ? -1 : (int)integ) {
+    switch (kind == INTERACT_PRIME ? -1 : (int)integ) {
     case AD_INTEGRATOR_EULER:
-        FOR_BLOCKS(c, b, interact_block_isa(w, c, b, n, dt, AD_INTEGRATOR_EULER, PASS_STEP, step, obs));
+        FOR_BLOCKS(c, b, interact_block_isa(w, c, b, n, dt, AD_INTEGRATOR_EULER, INTERACT_STEP, step, obs));
         break;
     case AD_INTEGRATOR_VERLET:
-        FOR_BLOCKS(c, b, interact_block_isa(w, c, b, n, dt, AD_INTEGRATOR_VERLET, PASS_STEP, step, obs));
+        FOR_BLOCKS(c, b, interact_block_isa(w, c, b, n, dt, AD_INTEGRATOR_VERLET, INTERACT_STEP, step, obs));
         break;
     case -1:
-        FOR_BLOCKS(c, b, interact_block_isa(w, c, b, n, dt, integ, PASS_PRIME, step, 1));
+        FOR_BLOCKS(c, b, interact_block_isa(w, c, b, n, dt, integ, INTERACT_PRIME, step, 1));
         break;
     default:
-        FOR_BLOCKS(c, b, interact_block_isa(w, c, b, n, dt, AD_INTEGRATOR_SYMPLECTIC_EULER, PASS_STEP, step, obs));
+        FOR_BLOCKS(c, b,
+                   interact_block_isa(w, c, b, n, dt, AD_INTEGRATOR_SYMPLECTIC_EULER, INTERACT_STEP, step, obs));
         break;
     }
-    if (bins && c->threads > 1 && c->defer) /* the counts of discs that left their block's cells */
+    if (bins && c->threads > 1 && c->leavers) /* the leavers' counts (fused_bin_cpu.h) */
         for (size_t b = 0; b < nb; b++)
-            for (uint32_t k = 0; k < c->blk_defer[b]; k++) c->count[c->cell_of[c->defer[b * AD_BLOCK + k]]]++;
-    c->moved = bins && c->threads > 1 && c->defer;
+            for (uint32_t k = 0; k < c->blk_leavers[b]; k++) c->count[c->cell_of[c->leavers[b * AD_BLOCK + k]]]++;
+    c->leavers_valid = bins && c->threads > 1 && c->leavers;
     c->cur = !c->cur;
-    c->binned = bins;
+    c->bin_current = bins;
 }
 
 /* RK4: four evaluations on the grid of the step's start (cells from the base state). */
@@ -237,11 +238,11 @@ static void rk4_stage_block(const ad_world *w, cpu_world *c, size_t b, size_t n,
     const ad_state *in = k == 0 ? base : c->rk[0];
     ad_state *out = k == 3 ? c->state[!c->cur] : c->rk[1];
     ad_state *acc = c->rk[2];
-    ad_block_sums *sums = &c->blocks[b];
+    ad_step_sums *sums = &c->blocks[b];
     if (k == 0) memset(sums, 0, sizeof *sums);
-    float skin = (float)w->move;
+    float skin = (float)w->dt_rule.move;
     size_t s0 = b * AD_BLOCK, s1 = s0 + AD_BLOCK < n ? s0 + AD_BLOCK : n;
-    ad_cpu_motion8 m8; /* the motion sums as the pass takes them (tail_cpu.h) */
+    ad_motion8 m8; /* the motion sums as the pass takes them (integrate8_cpu.h) */
     memset(&m8, 0, sizeof m8);
     for (size_t s = s0; s < s1; s++) {
         ad_state b0 = base[s], me = in[s];
@@ -254,21 +255,17 @@ static void rk4_stage_block(const ad_world *w, cpu_world *c, size_t b, size_t n,
             c->accel[s] = (ad_accel){ax, ay};
             add_contact_sums(sums, &a);
         }
-        ad_state nx = ad_rk4_stage(b0, me, ax, ay, dt, k, &acc[s]);
-        int fate = 0;
-        if (k == 3) {
-            nx = ad_apply_boundaries(&P, nx, c->id, s, w->stats.step, dt, doomed(c, s), &fate);
-            count_removed(sums, fate);
-        }
+        const ad_rk4_disc d = {b0, me, ax, ay, dt, k, c->id, s, w->stats.step, k == 3 && doomed(c, s)};
+        int fate, past_skin;
+        ad_state nx = ad_rk4_disc_stage(&P, &d, skin, &acc[s], &fate, &past_skin);
+        if (k == 3) count_removed(sums, fate);
         out[s] = nx;
         if (k == 3 && !fate) {
-            ad_cpu_motion_lane(&m8, sums, &P, nx, (unsigned)(s - s0));
-            float dx = ad_min_image(nx.x - b0.x, P.periodic_x, P.len_x, P.half_x);
-            float dy = ad_min_image(nx.y - b0.y, P.periodic_y, P.len_y, P.half_y);
-            sums->skin_violations += dx * dx + dy * dy > skin * skin;
+            ad_motion8_add(&m8, sums, &P, nx, (unsigned)(s - s0));
+            sums->skin_violations += past_skin;
         }
     }
-    if (k == 3) ad_cpu_fold_motion(&m8, sums);
+    if (k == 3) ad_motion8_fold(&m8, sums);
 }
 
 static void interact_rk4(ad_world *w, cpu_world *c, size_t n, float dt)
@@ -287,7 +284,7 @@ static void interact_rk4(ad_world *w, cpu_world *c, size_t n, float dt)
 }
 
 /* Verlet's drift runs before binning, in place: each disc moves itself only. Removals past
- * open sides wait for the end of the step (the kick in interact_block). */
+ * open sides wait for the end of the step (the kick in interact_motion, interact_cpu.h). */
 static void verlet_drift(ad_world *w, cpu_world *c, size_t n, float dt)
 {
     const ad_params P = w->params;
@@ -296,6 +293,20 @@ static void verlet_drift(ad_world *w, cpu_world *c, size_t n, float dt)
 #pragma omp parallel for num_threads(c->threads) schedule(static)
     for (size_t i = 0; i < n; i++)
         s[i] = ad_wrap_state(&P, ad_verlet_drift(s[i], acc[i].ax, acc[i].ay, dt));
+}
+
+/* Verlet's priming. A velocity Verlet step drifts with the accelerations of the last force
+ * evaluation (acc[cur]: those the last step's pass computed at its drifted positions) and kicks
+ * with the new ones. Where no evaluation holds for the current discs (a new world, discs
+ * added, segments changed: cpu_world.verlet_primed cleared), a priming pass (INTERACT_PRIME)
+ * evaluates the forces of the current state without moving a disc. The flag and the
+ * accelerations travel in checkpoints (ad_snapshot.primed), so a resumed run primes exactly
+ * where the uninterrupted one does and continues bit for bit. */
+static void verlet_prime(ad_world *w, cpu_world *c, float dt)
+{
+    build_broad_phase(w, c, c->n);
+    interact(w, c, c->n, dt, INTERACT_PRIME, 1);
+    c->verlet_primed = 1;
 }
 
 /* The removals of the last pass, from its block sums. */
@@ -312,20 +323,15 @@ static ad_status cpu_one_step(ad_world *w, cpu_world *c, float dt, int obs)
 {
     ad_integrator integ = w->def.integrator;
     int open = ad_world_open(w);
-    if (integ == AD_INTEGRATOR_VERLET && !c->primed) {
-        /* Verlet needs the forces of the current state before its first drift */
-        build_broad_phase(w, c, c->n);
-        interact(w, c, c->n, dt, PASS_PRIME, 1);
-        c->primed = 1;
-    }
+    if (integ == AD_INTEGRATOR_VERLET && !c->verlet_primed) verlet_prime(w, c, dt);
     if (integ == AD_INTEGRATOR_VERLET) verlet_drift(w, c, c->n, dt);
     build_broad_phase(w, c, c->n);
     if (w->params.res_boxes) ad_cpu_reservoir_plan(w, c, dt);
     size_t n = c->n, nb = (n + AD_BLOCK - 1) / AD_BLOCK;
     double t0 = now();
-    int kept = c->screen; /* the pass keeps the quiet test's expiries where it screens */
+    int kept = c->prefilter_valid; /* the pass keeps the contact-free expiries where it runs the prefilters */
     if (integ == AD_INTEGRATOR_RK4) interact_rk4(w, c, n, dt);
-    else interact(w, c, n, dt, PASS_STEP, obs);
+    else interact(w, c, n, dt, INTERACT_STEP, obs);
     float v2_new = 0.0f;
     ad_status st = open ? ad_cpu_open_enter(w, c, dt, &v2_new) : ad_ok();
     ad_stats_fold(w, c->blocks, nb, dt, v2_new);
@@ -341,11 +347,12 @@ static ad_status cpu_one_step(ad_world *w, cpu_world *c, float dt, int obs)
         bad += c->blocks[b].nonfinite;
         v2 = fmaxf(v2, c->blocks[b].vmax2);
     }
-    /* the next pass may screen (gather_cpu.h) where the states this pass wrote (which it
-     * reads, reordered) are finite and no speed reaches 1e15, and cells are below 1e17 m */
-    c->screen = c->xy.x && c->avx2 && !bad && v2 < 1e30f && v2_new < 1e30f && w->params.cell_x < 1e17f &&
-                w->params.cell_y < 1e17f;
-    ad_cpu_quiet_clock_step(w, c, n, kept, dt, v2);
+    /* the next pass may run the prefilters (candidate_screen_cpu.h, contact_free_cpu.h) where
+     * the states this pass wrote (which it reads, reordered) are finite and no speed reaches
+     * 1e15, and cells are below 1e17 m */
+    c->prefilter_valid = c->xy.x && c->avx2 && !bad && v2 < 1e30f && v2_new < 1e30f && w->params.cell_x < 1e17f &&
+                         w->params.cell_y < 1e17f;
+    ad_cpu_free_clock_step(w, c, n, kept, dt, v2);
     if (bad)
         return ad_fail(AD_ERR_UNSTABLE, "dt",
                        "step %llu: %llu discs reached a non-finite position or velocity (the step of %g s is too "
@@ -364,7 +371,7 @@ ad_status ad_cpu_step(ad_world *w, uint64_t nsteps)
         size_t n = c->n;
 #pragma omp parallel for num_threads(c->threads) reduction(max : v2)
         for (size_t i = 0; i < n; i++) v2 = fmaxf(v2, s[i].vx * s[i].vx + s[i].vy * s[i].vy);
-        w->stats.dt = ad_next_dt(w, sqrt((double)v2));
+        w->stats.dt = ad_dt_next(&w->dt_rule, sqrt((double)v2));
         c->dt_stale = 0;
     }
     for (uint64_t k = 0; k < nsteps; k++) {

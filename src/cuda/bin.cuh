@@ -65,7 +65,7 @@ __device__ __forceinline__ void ad_bin_one(const ad_params &p, const ad_bin_next
  * DIAG adds the occupancy diagnostics. */
 template <bool DIAG>
 __global__ void __launch_bounds__(AD_CUDA_BLOCK)
-    k_bin(ad_params p, const ad_state *__restrict__ s, ad_n n, ad_bin_next bin, ad_dev_sums *__restrict__ diag)
+    k_bin(ad_params p, const ad_state *__restrict__ s, ad_n n, ad_bin_next bin, ad_step_sums *__restrict__ diag)
 {
     unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
     ad_bin_diag d = {0, 0, 0};
@@ -81,7 +81,7 @@ __global__ void __launch_bounds__(AD_CUDA_BLOCK)
 template <bool DIAG>
 __global__ void __launch_bounds__(AD_CUDA_BLOCK)
     k_bin_aggregated(ad_params p, const ad_state *__restrict__ s, ad_n nn, ad_bin_next bin,
-                     ad_dev_sums *__restrict__ diag)
+                     ad_step_sums *__restrict__ diag)
 {
     unsigned i = blockIdx.x * blockDim.x + threadIdx.x, n = ad_n_get(nn);
     ad_bin_diag d = {0, 0, 0};

@@ -10,33 +10,34 @@
 
 /* ----------------------------------------------- block sums (fixed order) -- */
 
-/* One disc's share of the step sums, in float (a single disc's values): few registers. */
+/* One disc's share of the step sums (ad_step_sums' fields, src/physics/step_sums.h), in float (a
+ * single disc's values): few registers. */
 struct ad_thread_sums {
-    float v[11];
+    float v[AD_SUMS];
     float vmax2, max_overlap;
-    unsigned nonfinite, skin;
+    unsigned nonfinite, skin_violations;
 };
 
 template <bool OBS = true>
-__device__ __forceinline__ void ad_block_reduce(const ad_thread_sums &mine, ad_dev_sums *out)
+__device__ __forceinline__ void ad_block_reduce(const ad_thread_sums &mine, ad_step_sums *out)
 {
-    __shared__ double sh[AD_CUDA_BLOCK / 32][11];
+    __shared__ double sh[AD_CUDA_BLOCK / 32][AD_SUMS];
     __shared__ float shf[AD_CUDA_BLOCK / 32][2];
     __shared__ unsigned shu[AD_CUDA_BLOCK / 32][2];
     int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     /* within a warp in float (32 terms), across warps in double; a sum that is zero in
      * every lane (walls, the body, most contacts) skips its shuffles */
 #pragma unroll
-    for (int k = 0; k < 11; k++) {
+    for (int k = 0; k < AD_SUMS; k++) {
         float x = mine.v[k];
-        const bool snapshot = k >= 1 && k <= 3; /* zero on steps nobody reads (ad_sums_contacts) */
+        const bool snapshot = k >= AD_SUM_PE && k <= AD_SUM_PY; /* zero on steps nobody reads (ad_sums_contacts) */
         if (!OBS && snapshot) x = 0.0f;
-        else if (k == 0 || snapshot || __any_sync(0xffffffffu, x != 0.0f))
+        else if (k == AD_SUM_KE || snapshot || __any_sync(0xffffffffu, x != 0.0f))
             for (int o = 16; o > 0; o >>= 1) x += __shfl_down_sync(0xffffffffu, x, o);
         if (lane == 0) sh[warp][k] = x;
     }
     float a = mine.vmax2, b = mine.max_overlap;
-    unsigned c = mine.nonfinite, d = mine.skin;
+    unsigned c = mine.nonfinite, d = mine.skin_violations;
     for (int o = 16; o > 0; o >>= 1) {
         a = fmaxf(a, __shfl_down_sync(0xffffffffu, a, o));
         if (OBS) b = fmaxf(b, __shfl_down_sync(0xffffffffu, b, o));
@@ -51,26 +52,26 @@ __device__ __forceinline__ void ad_block_reduce(const ad_thread_sums &mine, ad_d
     }
     __syncthreads();
     if (threadIdx.x == 0) {
-        ad_dev_sums t = {};
+        ad_step_sums t = {};
         for (int w = 0; w < AD_CUDA_BLOCK / 32; w++) {
-            for (int k = 0; k < 11; k++) t.v[k] += sh[w][k];
+            for (int k = 0; k < AD_SUMS; k++) t.v[k] += sh[w][k];
             t.vmax2 = fmaxf(t.vmax2, shf[w][0]);
             t.max_overlap = fmaxf(t.max_overlap, shf[w][1]);
             t.nonfinite += shu[w][0];
-            t.skin += shu[w][1];
+            t.skin_violations += shu[w][1];
         }
         /* field by field: the bin kernel's diagnostics in the same record stay */
-        for (int k = 0; k < 11; k++) out->v[k] = t.v[k];
+        for (int k = 0; k < AD_SUMS; k++) out->v[k] = t.v[k];
         out->vmax2 = t.vmax2;
         out->max_overlap = t.max_overlap;
         out->nonfinite = t.nonfinite;
-        out->skin = t.skin;
+        out->skin_violations = t.skin_violations;
     }
 }
 
 /* The DIAG bin kernel's per-block diagnostics: a record per block, folded with the
  * step's other sums, so no thread ever waits on a shared global counter. */
-__device__ __forceinline__ void ad_block_diag(unsigned occ, unsigned over, unsigned out_, ad_dev_sums *dst)
+__device__ __forceinline__ void ad_block_diag(unsigned occ, unsigned over, unsigned out_, ad_step_sums *dst)
 {
     __shared__ unsigned sh[AD_CUDA_BLOCK / 32][3];
     int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -103,11 +104,11 @@ __device__ __forceinline__ void ad_block_diag(unsigned occ, unsigned over, unsig
 template <bool OBS = true>
 __device__ __forceinline__ void ad_sums_contacts(ad_thread_sums &b, const ad_accum &a)
 {
-    if (OBS) b.v[1] += a.energy;
-    b.v[4] += a.virial;
-    b.v[5] += a.body_fx;
-    b.v[6] += a.body_fy;
-    for (int k = 0; k < 4; k++) b.v[7 + k] += a.wall[k];
+    if (OBS) b.v[AD_SUM_PE] += a.energy;
+    b.v[AD_SUM_VIRIAL] += a.virial;
+    b.v[AD_SUM_BODY_FX] += a.body_fx;
+    b.v[AD_SUM_BODY_FY] += a.body_fy;
+    for (int k = 0; k < 4; k++) b.v[AD_SUM_WALL0 + k] += a.wall[k];
     if (OBS) b.max_overlap = fmaxf(b.max_overlap, a.max_overlap);
 }
 
@@ -115,10 +116,10 @@ template <bool OBS = true>
 __device__ __forceinline__ void ad_sums_motion(ad_thread_sums &b, const ad_params &p, ad_state s)
 {
     float v2 = s.vx * s.vx + s.vy * s.vy;
-    b.v[0] += 0.5f * p.mass * v2;
+    b.v[AD_SUM_KE] += 0.5f * p.mass * v2;
     if (OBS) {
-        b.v[2] += p.mass * s.vx;
-        b.v[3] += p.mass * s.vy;
+        b.v[AD_SUM_PX] += p.mass * s.vx;
+        b.v[AD_SUM_PY] += p.mass * s.vy;
     }
     b.vmax2 = fmaxf(b.vmax2, v2);
     b.nonfinite += !(isfinite(s.x) && isfinite(s.y) && isfinite(s.vx) && isfinite(s.vy));

@@ -12,7 +12,7 @@
 template <bool DIAG>
 __global__ void __launch_bounds__(AD_CUDA_BLOCK)
     k_morton(ad_params p, const ad_state *__restrict__ s, unsigned n, unsigned *__restrict__ code,
-             unsigned *__restrict__ index, ad_dev_sums *__restrict__ diag)
+             unsigned *__restrict__ index, ad_step_sums *__restrict__ diag)
 {
     unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
     unsigned out = 0;
@@ -33,27 +33,13 @@ __global__ void k_bvh_nodes(const unsigned *__restrict__ code, unsigned n, unsig
     if (k + 1 < n) ad_bvh_build_node(code, n, k, child, rightmost, parent);
 }
 
-/* Step 5: boxes bottom-up, one thread per leaf. At each parent the first child to
- * arrive stops and the second merges both boxes. The fence before the counter
- * makes this thread's last box write visible to the device before the sibling can
- * see the count; without it a Volta or later GPU may let the second child read a
- * stale box (the race described in DESIGN.md's reference 004). The second fence
- * orders the sibling's box read after the counter; ad_bvh_merge reads internal
- * boxes through a volatile pointer, so L1 cannot serve an old copy. */
+/* Step 5: boxes bottom-up, one thread per leaf, fenced counters (ad_bvh_climb, src/physics/bvh.h). */
 __global__ void k_bvh_boxes(ad_bvh t, unsigned n, ad_bvh_box *box, const unsigned *__restrict__ parent,
                             unsigned *visits)
 {
     unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n || n < 2) return;
-    unsigned node = n - 1 + i;
-    do {
-        unsigned up = parent[node];
-        __threadfence();
-        if (atomicAdd(&visits[up], 1u) == 0) return;
-        __threadfence();
-        ad_bvh_merge(&t, box, up);
-        node = up;
-    } while (node != 0);
+    ad_bvh_climb(&t, box, parent, visits, n, i, 1);
 }
 
 /* ----------------------------------------------------------- the gathers -- */

@@ -22,11 +22,6 @@
 #include <cstddef>
 #include <cstdint>
 
-#ifdef AD_CUDA_CUB_SCAN
-#include <cub/device/device_scan.cuh>
-#include <cuda/std/functional>
-#endif
-
 struct ad_counts {
     unsigned *word;     /* the counters, cell c in word c >> lg */
     unsigned lg;        /* log2 of the counters a word holds: 2 (8 bits), 1 (16 bits) or 0 (32 bits) */
@@ -67,8 +62,8 @@ static inline unsigned ad_count_lg(double most, size_t capacity)
  * counters took 96 us, and its time grew with the number of tiles, not the bytes (4 words a
  * thread: 155 us, 8: 134, 16: 96; at 32 bits 514, 324, 130): the prefixes reached the later
  * tiles 32 at a time. Reading the counters twice costs one byte a cell at 8 bits and waits
- * for nothing. Both arrays are allocated in whole tiles; the cells past the grid stay zero
- * and their starts hold the total. */
+ * for nothing. dev/cuda/scan.cu times this scan against CUB's and a memset. Both arrays are
+ * allocated in whole tiles; the cells past the grid stay zero and their starts hold the total. */
 #define AD_SCAN_THREADS 256
 #define AD_SCAN_WORDS 16 /* counter words a thread reads */
 #define AD_SCAN_TILE_WORDS (AD_SCAN_THREADS * AD_SCAN_WORDS)
@@ -85,31 +80,10 @@ static inline size_t ad_scan_tiles(size_t ncell, unsigned lg)
 static inline size_t ad_count_bytes(size_t ncell, unsigned lg) { return ad_scan_tiles(ncell, lg) * AD_SCAN_TILE_WORDS * 4; }
 static inline size_t ad_start_slots(size_t ncell, unsigned lg) { return ad_scan_tiles(ncell, lg) * ad_scan_tile_cells(lg); }
 
-#ifdef AD_CUDA_CUB_SCAN
-/* Measurement switch: DESIGN.md's pipeline as written, CUB's device-wide scan of the packed
- * counters (8- or 16-bit inputs, 32-bit sums), then a memset of the counters. */
-static inline cudaError_t ad_cub_scan(void *temp, size_t &bytes, const unsigned *counts, unsigned lg,
-                                      unsigned *start, size_t ncell, cudaStream_t st)
-{
-    int m = (int)(ncell + 1);
-    ::cuda::std::plus<> add;
-    if (lg == 2) return cub::DeviceScan::ExclusiveScan(temp, bytes, (const uint8_t *)counts, start, add, 0u, m, st);
-    if (lg == 1) return cub::DeviceScan::ExclusiveScan(temp, bytes, (const uint16_t *)counts, start, add, 0u, m, st);
-    return cub::DeviceScan::ExclusiveScan(temp, bytes, counts, start, add, 0u, m, st);
-}
-#endif
-
-/* The scan's scratch on the device: a sum a tile (CUB's temporary storage in the
- * AD_CUDA_CUB_SCAN build). */
+/* The scan's scratch on the device: a sum a tile. */
 static inline size_t ad_scan_state_bytes(size_t ncell, unsigned lg)
 {
-    size_t b = ad_scan_tiles(ncell, lg) * 4;
-#ifdef AD_CUDA_CUB_SCAN
-    size_t t = 0;
-    ad_cub_scan(NULL, t, NULL, lg, NULL, ncell, 0);
-    b = t > b ? t : b;
-#endif
-    return b;
+    return ad_scan_tiles(ncell, lg) * 4;
 }
 
 #endif

@@ -1,20 +1,21 @@
 /* What the step's kernels share with each other and with the host (cuda_world.cuh): the control
- * record that lives on the device between steps (ad_ctrl), a kernel's disc count, the rule of the
- * step size, the block size and the per-block sums' record, and the sizes of the buffers the host
- * allocates for the fold (fold.cuh) and for the room of entering discs (open.cuh). No kernels: every
- * file of the backend may include it. */
+ * record that lives on the device between steps (ad_ctrl), a kernel's disc count, the block size,
+ * and the sizes of the buffers the host allocates for the fold (fold.cuh); the room of entering
+ * discs is sized by AD_ROOM_MAX (src/physics/room.h). No kernels: every file of the backend may
+ * include it. */
 #ifndef AD_CUDA_CTRL_CUH
 #define AD_CUDA_CTRL_CUH
+
+#include "../physics/room.h"
+#include "../physics/step_sums.h"
 
 /* Everything of a step that lives on the device between steps: the step size and
  * the statistics. The host reads it only when asked (ad_world_get_stats). */
 struct ad_ctrl {
-    double dt, time;
-    unsigned long long step;
-    double ke, pe, px, py, virial, body_fx, body_fy;
-    double body_impulse_x, body_impulse_y, wall_impulse[4], ke_integral, virial_integral;
-    float vmax2, max_overlap;
-    unsigned long long nonfinite, skin_violations;
+    /* the statistics the step computes (dt, time, step, energies, forces, impulses: ad_stats_add_step,
+     * src/physics/step_sums.h); the host's own fields of ad_stats (timers, the grid) are not kept here */
+    ad_stats stats;
+    unsigned long long nonfinite; /* disc states that became non-finite, summed over steps */
     /* grid diagnostics of the last step (the DIAG bin variant writes them) */
     unsigned int max_occupancy;
     unsigned int fold_done; /* blocks of k_fold_step done in this step; 0 between steps */
@@ -40,36 +41,16 @@ struct ad_n {
 
 __device__ __forceinline__ unsigned ad_n_get(const ad_n &n) { return n.dev ? *n.dev : n.bound; }
 
-/* How the next step is chosen (ad_next_dt, on the device). */
-struct ad_dt_rule {
-    int adaptive;
-    double dt_max, dt_contact, move; /* move = max_move * radius */
-};
-
-__device__ __forceinline__ double ad_dev_next_dt(const ad_dt_rule &r, double vmax)
-{
-    if (!r.adaptive) return r.dt_max;
-    double dt = fmin(r.dt_max, r.dt_contact);
-    if (vmax > 0.0) dt = fmin(dt, r.move / vmax);
-    return dt;
-}
-
 /* ----------------------------------------------- block sums (fixed order) -- */
 
 #define AD_CUDA_BLOCK 256
 
-/* The per-block partials of a step: doubles summed in a fixed tree order. */
-struct ad_dev_sums {
-    double v[11]; /* ke pe px py virial body_fx body_fy wall0..3 */
-    float vmax2, max_overlap;
-    unsigned nonfinite, skin;
-    unsigned occupancy, overflow, outside, pad; /* grid diagnostics, written by the DIAG bin kernel */
-};
+/* The per-block partials of a step are ad_step_sums (src/physics/step_sums.h), doubles summed in
+ * a fixed tree order. */
 
 /* ------------------------------------------------ sizes the host allocates -- */
 
 #define AD_REDUCE_BLOCKS 512 /* at most this many first-level blocks in k_fold_step */
 #define AD_FOLD_SHARE 128     /* and about this many partials each, so a small world takes few */
-#define AD_ROOM_MAX 8192 /* spots judged for room in one step (as on the CPU, src/cpu/open_cpu.c) */
 
 #endif

@@ -38,9 +38,6 @@ static size_t per_particle(const ad_world_def *d)
     }
     b += 4 /* rank */;
     if (d->deterministic) b += 3 * 4; /* cell_of (the fast path computes the cell again), perm, members */
-#ifdef AD_CUDA_DET_SORT
-    if (d->deterministic) b += 4; /* the sort's keys */
-#endif
     if (d->integrator == AD_INTEGRATOR_RK4) b += 3 * sizeof(ad_state);
     return b;
 }
@@ -67,13 +64,6 @@ static unsigned count_lg(const ad_world_def *d, const ad_params *p)
     return ad_count_lg(ad_cell_packing(p->cell_x, p->cell_y, d->radius), d->capacity);
 }
 
-static int bits_for(size_t ncell)
-{
-    int b = 1;
-    while (b < 32 && ((size_t)1 << b) < ncell) b++;
-    return b;
-}
-
 /* Cells of the grid the backend allocates: none with the BVH. */
 static size_t grid_cells(const ad_world_def *d, const ad_params *p)
 {
@@ -86,19 +76,13 @@ static size_t cuda_bytes_needed(const ad_world_def *d, const ad_params *p)
     size_t blocks = (d->capacity + AD_CUDA_BLOCK - 1) / AD_CUDA_BLOCK;
     size_t temp = 0;
     if (d->broad_phase == AD_BROAD_PHASE_BVH) temp = sort_temp_bytes(d->capacity, 32);
-#ifdef AD_CUDA_DET_SORT
-    if (d->broad_phase != AD_BROAD_PHASE_BVH && d->deterministic) {
-        size_t t2 = sort_temp_bytes(d->capacity, bits_for(ncell));
-        temp = temp > t2 ? temp : t2;
-    }
-#endif
     unsigned lg = count_lg(d, p);
     size_t cells = ad_count_bytes(ncell, lg) + ad_start_slots(ncell, lg) * 4 + ad_scan_state_bytes(ncell, lg);
     size_t open = 0;
     if (p->open_x || p->open_y)
         open = 2 * AD_WAITING_MAX * sizeof(ad_entry) + AD_ROOM_MAX * (sizeof(ad_state) + 4) + 16 +
                (size_t)p->res_boxes * (2 * sizeof(double) + 2 * 4) + res_scan_bytes(p->res_boxes);
-    return d->capacity * per_particle(d) + cells + blocks * sizeof(ad_dev_sums) + temp + sizeof(ad_ctrl) + open;
+    return d->capacity * per_particle(d) + cells + blocks * sizeof(ad_step_sums) + temp + sizeof(ad_ctrl) + open;
 }
 
 static void cuda_destroy(ad_world *w)
@@ -108,7 +92,7 @@ static void cuda_destroy(ad_world *w)
     for (int k = 0; k < 4; k++)
         if (c->graph_ok[k / 2][k % 2]) cudaGraphExecDestroy(c->graph[k / 2][k % 2]);
     void *ptrs[] = {c->state[0], c->state[1], c->id[0],   c->id[1],   c->cell_of, c->rank,      c->count,
-                    c->scan_state, c->start,    c->perm,     c->iota,    c->keys_out, c->temp,   c->pressure,  c->virial,
+                    c->scan_state, c->start,    c->perm,     c->iota,    c->temp,   c->pressure,  c->virial,
                     c->acc[0],   c->acc[1],   c->rk[0],   c->rk[1],   c->rk[2],   c->blocks,    c->blocks2,  c->ctrl,
                     c->vmax_bits, c->segs,    c->seg_start, c->seg_index, c->field_sums, c->waiting,
                     c->waiting_next, c->spots, c->spot_next, c->vmax2_new, c->res_state, c->res_add, c->res_add_start,
@@ -130,65 +114,54 @@ static void cuda_destroy(ad_world *w)
 
 static cudaError_t dev_alloc(void **p, size_t bytes) { return cudaMalloc(p, bytes > 0 ? bytes : 16); }
 
-static ad_status cuda_create(ad_world *w)
-{
-    const ad_world_def *d = &w->def;
-    int dev = 0;
-    CU(cudaGetDevice(&dev));
-    size_t freeb = 0, total = 0;
-    CU(cudaMemGetInfo(&freeb, &total));
-    size_t need = cuda_bytes_needed(d, &w->params);
-    char nb[64], fb[64];
-    ad_format_bytes((double)need, nb, sizeof nb);
-    ad_format_bytes((double)freeb, fb, sizeof fb);
-    if (need > freeb)
-        return ad_fail(AD_ERR_NO_MEMORY, "capacity",
-                       "capacity: the world needs %s of GPU memory (%zu particles x %zu bytes + %zu cells x %u bytes) "
-                       "but only %s is free",
-                       nb, d->capacity, per_particle(d), (size_t)w->params.nx * w->params.ny,
-                       4u + (4u >> count_lg(d, &w->params)), fb);
-    if (d->broad_phase == AD_BROAD_PHASE_BVH && ad_world_open(w))
-        return ad_fail(AD_ERR_INVALID, "broad_phase",
-                       "broad_phase = bvh with open sides (a wind tunnel's far field) runs on the CPU backend only; "
-                       "on the GPU use the grid (broad_phase = grid), or backend = cpu");
-    cuda_world *c = (cuda_world *)calloc(1, sizeof *c);
-    if (!c) return ad_fail(AD_ERR_NO_MEMORY, "", "out of host memory");
-    w->impl = c;
-    c->cap = d->capacity;
-    c->bvh = d->broad_phase == AD_BROAD_PHASE_BVH;
-    c->ncell = grid_cells(d, &w->params);
-    c->nblocks_cap = (unsigned)((c->cap + AD_CUDA_BLOCK - 1) / AD_CUDA_BLOCK);
-    c->key_bits = bits_for(c->ncell);
-    c->count_lg = count_lg(d, &w->params);
-    cudaError_t e = cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking);
-    size_t n = c->cap;
+/* Allocates ptr (bytes) while e holds no error: a group's allocations in a row, the first failure kept. */
 #define ALLOC(ptr, bytes)                                                                                         \
     if (e == cudaSuccess) e = dev_alloc((void **)&(ptr), (bytes))
+
+/* The arrays of n slots: states, ids and accelerations (double-buffered), the per-disc observables,
+ * the deterministic rank, RK4's stages. */
+static cudaError_t alloc_slots(cuda_world *c, const ad_world_def *d, size_t n)
+{
+    cudaError_t e = cudaSuccess;
     for (int k = 0; k < 2; k++) {
         ALLOC(c->state[k], n * sizeof(ad_state));
         ALLOC(c->id[k], n * 4);
         ALLOC(c->acc[k], n * sizeof(ad_accel));
     }
     if (!c->bvh) ALLOC(c->rank, n * 4);
-    c->open = ad_world_open(w);
-    if (c->open) {
-        ALLOC(c->waiting, AD_WAITING_MAX * sizeof(ad_entry));
-        ALLOC(c->waiting_next, AD_WAITING_MAX * sizeof(ad_entry));
-        ALLOC(c->spots, AD_ROOM_MAX * sizeof(ad_state));
-        ALLOC(c->spot_next, AD_ROOM_MAX * sizeof(unsigned));
-        ALLOC(c->vmax2_new, 4);
-        int nb = w->params.res_boxes;
-        if (nb) {
-            ALLOC(c->res_state, (size_t)nb * 2 * sizeof(double));
-            ALLOC(c->res_add, (size_t)nb * 4);
-            ALLOC(c->res_add_start, (size_t)nb * 4);
-            c->res_scan_bytes = res_scan_bytes(nb);
-            ALLOC(c->res_scan_temp, c->res_scan_bytes);
-            ALLOC(c->doomed, n);
-        }
-    }
     ALLOC(c->pressure, n * 4);
     ALLOC(c->virial, n * 4);
+    if (d->integrator == AD_INTEGRATOR_RK4)
+        for (int k = 0; k < 3; k++) ALLOC(c->rk[k], n * sizeof(ad_state));
+    return e;
+}
+
+/* The open sides' buffers (open.cuh): the waiting list, the judged spots, the reservoir's boxes. */
+static cudaError_t alloc_open(cuda_world *c, const ad_params *p, size_t n)
+{
+    cudaError_t e = cudaSuccess;
+    ALLOC(c->waiting, AD_WAITING_MAX * sizeof(ad_entry));
+    ALLOC(c->waiting_next, AD_WAITING_MAX * sizeof(ad_entry));
+    ALLOC(c->spots, AD_ROOM_MAX * sizeof(ad_state));
+    ALLOC(c->spot_next, AD_ROOM_MAX * sizeof(unsigned));
+    ALLOC(c->vmax2_new, 4);
+    int nb = p->res_boxes;
+    if (nb) {
+        ALLOC(c->res_state, (size_t)nb * 2 * sizeof(double));
+        ALLOC(c->res_add, (size_t)nb * 4);
+        ALLOC(c->res_add_start, (size_t)nb * 4);
+        c->res_scan_bytes = res_scan_bytes(nb);
+        ALLOC(c->res_scan_temp, c->res_scan_bytes);
+        ALLOC(c->doomed, n);
+    }
+    return e;
+}
+
+/* The broad phase: the grid's counters, starts and scan state; the BVH's keys and tree, or the
+ * deterministic sort's arrays; the sorts' scratch. */
+static cudaError_t alloc_broad_phase(cuda_world *c, const ad_world_def *d, size_t n)
+{
+    cudaError_t e = cudaSuccess;
     ALLOC(c->count, ad_count_bytes(c->ncell, c->count_lg));
     ALLOC(c->start, ad_start_slots(c->ncell, c->count_lg) * 4);
     ALLOC(c->scan_state, ad_scan_state_bytes(c->ncell, c->count_lg));
@@ -209,36 +182,88 @@ static ad_status cuda_create(ad_world *w)
         ALLOC(c->cell_of, n * 4);
         ALLOC(c->perm, n * 4);
         ALLOC(c->iota, n * 4);
-#ifdef AD_CUDA_DET_SORT
-        ALLOC(c->keys_out, n * 4);
-        size_t t2 = sort_temp_bytes(n, c->key_bits);
-        if (t2 > c->temp_bytes) c->temp_bytes = t2;
-#endif
     }
     ALLOC(c->temp, c->temp_bytes);
-    if (d->integrator == AD_INTEGRATOR_RK4)
-        for (int k = 0; k < 3; k++) ALLOC(c->rk[k], n * sizeof(ad_state));
-    ALLOC(c->blocks, (size_t)c->nblocks_cap * sizeof(ad_dev_sums));
-    ALLOC(c->blocks2, (size_t)AD_REDUCE_BLOCKS * sizeof(ad_dev_sums));
+    return e;
+}
+
+/* The step's records (the blocks' sums, the control record and its pinned mirror) and the
+ * buffers that start cleared; the stream's events. */
+static cudaError_t alloc_step(cuda_world *c, const ad_params *p, size_t n)
+{
+    cudaError_t e = cudaSuccess;
+    ALLOC(c->blocks, (size_t)c->nblocks_cap * sizeof(ad_step_sums));
+    ALLOC(c->blocks2, (size_t)AD_REDUCE_BLOCKS * sizeof(ad_step_sums));
     ALLOC(c->ctrl, sizeof(ad_ctrl));
     ALLOC(c->vmax_bits, 4);
-#undef ALLOC
     /* the diagnostics fields stay zero when the bin kernel does not write them */
-    if (e == cudaSuccess) e = cudaMemset(c->blocks, 0, (size_t)c->nblocks_cap * sizeof(ad_dev_sums));
+    if (e == cudaSuccess) e = cudaMemset(c->blocks, 0, (size_t)c->nblocks_cap * sizeof(ad_step_sums));
     /* the counters start cleared (after that the scan clears them) */
     if (e == cudaSuccess) e = cudaMemset(c->count, 0, ad_count_bytes(c->ncell, c->count_lg));
     /* the reservoir's controllers start at rest, no disc marked */
-    if (e == cudaSuccess && c->res_state) e = cudaMemset(c->res_state, 0, (size_t)w->params.res_boxes * 2 * sizeof(double));
+    if (e == cudaSuccess && c->res_state) e = cudaMemset(c->res_state, 0, (size_t)p->res_boxes * 2 * sizeof(double));
     if (e == cudaSuccess && c->doomed) e = cudaMemset(c->doomed, 0, n);
     if (e == cudaSuccess) e = cudaMallocHost((void **)&c->ctrl_host, sizeof(ad_ctrl));
     if (e == cudaSuccess) memset(c->ctrl_host, 0, sizeof(ad_ctrl));
     for (int k = 0; k < 2 && e == cudaSuccess; k++) e = cudaEventCreateWithFlags(&c->batch[k], cudaEventDisableTiming);
     for (int k = 0; k < 2 && e == cudaSuccess; k++) e = cudaEventRecord(c->batch[k], c->stream);
     for (int k = 0; k < 5 && e == cudaSuccess; k++) e = cudaEventCreate(&c->phase[k]);
+    return e;
+}
+#undef ALLOC
+
+/* Why a world cannot be created on this GPU: too large for its free memory, or the BVH with open
+ * sides. ad_ok() where it can. */
+static ad_status check_create(const ad_world *w)
+{
+    const ad_world_def *d = &w->def;
+    size_t freeb = 0, total = 0;
+    CU(cudaMemGetInfo(&freeb, &total));
+    size_t need = cuda_bytes_needed(d, &w->params);
+    char nb[64], fb[64];
+    ad_format_bytes((double)need, nb, sizeof nb);
+    ad_format_bytes((double)freeb, fb, sizeof fb);
+    if (need > freeb)
+        return ad_fail(AD_ERR_NO_MEMORY, "capacity",
+                       "capacity: the world needs %s of GPU memory (%zu particles x %zu bytes + %zu cells x %u bytes) "
+                       "but only %s is free",
+                       nb, d->capacity, per_particle(d), (size_t)w->params.nx * w->params.ny,
+                       4u + (4u >> count_lg(d, &w->params)), fb);
+    if (d->broad_phase == AD_BROAD_PHASE_BVH && ad_world_open(w))
+        return ad_fail(AD_ERR_INVALID, "broad_phase",
+                       "broad_phase = bvh with open sides (a wind tunnel's far field) runs on the CPU backend only; "
+                       "on the GPU use the grid (broad_phase = grid), or backend = cpu");
+    return ad_ok();
+}
+
+static ad_status cuda_create(ad_world *w)
+{
+    const ad_world_def *d = &w->def;
+    int dev = 0;
+    CU(cudaGetDevice(&dev));
+    ad_status st = check_create(w);
+    if (st.code) return st;
+    cuda_world *c = (cuda_world *)calloc(1, sizeof *c);
+    if (!c) return ad_fail(AD_ERR_NO_MEMORY, "", "out of host memory");
+    w->impl = c;
+    c->cap = d->capacity;
+    c->bvh = d->broad_phase == AD_BROAD_PHASE_BVH;
+    c->ncell = grid_cells(d, &w->params);
+    c->nblocks_cap = (unsigned)((c->cap + AD_CUDA_BLOCK - 1) / AD_CUDA_BLOCK);
+    c->count_lg = count_lg(d, &w->params);
+    c->open = ad_world_open(w);
+    size_t n = c->cap;
+    cudaError_t e = cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking);
+    if (e == cudaSuccess) e = alloc_slots(c, d, n);
+    if (e == cudaSuccess && c->open) e = alloc_open(c, &w->params, n);
+    if (e == cudaSuccess) e = alloc_broad_phase(c, d, n);
+    if (e == cudaSuccess) e = alloc_step(c, &w->params, n);
     if (e == cudaSuccess && c->bvh) e = ad_cuda_allow_shared_stack();
     if (e != cudaSuccess) {
         cudaGetLastError();
         cuda_destroy(w);
+        char nb[64];
+        ad_format_bytes((double)cuda_bytes_needed(d, &w->params), nb, sizeof nb);
         return ad_fail(AD_ERR_NO_MEMORY, "capacity", "capacity: allocating %s on the GPU failed: %s", nb,
                        cudaGetErrorString(e));
     }

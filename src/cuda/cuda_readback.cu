@@ -5,29 +5,9 @@
 
 #include "cuda_world.cuh"
 
-/* The statistics the device keeps, as (ad_ctrl field, ad_stats field): one list for
- * both directions. */
+/* The statistics the device keeps besides those of the step's fold (ad_stats_copy_step,
+ * src/physics/step_sums.h), as (ad_ctrl field, ad_stats field): one list for both directions. */
 #define AD_CTRL_STATS(X)                                                                                          \
-    X(dt, dt)                                                                                                     \
-    X(time, time)                                                                                                 \
-    X(step, step)                                                                                                 \
-    X(ke, kinetic_energy)                                                                                         \
-    X(pe, potential_energy)                                                                                       \
-    X(px, momentum_x)                                                                                             \
-    X(py, momentum_y)                                                                                             \
-    X(virial, contact_virial)                                                                                     \
-    X(body_fx, body_force_x)                                                                                      \
-    X(body_fy, body_force_y)                                                                                      \
-    X(body_impulse_x, body_impulse_x)                                                                             \
-    X(body_impulse_y, body_impulse_y)                                                                             \
-    X(wall_impulse[0], wall_impulse[0])                                                                           \
-    X(wall_impulse[1], wall_impulse[1])                                                                           \
-    X(wall_impulse[2], wall_impulse[2])                                                                           \
-    X(wall_impulse[3], wall_impulse[3])                                                                           \
-    X(ke_integral, kinetic_energy_integral)                                                                       \
-    X(virial_integral, contact_virial_integral)                                                                   \
-    X(max_overlap, max_overlap)                                                                                   \
-    X(skin_violations, skin_violations)                                                                           \
     X(entered, entered)                                                                                           \
     X(left, left)                                                                                                 \
     X(res_added, reservoir_added)                                                                                 \
@@ -40,6 +20,7 @@ ad_status ad_cuda_push_ctrl(ad_world *w)
     cuda_world *c = CW(w);
     ad_ctrl h = *c->ctrl_host; /* the device's own fields (the count, the open sides) as last pulled or set */
     const ad_stats &s = w->stats;
+    ad_stats_copy_step(&h.stats, &s);
 #define TO_CTRL(cf, sf) h.cf = (decltype(h.cf))s.sf;
     AD_CTRL_STATS(TO_CTRL)
 #undef TO_CTRL
@@ -56,6 +37,7 @@ ad_status ad_cuda_pull_ctrl(ad_world *w)
     CU(cudaStreamSynchronize(c->stream));
     const ad_ctrl &h = *c->ctrl_host;
     ad_stats &s = w->stats;
+    ad_stats_copy_step(&s, &h.stats);
 #define TO_STATS(cf, sf) s.sf = (decltype(s.sf))h.cf;
     AD_CTRL_STATS(TO_STATS)
 #undef TO_STATS
@@ -78,19 +60,19 @@ ad_status ad_cuda_pull_ctrl(ad_world *w)
                        "by step %llu, more than %u discs fell in one grid cell, past the GPU's %u-bit cell counters "
                        "(docs/ARCHITECTURE.md): discs were pushed deep into each other or clamped into a border cell by the "
                        "thousands; the run's state is lost (%llu disc states non-finite)",
-                       (unsigned long long)h.step, ~0u >> (32 - (32 >> c->count_lg)), 32u >> c->count_lg,
+                       (unsigned long long)h.stats.step, ~0u >> (32 - (32 >> c->count_lg)), 32u >> c->count_lg,
                        (unsigned long long)h.nonfinite);
     if (h.nonfinite)
         return ad_fail(AD_ERR_UNSTABLE, "dt",
                        "by step %llu, %llu disc states became non-finite on the GPU (the step is too large for the "
                        "stiffness, or discs were placed overlapping)",
-                       (unsigned long long)h.step, (unsigned long long)h.nonfinite);
+                       (unsigned long long)h.stats.step, (unsigned long long)h.nonfinite);
     if (h.capacity_exceeded)
         return ad_fail(AD_ERR_CAPACITY, "capacity",
                        "capacity: by step %llu the free stream brought the world to %u discs, past its capacity of %zu "
                        "(a denser or faster stream than the capacity was sized for, or gas piling up ahead of the body); "
                        "the new discs past it were not placed",
-                       (unsigned long long)h.step, h.capacity_exceeded, c->cap);
+                       (unsigned long long)h.stats.step, h.capacity_exceeded, c->cap);
     return ad_ok();
 }
 
@@ -107,11 +89,8 @@ typedef struct host_copy {
 
 static void host_copy_free(host_copy *h)
 {
-    free(h->s);
-    free(h->ids);
-    free(h->pr);
-    free(h->vi);
-    free(h->ac);
+    void *const arrays[] = {h->s, h->ids, h->pr, h->vi, h->ac};
+    for (void *a : arrays) free(a);
 }
 
 static ad_status copy_to_host(const ad_world *w, cuda_world *c, host_copy *h)

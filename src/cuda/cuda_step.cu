@@ -134,20 +134,13 @@ static cudaError_t enqueue_grid(ad_world *w, cuda_world *c, unsigned n, int time
     ad_n nn = count_of(c, n);
     unsigned dead_cell = (unsigned)w->params.nx * (unsigned)w->params.ny;
     if (w->def.deterministic) {
-#ifdef AD_CUDA_DET_SORT /* measurement switch: the stable radix sort of (cell, previous slot) pairs (closed worlds) */
-        k_iota<<<gb, AD_CUDA_BLOCK, 0, st>>>(nn, c->iota);
-        size_t tb = c->temp_bytes;
-        e = cub::DeviceRadixSort::SortPairs(c->temp, tb, c->cell_of, c->keys_out, c->iota, c->perm, (int)n, 0,
-                                            c->key_bits, st);
-        if (e) return e;
-#else
-        /* the same stable order without a sort: the atomic ranks put each cell's discs in its
-         * slot range in any order (k_cell_members), then each disc's rank in its cell is the
-         * number of its cell's discs with a lower previous slot (k_stable_rank) */
+        /* the order of a stable sort by cell without a sort: the atomic ranks put each cell's
+         * discs in its slot range in any order (k_cell_members), then each disc's rank in its
+         * cell is the number of its cell's discs with a lower previous slot (k_stable_rank);
+         * dev/cuda/stable_order.cu times it against CUB's radix sort of (cell, previous slot) */
         k_cell_members<<<gb, AD_CUDA_BLOCK, 0, st>>>(nn, c->cell_of, c->rank, c->start, c->iota);
         k_stable_rank<<<gb, AD_CUDA_BLOCK, 0, st>>>(nn, dead_cell, &c->ctrl->dead, c->cell_of, c->start, c->iota,
                                                      c->perm);
-#endif
         k_gather<<<gb, AD_CUDA_BLOCK, 0, st>>>(nn, c->perm, c->state[c->cur], c->id[c->idp], acc_in, c->state[nx],
                                                 c->id[!c->idp], acc_out);
     } else {
@@ -173,10 +166,10 @@ static void enqueue_enter(ad_world *w, cuda_world *c, int nx, int bin)
         size_t bytes = c->res_scan_bytes;
         cub::DeviceScan::ExclusiveSum(c->res_scan_temp, bytes, c->res_add, c->res_add_start, nb, st);
     }
-    k_enter<<<1, AD_ENTER_THREADS, 0, st>>>(w->params, c->ctrl, c->waiting, c->waiting_next, c->res_add,
-                                             c->res_add_start, c->res_state, c->start, c->state[nx], c->id[c->idp],
-                                             c->pressure, c->virial, c->acc[nx], bin, bin_next(w, c), c->spots,
-                                             c->spot_next, c->vmax2_new, (unsigned)c->cap);
+    const ad_enter_slots slots{c->state[nx], c->id[c->idp], c->pressure, c->virial, c->acc[nx], (unsigned)c->cap};
+    const ad_enter_work work{c->waiting, c->waiting_next, c->res_add,   c->res_add_start,
+                             c->res_state, c->spots,     c->spot_next, c->vmax2_new};
+    k_enter<<<1, AD_ENTER_THREADS, 0, st>>>(w->params, c->ctrl, c->start, slots, work, bin, bin_next(w, c));
 }
 
 /* Before the pass: the reservoir's plan on the step's grid (open.cuh). */
@@ -207,13 +200,19 @@ static void enqueue_pairs(ad_world *w, cuda_world *c, unsigned n, const ad_state
         k_bvh_pairs<false><<<grid_of(n), AD_CUDA_BLOCK, 0, c->stream>>>(w->params, c->tree, n, in, bvh_forces(c));
 }
 
+/* The pass kernels' shared argument (interact.cuh); doomed: the reservoir's plan applies. */
+static ad_pass_io pass_io(const cuda_world *c, bool doomed)
+{
+    return ad_pass_io{c->id[c->idp], c->pressure, c->virial, c->ctrl, c->blocks, doomed ? c->doomed : NULL};
+}
+
 template <int INTEG, int PASS, bool OBS, int BIN = AD_BIN_NONE, class G>
 static void launch_interact_with(ad_world *w, cuda_world *c, unsigned n, const G &gather, size_t smem)
 {
     int nx = !c->cur;
     k_interact<INTEG, PASS, OBS, G, BIN><<<grid_of(n), AD_CUDA_BLOCK, smem, c->stream>>>(
-        w->params, gather, count_of(c, n), c->state[c->cur], c->state[nx], c->id[c->idp], c->acc[c->cur], c->acc[nx],
-        c->pressure, c->virial, c->ctrl, c->blocks, c->doomed, bin_next(w, c));
+        w->params, gather, count_of(c, n), c->state[c->cur], c->state[nx], c->acc[c->cur], c->acc[nx], pass_io(c, true),
+        bin_next(w, c));
     if (PASS == AD_PASS_STEP) enqueue_enter(w, c, nx, BIN);
     c->cur = nx;
     c->binned = BIN != AD_BIN_NONE;
@@ -252,9 +251,7 @@ static void launch_rk4_with(ad_world *w, cuda_world *c, unsigned n, const G &gat
 {
     int nx = !c->cur;
     k_rk4_stage<K, G><<<grid_of(n), AD_CUDA_BLOCK, smem, c->stream>>>(w->params, gather, count_of(c, n), base, in, out,
-                                                                        c->rk[2], c->id[c->idp], c->acc[nx],
-                                                                        c->pressure, c->virial, c->ctrl, skin, c->blocks,
-                                                                        K == 3 ? c->doomed : NULL);
+                                                                        c->rk[2], c->acc[nx], skin, pass_io(c, K == 3));
 }
 
 template <int K>
@@ -297,16 +294,6 @@ cudaError_t ad_cuda_allow_shared_stack(void)
     return e;
 }
 
-static ad_dt_rule dt_rule(const ad_world *w)
-{
-    ad_dt_rule r;
-    r.adaptive = w->def.adaptive_dt;
-    r.dt_max = w->dt_max;
-    r.dt_contact = w->dt_contact;
-    r.move = w->move;
-    return r;
-}
-
 /* One whole step on the stream. */
 static cudaError_t enqueue_step(ad_world *w, cuda_world *c, unsigned n, int timed, int obs)
 {
@@ -321,7 +308,7 @@ static cudaError_t enqueue_step(ad_world *w, cuda_world *c, unsigned n, int time
     if (integ == AD_INTEGRATOR_RK4) {
         const ad_state *base = c->state[c->cur];
         ad_state *in = c->rk[0], *out = c->rk[1];
-        float skin = (float)w->move;
+        float skin = (float)w->dt_rule.move;
         int nx = !c->cur;
         launch_rk4<0>(w, c, n, base, base, out, skin);
         launch_rk4<1>(w, c, n, base, out, in, skin);
@@ -342,7 +329,7 @@ static cudaError_t enqueue_step(ad_world *w, cuda_world *c, unsigned n, int time
     }
     unsigned nb = grid_of(n), nr = (nb + AD_FOLD_SHARE - 1) / AD_FOLD_SHARE;
     if (nr > AD_REDUCE_BLOCKS) nr = AD_REDUCE_BLOCKS;
-    k_fold_step<<<nr, AD_CUDA_BLOCK, 0, st>>>(c->blocks, nb, c->blocks2, c->ctrl, dt_rule(w),
+    k_fold_step<<<nr, AD_CUDA_BLOCK, 0, st>>>(c->blocks, nb, c->blocks2, c->ctrl, w->dt_rule,
                                               (float)(1.0 / w->def.radius), c->open ? c->vmax2_new : NULL);
     e = cudaGetLastError();
     return e || !timed ? e : cudaEventRecord(c->phase[4], st);
@@ -398,7 +385,7 @@ ad_status ad_cuda_step(ad_world *w, uint64_t nsteps)
         memcpy(&v2, &bits, 4);
         ad_status st = ad_cuda_pull_ctrl(w);
         if (st.code) return st;
-        w->stats.dt = ad_next_dt(w, sqrt((double)v2));
+        w->stats.dt = ad_dt_next(&w->dt_rule, sqrt((double)v2));
         st = ad_cuda_push_ctrl(w);
         if (st.code) return st;
         c->dt_stale = 0;

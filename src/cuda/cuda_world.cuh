@@ -32,7 +32,7 @@ struct cuda_world {
     unsigned *count;   /* the cell counters, 32 >> count_lg bits a cell (counts.cuh) */
     unsigned count_lg;
     unsigned *scan_state; /* the scan's sum a tile (counts.cuh) */
-    unsigned *perm, *iota, *keys_out; /* deterministic mode */
+    unsigned *perm, *iota; /* deterministic mode: the stable order, each cell's members */
     /* open sides and the reservoir (open.cuh): the disc count lives on the device (ad_ctrl.n) and
      * per-disc kernels are launched for the capacity */
     int open;
@@ -50,7 +50,7 @@ struct cuda_world {
     float *pressure, *virial;
     ad_accel *acc[2]; /* accelerations of the last evaluation; [cur] pairs with state[cur] */
     ad_state *rk[3];
-    ad_dev_sums *blocks, *blocks2;
+    ad_step_sums *blocks, *blocks2;
     ad_ctrl *ctrl;      /* device */
     ad_ctrl *ctrl_host; /* pinned mirror */
     unsigned *vmax_bits;
@@ -63,7 +63,6 @@ struct cuda_world {
     size_t field_cells;
     int primed;
     int dt_stale;
-    int key_bits;
     /* the step as a graph (one per id parity), rebuilt when the world changes */
     cudaEvent_t batch[2];
     cudaEvent_t phase[5]; /* recorded inside the step graph between phases */

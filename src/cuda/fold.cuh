@@ -7,30 +7,21 @@
 
 /* ------------------------------------------------ step 6: fold the partials -- */
 
-/* Partial sums of a fixed range of partials per block, in a fixed tree order:
- * the partition depends only on the count, so the sums are deterministic. */
-__device__ __forceinline__ void ad_sums_add(ad_dev_sums &a, const ad_dev_sums &b)
-{
-    for (int k = 0; k < 11; k++) a.v[k] += b.v[k];
-    a.vmax2 = fmaxf(a.vmax2, b.vmax2);
-    a.max_overlap = fmaxf(a.max_overlap, b.max_overlap);
-    a.nonfinite += b.nonfinite;
-    a.skin += b.skin;
-    a.occupancy = max(a.occupancy, b.occupancy);
-    a.overflow += b.overflow;
-    a.outside += b.outside;
-}
+/* Partial sums of a fixed range of partials per block, in a fixed tree order (ad_step_sums_add,
+ * src/physics/step_sums.h): the partition depends only on the count, so the sums are deterministic. */
 
 /* A record written by another block of the running kernel: read through L2 (__ldcg), never
  * from a cache that is not kept coherent within a kernel. */
-__device__ __forceinline__ ad_dev_sums ad_sums_load_cg(const ad_dev_sums *p)
+__device__ __forceinline__ ad_step_sums ad_sums_load_cg(const ad_step_sums *p)
 {
-    ad_dev_sums r;
-    for (int k = 0; k < 11; k++) r.v[k] = __ldcg(&p->v[k]);
+    ad_step_sums r;
+    for (int k = 0; k < AD_SUMS; k++) r.v[k] = __ldcg(&p->v[k]);
     r.vmax2 = __ldcg(&p->vmax2);
     r.max_overlap = __ldcg(&p->max_overlap);
     r.nonfinite = __ldcg(&p->nonfinite);
-    r.skin = __ldcg(&p->skin);
+    r.skin_violations = __ldcg(&p->skin_violations);
+    r.left = __ldcg(&p->left);
+    r.res_removed = __ldcg(&p->res_removed);
     r.occupancy = __ldcg(&p->occupancy);
     r.overflow = __ldcg(&p->overflow);
     r.outside = __ldcg(&p->outside);
@@ -39,14 +30,16 @@ __device__ __forceinline__ ad_dev_sums ad_sums_load_cg(const ad_dev_sums *p)
 }
 
 /* Lane + o's record added to this lane's (a warp shuffle per field). */
-__device__ __forceinline__ void ad_sums_add_down(ad_dev_sums &t, unsigned o)
+__device__ __forceinline__ void ad_sums_add_down(ad_step_sums &t, unsigned o)
 {
     const unsigned m = 0xffffffffu;
-    for (int k = 0; k < 11; k++) t.v[k] += __shfl_down_sync(m, t.v[k], o);
+    for (int k = 0; k < AD_SUMS; k++) t.v[k] += __shfl_down_sync(m, t.v[k], o);
     t.vmax2 = fmaxf(t.vmax2, __shfl_down_sync(m, t.vmax2, o));
     t.max_overlap = fmaxf(t.max_overlap, __shfl_down_sync(m, t.max_overlap, o));
     t.nonfinite += __shfl_down_sync(m, t.nonfinite, o);
-    t.skin += __shfl_down_sync(m, t.skin, o);
+    t.skin_violations += __shfl_down_sync(m, t.skin_violations, o);
+    t.left += __shfl_down_sync(m, t.left, o);
+    t.res_removed += __shfl_down_sync(m, t.res_removed, o);
     t.occupancy = max(t.occupancy, __shfl_down_sync(m, t.occupancy, o));
     t.overflow += __shfl_down_sync(m, t.overflow, o);
     t.outside += __shfl_down_sync(m, t.outside, o);
@@ -57,16 +50,19 @@ __device__ __forceinline__ void ad_sums_add_down(ad_dev_sums &t, unsigned o)
  * 128-byte records in shared memory, whose same-bank accesses serialised 32 ways).
  * CG: written by other blocks of this kernel. The result is valid in thread 0. */
 template <bool CG = false>
-__device__ __forceinline__ ad_dev_sums ad_sums_range(const ad_dev_sums *in, unsigned a, unsigned b,
-                                                     ad_dev_sums *part /* shared, AD_CUDA_BLOCK / 32 records */)
+__device__ __forceinline__ ad_step_sums ad_sums_range(const ad_step_sums *in, unsigned a, unsigned b,
+                                                     ad_step_sums *part /* shared, AD_CUDA_BLOCK / 32 records */)
 {
-    ad_dev_sums t = {};
-    for (unsigned i = a + threadIdx.x; i < b; i += blockDim.x) ad_sums_add(t, CG ? ad_sums_load_cg(in + i) : in[i]);
+    ad_step_sums t = {};
+    for (unsigned i = a + threadIdx.x; i < b; i += blockDim.x) {
+        const ad_step_sums r = CG ? ad_sums_load_cg(in + i) : in[i];
+        ad_step_sums_add(&t, &r);
+    }
     for (unsigned o = 16; o > 0; o >>= 1) ad_sums_add_down(t, o);
     if ((threadIdx.x & 31) == 0) part[threadIdx.x >> 5] = t;
     __syncthreads();
     if (threadIdx.x == 0)
-        for (unsigned w = 1; w < blockDim.x / 32; w++) ad_sums_add(t, part[w]);
+        for (unsigned w = 1; w < blockDim.x / 32; w++) ad_step_sums_add(&t, &part[w]);
     __syncthreads(); /* part is free again */
     return t;
 }
@@ -78,16 +74,16 @@ __device__ __forceinline__ ad_dev_sums ad_sums_range(const ad_dev_sums *in, unsi
  * fence) folds the shares in their fixed order, advances time and chooses the next step, on
  * the device: nothing goes back to the host, and the sums do not depend on which block came
  * last. vmax2_new (may be NULL): the largest speed squared of the discs that entered after the pass. */
-__global__ void __launch_bounds__(AD_CUDA_BLOCK) k_fold_step(const ad_dev_sums *__restrict__ blocks,
-                                                             unsigned nblocks, ad_dev_sums *shares, ad_ctrl *ctrl,
+__global__ void __launch_bounds__(AD_CUDA_BLOCK) k_fold_step(const ad_step_sums *__restrict__ blocks,
+                                                             unsigned nblocks, ad_step_sums *shares, ad_ctrl *ctrl,
                                                              ad_dt_rule rule, float inv_radius,
                                                              const unsigned *vmax2_new)
 {
-    __shared__ ad_dev_sums part[AD_CUDA_BLOCK / 32];
+    __shared__ ad_step_sums part[AD_CUDA_BLOCK / 32];
     __shared__ bool last;
     unsigned chunk = (nblocks + gridDim.x - 1) / gridDim.x;
     unsigned a = blockIdx.x * chunk, b = min(a + chunk, nblocks);
-    ad_dev_sums share = ad_sums_range(blocks, min(a, nblocks), b, part);
+    ad_step_sums share = ad_sums_range(blocks, min(a, nblocks), b, part);
     if (threadIdx.x == 0) {
         shares[blockIdx.x] = share;
         __threadfence();
@@ -96,33 +92,16 @@ __global__ void __launch_bounds__(AD_CUDA_BLOCK) k_fold_step(const ad_dev_sums *
     __syncthreads();
     if (!last) return;
     __threadfence();
-    ad_dev_sums s = ad_sums_range<true>(shares, 0, gridDim.x, part);
+    ad_step_sums s = ad_sums_range<true>(shares, 0, gridDim.x, part);
     if (threadIdx.x == 0) {
         ctrl->fold_done = 0;
         if (vmax2_new) s.vmax2 = fmaxf(s.vmax2, __uint_as_float(*vmax2_new));
-        double dt = ctrl->dt;
-        ctrl->ke = s.v[0];
-        ctrl->pe = s.v[1];
-        ctrl->px = s.v[2];
-        ctrl->py = s.v[3];
-        ctrl->virial = s.v[4];
-        ctrl->body_fx = s.v[5];
-        ctrl->body_fy = s.v[6];
-        ctrl->body_impulse_x += s.v[5] * dt;
-        ctrl->body_impulse_y += s.v[6] * dt;
-        for (int k = 0; k < 4; k++) ctrl->wall_impulse[k] += s.v[7 + k] * dt;
-        ctrl->ke_integral += s.v[0] * dt;
-        ctrl->virial_integral += s.v[4] * dt;
-        ctrl->vmax2 = s.vmax2;
-        ctrl->max_overlap = s.max_overlap * inv_radius;
+        ad_stats_add_step(&ctrl->stats, &s, ctrl->stats.dt, &rule);
+        ctrl->stats.max_overlap = s.max_overlap * inv_radius; /* the CPU divides by the radius (step_sums.h) */
         ctrl->nonfinite += s.nonfinite;
-        ctrl->skin_violations += s.skin;
         ctrl->max_occupancy = s.occupancy;
         ctrl->overflow = s.overflow;
         ctrl->outside = s.outside;
-        ctrl->time += dt;
-        ctrl->step += 1;
-        ctrl->dt = ad_dev_next_dt(rule, sqrt((double)s.vmax2));
     }
 }
 

@@ -22,10 +22,21 @@ enum { AD_PASS_STEP = 0, AD_PASS_PRIME = 1 };
  * no minimum image (the list is never used at a periodic seam column, so every candidate is
  * within a cell in x); y only where the rows wrap (WRAP_Y: the loop is compiled twice rather
  * than testing the axis for every candidate). */
-template <bool WRAP_Y>
+/* The disc-disc contact law as the list's loop takes it: contact.h's (dev/cuda/gather.cu passes
+ * another to time it). */
+struct ad_disc_contact {
+    __device__ __forceinline__ void operator()(const ad_params *p, float dx, float dy, float dvx, float dvy,
+                                               ad_accum *a) const
+    {
+        ad_contact_disc(p, dx, dy, dvx, dvy, a);
+    }
+};
+
+template <bool WRAP_Y, class C = ad_disc_contact>
 __device__ __forceinline__ void ad_list_loop(const ad_params &p, const ad_state *__restrict__ s, ad_state me,
                                              const unsigned b[3], const unsigned n[3], ad_accum *a)
 {
+    const C contact;
     unsigned n01 = n[0] + n[1], total = n01 + n[2];
     if (total == 0) return;
     const float4 *s4 = reinterpret_cast<const float4 *>(s);
@@ -42,7 +53,7 @@ __device__ __forceinline__ void ad_list_loop(const ad_params &p, const ad_state 
         o = s4[k < total ? j : first];
         float dx = q.x - me.x;
         float dy = WRAP_Y ? ad_min_image(q.y - me.y, 1, p.len_y, p.half_y) : q.y - me.y;
-        ad_contact_disc(&p, dx, dy, q.z - me.vx, q.w - me.vy, a);
+        contact(&p, dx, dy, q.z - me.vx, q.w - me.vy, a);
     }
 }
 
@@ -54,17 +65,14 @@ __device__ __forceinline__ void ad_list_loop(const ad_params &p, const ad_state 
  * the terms is gather.h's, so the sums are the same. The disc itself is not skipped:
  * at zero distance ad_contact_disc adds exact zeros, cheaper than a divergent branch.
  * Each candidate's state is loaded one iteration ahead. Returns 0, having done
- * nothing, where this shape does not apply (the caller takes gather.h's loops). */
+ * nothing, where this shape does not apply (the caller takes gather.h's loops).
+ * dev/cuda/gather.cu times it against gather.h's rows. */
+template <class C = ad_disc_contact>
 __device__ __forceinline__ int ad_gather_discs_list(const ad_params &p, const unsigned *__restrict__ start,
                                                     const ad_state *__restrict__ s, ad_state me, int cx, int cy,
                                                     ad_accum *a)
 {
-#ifdef AD_CUDA_ROW_GATHER /* measurement switch: gather.h's row-by-row loops everywhere */
-    const bool rows_only = true;
-#else
-    const bool rows_only = false;
-#endif
-    if (rows_only || p.reach_x != 1 || p.reach_y != 1) return 0;
+    if (p.reach_x != 1 || p.reach_y != 1) return 0;
     if (p.periodic_x && (cx == 0 || cx == p.nx - 1)) return 0;
     int lo = cx > 0 ? cx - 1 : 0, hi = cx < p.nx - 1 ? cx + 1 : cx;
     unsigned b[3], n[3];
@@ -76,8 +84,8 @@ __device__ __forceinline__ int ad_gather_discs_list(const ad_params &p, const un
         b[d] = j0;
         n[d] = row < 0 ? 0u : j1 - j0;
     }
-    if (p.periodic_y) ad_list_loop<true>(p, s, me, b, n, a);
-    else ad_list_loop<false>(p, s, me, b, n, a);
+    if (p.periodic_y) ad_list_loop<true, C>(p, s, me, b, n, a);
+    else ad_list_loop<false, C>(p, s, me, b, n, a);
     return 1;
 }
 
@@ -105,14 +113,22 @@ struct ad_grid_gather {
  * (40 registers, no spills), which was 4 % faster than 5 (48), at 1.6e7 discs on an H200
  * (docs/PERFORMANCE.md); 7 gives the same 32-register code. The BVH's walks keep 5, the bound
  * they were measured with (at 32 registers the local-stack walk spills 92 bytes; not measured). */
-#ifndef AD_INTERACT_MIN_BLOCKS
-#define AD_INTERACT_MIN_BLOCKS 8
-#endif
 template <class G> struct ad_interact_min_blocks {
     static constexpr int value = 5;
 };
 template <> struct ad_interact_min_blocks<ad_grid_gather> {
-    static constexpr int value = AD_INTERACT_MIN_BLOCKS;
+    static constexpr int value = 8;
+};
+
+/* What a pass kernel shares with the rest of the step, besides the states it reads and writes:
+ * one argument (the states, the hot pointers, stay arguments of their own, __restrict__). */
+struct ad_pass_io {
+    const unsigned *ids;   /* the slots' ids (the reservoir's thermostat reads them) */
+    float *pressure;       /* per-disc observables, written on steps somebody reads */
+    float *virial;
+    ad_ctrl *ctrl;         /* dt and step in; the removals' counts out */
+    ad_step_sums *blocks;  /* a record per block (block_sums.cuh) */
+    unsigned char *doomed; /* the reservoir's plan for this step, or NULL (ad_take_doomed) */
 };
 
 /* Step 5's removals (open.h), counted on the device: rare, so atomics. */
@@ -135,16 +151,20 @@ __device__ __forceinline__ int ad_take_doomed(unsigned char *doomed, unsigned s)
  * other buffer and the observables, and the block's partial sums. */
 template <int INTEG, int PASS, bool OBS, class G, int BIN = AD_BIN_NONE>
 __global__ void __launch_bounds__(AD_CUDA_BLOCK, ad_interact_min_blocks<G>::value)
-    k_interact(ad_params p, G gather, ad_n nn, const ad_state *__restrict__ in, ad_state *__restrict__ out, const unsigned *__restrict__ ids,
-               const ad_accel *__restrict__ acc_in, ad_accel *__restrict__ acc_out, float *__restrict__ pressure,
-               float *__restrict__ virial, ad_ctrl *__restrict__ ctrl, ad_dev_sums *__restrict__ blocks,
-               unsigned char *__restrict__ doomed, ad_bin_next bin)
+    k_interact(ad_params p, G gather, ad_n nn, const ad_state *__restrict__ in, ad_state *__restrict__ out,
+               const ad_accel *__restrict__ acc_in, ad_accel *__restrict__ acc_out, ad_pass_io io, ad_bin_next bin)
 {
+    const unsigned *__restrict__ ids = io.ids;
+    float *__restrict__ pressure = io.pressure;
+    float *__restrict__ virial = io.virial;
+    ad_ctrl *__restrict__ ctrl = io.ctrl;
+    ad_step_sums *__restrict__ blocks = io.blocks;
+    unsigned char *__restrict__ doomed = io.doomed;
     unsigned s = blockIdx.x * blockDim.x + threadIdx.x;
     ad_thread_sums sums = {};
     ad_bin_diag diag = {0, 0, 0};
     if (s < ad_n_get(nn)) {
-        float dt = (float)ctrl->dt;
+        float dt = (float)ctrl->stats.dt;
         ad_state me = in[s];
         ad_accum a;
         gather(p, in, s, me, me, &a);
@@ -163,7 +183,7 @@ __global__ void __launch_bounds__(AD_CUDA_BLOCK, ad_interact_min_blocks<G>::valu
                 nw = ad_verlet_kick(me, acc_in[s].ax, acc_in[s].ay, ax, ay, dt);
             else
                 nw = INTEG == AD_INTEGRATOR_EULER ? ad_step_euler(me, ax, ay, dt) : ad_step_symplectic(me, ax, ay, dt);
-            nw = ad_apply_boundaries(&p, nw, ids, s, ctrl->step, dt, ad_take_doomed(doomed, s), &fate);
+            nw = ad_apply_boundaries(&p, nw, ids, s, ctrl->stats.step, dt, ad_take_doomed(doomed, s), &fate);
             ad_count_fate(ctrl, fate);
             if (BIN != AD_BIN_NONE) ad_bin_one(p, bin, s, nw.x, nw.y, &diag);
         }
@@ -178,50 +198,49 @@ __global__ void __launch_bounds__(AD_CUDA_BLOCK, ad_interact_min_blocks<G>::valu
 /* RK4 stage k on the grid of the step's start. */
 template <int K, class G>
 __global__ void __launch_bounds__(AD_CUDA_BLOCK)
-    k_rk4_stage(ad_params p, G gather, ad_n nn, const ad_state *__restrict__ base, const ad_state *__restrict__ in, ad_state *__restrict__ out,
-                ad_state *__restrict__ acc, const unsigned *__restrict__ ids, ad_accel *__restrict__ accel,
-                float *__restrict__ pressure, float *__restrict__ virial, ad_ctrl *__restrict__ ctrl,
-                float skin, ad_dev_sums *__restrict__ blocks, unsigned char *__restrict__ doomed)
+    k_rk4_stage(ad_params p, G gather, ad_n nn, const ad_state *__restrict__ base, const ad_state *__restrict__ in,
+                ad_state *__restrict__ out, ad_state *__restrict__ acc, ad_accel *__restrict__ accel, float skin,
+                ad_pass_io io)
 {
+    ad_ctrl *ctrl = io.ctrl;
+    ad_step_sums *blocks = io.blocks;
     unsigned s = blockIdx.x * blockDim.x + threadIdx.x;
     ad_thread_sums sums = {};
     if (s < ad_n_get(nn)) {
-        float dt = (float)ctrl->dt;
+        float dt = (float)ctrl->stats.dt;
         ad_state b0 = base[s], me = in[s];
         ad_accum a;
         gather(p, in, s, b0, me, &a);
         float ax = a.fx * p.inv_mass + p.gx, ay = a.fy * p.inv_mass + p.gy;
         if (K == 0) {
-            pressure[s] = a.pressure;
-            virial[s] = a.virial;
+            io.pressure[s] = a.pressure;
+            io.virial[s] = a.virial;
             accel[s] = ad_accel{ax, ay};
             ad_sums_contacts(sums, a);
         }
-        ad_state nx = ad_rk4_stage(b0, me, ax, ay, dt, K, &acc[s]);
+        const ad_rk4_disc d = {b0, me, ax, ay, dt, K, io.ids, s, ctrl->stats.step, K == 3 && ad_take_doomed(io.doomed, s)};
+        int fate, past_skin;
+        ad_state nx = ad_rk4_disc_stage(&p, &d, skin, &acc[s], &fate, &past_skin);
         if (K == 3) {
-            int fate;
-            nx = ad_apply_boundaries(&p, nx, ids, s, ctrl->step, dt, ad_take_doomed(doomed, s), &fate);
             ad_count_fate(ctrl, fate);
             if (fate == AD_KEPT) {
                 ad_sums_motion(sums, p, nx);
-                float dx = ad_min_image(nx.x - b0.x, p.periodic_x, p.len_x, p.half_x);
-                float dy = ad_min_image(nx.y - b0.y, p.periodic_y, p.len_y, p.half_y);
-                sums.skin += dx * dx + dy * dy > skin * skin;
+                sums.skin_violations += past_skin;
             }
         }
         out[s] = nx;
     }
     if (K == 0 || K == 3) {
         /* stage 0 holds the contact sums, stage 3 the motion sums: keep both */
-        __shared__ ad_dev_sums prev;
+        __shared__ ad_step_sums prev;
         if (K == 3 && threadIdx.x == 0) prev = blocks[blockIdx.x];
         __syncthreads();
         ad_block_reduce(sums, &blocks[blockIdx.x]);
         __syncthreads();
         if (K == 3 && threadIdx.x == 0) {
-            ad_dev_sums t = blocks[blockIdx.x];
-            for (int k = 1; k < 11; k++)
-                if (k != 2 && k != 3) t.v[k] = prev.v[k];
+            ad_step_sums t = blocks[blockIdx.x];
+            for (int k = 0; k < AD_SUMS; k++) /* the motion sums are stage 3's */
+                if (k != AD_SUM_KE && k != AD_SUM_PX && k != AD_SUM_PY) t.v[k] = prev.v[k];
             t.max_overlap = prev.max_overlap;
             blocks[blockIdx.x] = t;
         }
@@ -234,7 +253,7 @@ __global__ void k_verlet_drift(ad_params p, ad_n n, ad_state *__restrict__ s, co
 {
     unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= ad_n_get(n)) return;
-    float dt = (float)ctrl->dt;
+    float dt = (float)ctrl->stats.dt;
     s[i] = ad_wrap_state(&p, ad_verlet_drift(s[i], acc[i].ax, acc[i].ay, dt)); /* removals: end of step */
 }
 

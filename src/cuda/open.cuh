@@ -11,7 +11,7 @@
 #include "ctrl.cuh"
 
 #define AD_ENTER_THREADS 1024
-/* AD_ROOM_MAX, the spots judged for room in one step: ctrl.cuh (the host allocates by it) */
+/* AD_ROOM_MAX, the spots judged for room in one step: src/physics/room.h (the host allocates by it) */
 
 /* Before the pass, on the grid of the step: each reservoir box's count, its controller, the discs it
  * removes in the pass (marked in `doomed`, which the pass clears) and adds after it (`add`). One
@@ -24,10 +24,10 @@ __global__ void k_reservoir_plan(ad_params p, const unsigned *__restrict__ start
     if (b >= p.res_boxes) return;
     uint32_t n = ad_reservoir_box_count(&p, start, b), a;
     double nu = (double)p.res_rate / AD_RES_CONTROL_SLOWER;
-    uint32_t rm = ad_reservoir_decide(&state[2 * b], ad_reservoir_want(&p, b), n, nu, ctrl->dt, &a);
+    uint32_t rm = ad_reservoir_decide(&state[2 * b], ad_reservoir_want(&p, b), n, nu, ctrl->stats.dt, &a);
     if (rm) {
         uint32_t slot[AD_RES_PICK_MAX];
-        uint32_t m = ad_reservoir_pick(&p, start, ids, b, ctrl->step, rm, slot);
+        uint32_t m = ad_reservoir_pick(&p, start, ids, b, ctrl->stats.step, rm, slot);
         for (uint32_t k = 0; k < m; k++) doomed[slot[k]] = 1;
         state[2 * b] -= (double)(rm - m); /* the ones not marked stay owed */
     }
@@ -69,51 +69,118 @@ __device__ __forceinline__ ad_state ad_enter_candidate(const ad_params &p, const
     return ad_reservoir_spot(&p, lo, k - add_start[lo], step);
 }
 
-/* After the pass: the step's new discs appended at slot ctrl->n in a fixed order (one block, chunks
- * of AD_ENTER_THREADS, block scans), judged for room against the gas after the pass (`gas`, in the
- * grid's order `start`) and the spots before them; entries without room wait, in order. Binned where
- * the pass binned (bin_mode). The same order and functions as the CPU (ad_cpu_open_enter). */
-__global__ void __launch_bounds__(AD_ENTER_THREADS)
-    k_enter(ad_params p, ad_ctrl *ctrl, ad_entry *__restrict__ waiting, ad_entry *__restrict__ waiting_next,
-            const unsigned *__restrict__ add, const unsigned *__restrict__ add_start, double *__restrict__ res_state,
-            const unsigned *__restrict__ start, ad_state *__restrict__ gas, unsigned *__restrict__ ids,
-            float *__restrict__ pressure, float *__restrict__ virial, ad_accel *__restrict__ acc, int bin_mode,
-            ad_bin_next bin, ad_state *__restrict__ spots, unsigned *__restrict__ spot_next,
-            unsigned *__restrict__ vmax2_bits, unsigned cap)
+/* The world's slots that entering discs take (after the last in use, up to the capacity). */
+struct ad_enter_slots {
+    ad_state *state;
+    unsigned *ids;
+    float *pressure, *virial; /* zeroed for a new disc */
+    ad_accel *acc;            /* Verlet's accelerations (zeroed), or NULL */
+    unsigned cap;
+};
+
+/* The entries' own buffers: the waiting list (read, and the next one written), the reservoir's
+ * adds per box (their counts, scanned starts and the boxes' state), the judged spots in their
+ * buckets (room.h), and the largest speed squared of the new discs (float bits, for the next step). */
+struct ad_enter_work {
+    ad_entry *waiting, *waiting_next;
+    const unsigned *res_add, *res_add_start;
+    double *res_state;
+    ad_state *spots;
+    unsigned *spot_next;
+    unsigned *vmax2_bits;
+};
+
+/* Thread 0's plan of the step's new discs: the waiting ones first, then the entries each open side
+ * owes for this step (the fractions carried in ctrl->owed), then the reservoir's additions. Where
+ * they could not fit (ad_entries_overflow) nothing is drawn: the run stops with the capacity error
+ * (the counts in 32 bits would wrap). */
+__device__ __forceinline__ ad_enter_plan ad_enter_plan_step(const ad_params &p, ad_ctrl *ctrl,
+                                                            const unsigned *__restrict__ add,
+                                                            const unsigned *__restrict__ add_start, unsigned cap,
+                                                            float dt)
 {
+    ad_enter_plan pl;
+    pl.nwait = ctrl->nwaiting;
+    pl.ne = pl.nwait;
+    unsigned long long total = pl.nwait;
+    for (int f = 0; f < 4; f++) {
+        pl.first[f] = pl.ne;
+        pl.owe[f] = 0;
+        if (!ad_side_open(&p, f)) continue;
+        double o = ctrl->owed[f] + p.side_rate[f] * (double)dt, k = floor(o);
+        ctrl->owed[f] = o - k;
+        pl.owe[f] = k > 1e9 ? 1000000000u : (unsigned)k;
+        pl.ne += pl.owe[f];
+        total += pl.owe[f];
+    }
+    unsigned nadd = p.res_boxes ? add_start[p.res_boxes - 1] + add[p.res_boxes - 1] : 0;
+    pl.total = pl.ne + nadd;
+    if (ad_entries_overflow(total + nadd, ctrl->n, cap, AD_WAITING_MAX)) {
+        ctrl->capacity_exceeded = (unsigned)min(total + nadd + ctrl->n, 0xffffffffull);
+        pl.total = pl.ne = pl.nwait = 0;
+    }
+    return pl;
+}
+
+/* The block's running counts of the step's new discs (shared memory). */
+struct ad_enter_tally {
+    unsigned placed, waited, entered, added, n0, id0, full;
+};
+
+/* A new disc q in slot `slot` (below the capacity) with id `id`: its state, zero observables, binned
+ * where the pass binned, and its speed in the step's largest. */
+__device__ __forceinline__ void ad_enter_place(const ad_params &p, const ad_enter_slots &slots, unsigned slot,
+                                               unsigned id, ad_state q, int bin_mode, const ad_bin_next &bin,
+                                               unsigned *vmax2_bits)
+{
+    slots.state[slot] = q;
+    slots.ids[slot] = id;
+    slots.pressure[slot] = 0.0f;
+    slots.virial[slot] = 0.0f;
+    if (slots.acc) slots.acc[slot] = ad_accel{0.0f, 0.0f};
+    if (bin_mode != AD_BIN_NONE) {
+        ad_bin_diag d;
+        ad_bin_one(p, bin, slot, q.x, q.y, &d);
+    }
+    atomicMax(vmax2_bits, __float_as_uint(q.vx * q.vx + q.vy * q.vy));
+}
+
+/* Thread 0, at the end: the world's count and ids, the waiting list's length, the counts. */
+__device__ __forceinline__ void ad_enter_finish(ad_ctrl *ctrl, const ad_enter_tally &n, unsigned keep, unsigned cap)
+{
+    unsigned got = n.full ? (n.n0 < cap ? cap - n.n0 : 0) : n.placed;
+    ctrl->n = n.n0 + got;
+    ctrl->next_id = n.id0 + got;
+    ctrl->nwaiting = keep;
+    ctrl->entries_lost += n.waited - keep;
+    ctrl->entered += n.entered;
+    ctrl->res_added += n.added;
+    if (n.full) ctrl->capacity_exceeded = n.n0 + n.placed;
+}
+
+/* After the pass: the step's new discs appended at slot ctrl->n in a fixed order (one block, chunks
+ * of AD_ENTER_THREADS, block scans), judged for room against the gas after the pass (slots.state, in
+ * the grid's order `start`) and the spots before them; entries without room wait, in order. Binned
+ * where the pass binned (bin_mode). The same order and functions as the CPU (ad_cpu_open_enter). */
+__global__ void __launch_bounds__(AD_ENTER_THREADS)
+    k_enter(ad_params p, ad_ctrl *ctrl, const unsigned *__restrict__ start, ad_enter_slots slots, ad_enter_work work,
+            int bin_mode, ad_bin_next bin)
+{
+    ad_state *__restrict__ spots = work.spots;
+    unsigned *__restrict__ spot_next = work.spot_next;
+    const unsigned cap = slots.cap;
     typedef cub::BlockScan<unsigned, AD_ENTER_THREADS> scan_t;
     __shared__ typename scan_t::TempStorage tmp;
     __shared__ unsigned head[AD_SPOT_BUCKETS]; /* the judged spots in buckets (room.h), next in spot_next */
     __shared__ ad_enter_plan pl;
-    __shared__ unsigned placed, waited, entered, added, n0, id0, full;
+    __shared__ ad_enter_tally n;
     const unsigned t = threadIdx.x;
-    const float dt = (float)ctrl->dt;
-    const uint64_t step = ctrl->step;
+    const float dt = (float)ctrl->stats.dt;
+    const uint64_t step = ctrl->stats.step;
     if (t == 0) {
-        pl.nwait = ctrl->nwaiting;
-        pl.ne = pl.nwait;
-        unsigned long long total = pl.nwait;
-        for (int f = 0; f < 4; f++) {
-            pl.first[f] = pl.ne;
-            pl.owe[f] = 0;
-            if (!ad_side_open(&p, f)) continue;
-            double o = ctrl->owed[f] + p.side_rate[f] * (double)dt, k = floor(o);
-            ctrl->owed[f] = o - k;
-            pl.owe[f] = k > 1e9 ? 1000000000u : (unsigned)k;
-            pl.ne += pl.owe[f];
-            total += pl.owe[f];
-        }
-        unsigned nadd = p.res_boxes ? add_start[p.res_boxes - 1] + add[p.res_boxes - 1] : 0;
-        pl.total = pl.ne + nadd;
-        placed = waited = entered = added = full = 0;
-        if (ad_entries_overflow(total + nadd, ctrl->n, cap, AD_WAITING_MAX)) {
-            /* nothing is drawn: the run stops with the capacity error (the counts in 32 bits would wrap) */
-            ctrl->capacity_exceeded = (unsigned)min(total + nadd + ctrl->n, 0xffffffffull);
-            pl.total = pl.ne = pl.nwait = 0;
-        }
-        n0 = ctrl->n;
-        id0 = ctrl->next_id;
-        *vmax2_bits = 0;
+        pl = ad_enter_plan_step(p, ctrl, work.res_add, work.res_add_start, cap, dt);
+        n = ad_enter_tally{0, 0, 0, 0, ctrl->n, ctrl->next_id, 0};
+        *work.vmax2_bits = 0;
     }
     for (unsigned b = t; b < AD_SPOT_BUCKETS; b += AD_ENTER_THREADS) head[b] = AD_SPOT_NONE;
     __syncthreads();
@@ -124,7 +191,7 @@ __global__ void __launch_bounds__(AD_ENTER_THREADS)
         ad_entry e;
         ad_state q = {0, 0, 0, 0};
         if (valid) {
-            q = ad_enter_candidate(p, pl, i, waiting, add_start, dt, step, &e, &box);
+            q = ad_enter_candidate(p, pl, i, work.waiting, work.res_add_start, dt, step, &e, &box);
             if (p.disc_contacts && i < AD_ROOM_MAX) {
                 spots[i] = q;
                 spot_next[i] = atomicExch(&head[ad_spot_bucket_of(&p, q)], i); /* a bucket's order: any */
@@ -132,54 +199,36 @@ __global__ void __launch_bounds__(AD_ENTER_THREADS)
         }
         __syncthreads(); /* this chunk's spots are there for the later ones */
         unsigned ok = valid && (!p.disc_contacts ||
-                                (i < judged && ad_room_for(&p, start, NULL, gas, head, spot_next, spots, i)));
+                                (i < judged && ad_room_for(&p, start, NULL, slots.state, head, spot_next, spots, i)));
         unsigned pre, sum;
         scan_t(tmp).ExclusiveSum(ok, pre, sum);
         __syncthreads();
         if (ok) {
-            unsigned slot = n0 + placed + pre;
+            unsigned slot = n.n0 + n.placed + pre;
             if (slot < cap) {
-                gas[slot] = q;
-                ids[slot] = id0 + placed + pre;
-                pressure[slot] = 0.0f;
-                virial[slot] = 0.0f;
-                if (acc) acc[slot] = ad_accel{0.0f, 0.0f};
-                if (bin_mode != AD_BIN_NONE) {
-                    ad_bin_diag d;
-                    ad_bin_one(p, bin, slot, q.x, q.y, &d);
-                }
-                atomicMax(vmax2_bits, __float_as_uint(q.vx * q.vx + q.vy * q.vy));
-                if (box < 0) atomicAdd(&entered, 1u);
+                ad_enter_place(p, slots, slot, n.id0 + n.placed + pre, q, bin_mode, bin, work.vmax2_bits);
+                if (box < 0) atomicAdd(&n.entered, 1u);
                 else {
-                    atomicAdd(&added, 1u);
-                    atomicAdd(&res_state[2 * box], -1.0); /* settled (integers in a double: any order) */
+                    atomicAdd(&n.added, 1u);
+                    atomicAdd(&work.res_state[2 * box], -1.0); /* settled (integers in a double: any order) */
                 }
             } else {
-                full = 1;
+                n.full = 1;
             }
         }
         unsigned w = valid && !ok && i < pl.ne, wpre, wsum;
         scan_t(tmp).ExclusiveSum(w, wpre, wsum);
-        if (w && waited + wpre < AD_WAITING_MAX) waiting_next[waited + wpre] = e;
+        if (w && n.waited + wpre < AD_WAITING_MAX) work.waiting_next[n.waited + wpre] = e;
         __syncthreads();
         if (t == 0) {
-            placed += sum;
-            waited += wsum;
+            n.placed += sum;
+            n.waited += wsum;
         }
         __syncthreads();
     }
-    unsigned keep = min(waited, (unsigned)AD_WAITING_MAX);
-    for (unsigned k = t; k < keep; k += AD_ENTER_THREADS) waiting[k] = waiting_next[k];
-    if (t == 0) {
-        unsigned got = full ? (n0 < cap ? cap - n0 : 0) : placed;
-        ctrl->n = n0 + got;
-        ctrl->next_id = id0 + got;
-        ctrl->nwaiting = keep;
-        ctrl->entries_lost += waited - keep;
-        ctrl->entered += entered;
-        ctrl->res_added += added;
-        if (full) ctrl->capacity_exceeded = n0 + placed;
-    }
+    unsigned keep = min(n.waited, (unsigned)AD_WAITING_MAX);
+    for (unsigned k = t; k < keep; k += AD_ENTER_THREADS) work.waiting[k] = work.waiting_next[k];
+    if (t == 0) ad_enter_finish(ctrl, n, keep, cap);
 }
 
 #endif

@@ -117,17 +117,11 @@ static inline void ad_scan_counts_lg(unsigned *counts, unsigned *start, unsigned
 static inline cudaError_t ad_scan_counts(unsigned *counts, unsigned lg, unsigned *start, unsigned *tile_sum,
                                          size_t ncell, cudaStream_t st)
 {
-#ifdef AD_CUDA_CUB_SCAN
-    size_t bytes = ad_scan_state_bytes(ncell, lg);
-    cudaError_t e = ad_cub_scan(tile_sum, bytes, counts, lg, start, ncell, st);
-    return e ? e : cudaMemsetAsync(counts, 0, ad_count_bytes(ncell, lg), st);
-#else
     unsigned nt = (unsigned)ad_scan_tiles(ncell, lg);
     if (lg == 2) ad_scan_counts_lg<2>(counts, start, tile_sum, nt, st);
     else if (lg == 1) ad_scan_counts_lg<1>(counts, start, tile_sum, nt, st);
     else ad_scan_counts_lg<0>(counts, start, tile_sum, nt, st);
     return cudaGetLastError();
-#endif
 }
 
 #endif

@@ -28,7 +28,7 @@ __global__ void k_scatter(ad_params p, ad_n nn, const unsigned *__restrict__ ran
     if (a_out) a_out[slot] = a_in[i];
 }
 
-/* Deterministic path: slot s takes disc perm[s] (a stable radix sort by cell). */
+/* Deterministic path: slot s takes disc perm[s] (the order of a stable sort by cell). */
 __global__ void k_gather(ad_n nn, const unsigned *__restrict__ perm, const ad_state *__restrict__ s_in,
                          const unsigned *__restrict__ id_in, const ad_accel *__restrict__ a_in,
                          ad_state *__restrict__ s_out, unsigned *__restrict__ id_out, ad_accel *__restrict__ a_out)
@@ -65,12 +65,6 @@ __global__ void k_stable_rank(ad_n nn, unsigned dead_cell, const unsigned *__res
     unsigned c = cell_of[i], a = start[c], b = c == dead_cell ? a + *dead : start[c + 1], r = 0;
     for (unsigned k = a; k < b; k++) r += members[k] < i;
     perm[a + r] = i;
-}
-
-__global__ void k_iota(ad_n n, unsigned *__restrict__ v)
-{
-    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < ad_n_get(n)) v[i] = i;
 }
 
 /* After a sort (open sides): the removed discs were put after the others, in [start[dead cell],

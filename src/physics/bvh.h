@@ -26,6 +26,8 @@
  * The backends own the atomics and the fence that makes the first child's box
  * visible to the second (ad_bvh_merge reads it through a volatile pointer).
  */
+/* Two dimensions: the Morton code interleaves 16-bit x and y into 32 bits and boxes are 2D; 3D
+ * interleaves three 10- or 21-bit coordinates. */
 #ifndef AD_PHYSICS_BVH_H
 #define AD_PHYSICS_BVH_H
 
@@ -179,6 +181,33 @@ AD_HD static inline void ad_bvh_merge(const ad_bvh *t, ad_bvh_box *box, uint32_t
     ad_bvh_box b = ad_bvh_built_box(t, box, t->child[2 * (size_t)k + 1]);
     ad_bvh_box u = {fminf(a.x0, b.x0), fminf(a.y0, b.y0), fmaxf(a.x1, b.x1), fmaxf(a.y1, b.y1)};
     box[k] = u;
+}
+
+/* The boxes bottom-up, after the node build: leaf i (of n) climbs; at each parent the first child
+ * to arrive stops and the second merges both boxes, up to the root. visits (one per internal
+ * node) starts at zero. On the GPU every leaf climbs at once: a fence before the counter makes
+ * this thread's box write visible before its sibling can see the count, one after it orders the
+ * sibling's read (the race of DESIGN.md's reference 004; ad_bvh_merge reads through a volatile
+ * pointer). On the CPU's threads (concurrent) the counter is an acq_rel atomic; without them one
+ * thread climbs the leaves in order with a plain count. */
+AD_HD static inline void ad_bvh_climb(const ad_bvh *t, ad_bvh_box *box, const uint32_t *parent, uint32_t *visits,
+                                      uint32_t n, uint32_t i, int concurrent)
+{
+    uint32_t node = n - 1 + i;
+    do {
+        uint32_t up = parent[node];
+#ifdef __CUDA_ARCH__
+        (void)concurrent;
+        __threadfence();
+        int first = atomicAdd(&visits[up], 1u) == 0;
+        __threadfence();
+#else
+        int first = (concurrent ? __atomic_fetch_add(&visits[up], 1u, __ATOMIC_ACQ_REL) : visits[up]++) == 0;
+#endif
+        if (first) return;
+        ad_bvh_merge(t, box, up);
+        node = up;
+    } while (node != 0);
 }
 
 /* ------------------------------------------------------------- traversal -- */

@@ -24,6 +24,8 @@
  *              P = (sum m v^2 + sum_i virial_i) / (2 A);
  *   energy   = elastic energy k delta^2 / 2, half to each disc of a pair.
  */
+/* Two dimensions: ad_accum holds (fx, fy) and four walls; the disc-disc law itself (normal only, along
+ * the centre line) is the same in 3D with a third component. */
 #ifndef AD_PHYSICS_CONTACT_H
 #define AD_PHYSICS_CONTACT_H
 
@@ -62,18 +64,36 @@ static inline double ad_contact_duration(double m_eff, double k, double gamma)
     return AD_PI / sqrt(w0sq - eta * eta);
 }
 
+/* The disc-disc law once the distance is known: dist = |(dx, dy)|, touch = 1 and inv = 1 / dist where
+ * the discs touch, touch = inv = 0 where they do not (a no-op then, in exact zeros). */
+AD_HD static inline void ad_contact_disc_at(const ad_params *p, float dx, float dy, float dvx, float dvy, float dist,
+                                            float inv, float touch, ad_accum *a)
+{
+    float nx = dx * inv, ny = dy * inv;
+    float delta = (p->diameter - dist) * touch;
+    float vn = dvx * nx + dvy * ny;
+    float f = p->k * delta - p->gamma_pp * vn;
+    a->fx -= f * nx;
+    a->fy -= f * ny;
+    a->pressure += fabsf(f);
+    a->virial += 0.5f * dist * f;
+    a->energy += 0.25f * p->k * delta * delta;
+    a->max_overlap = a->max_overlap > delta ? a->max_overlap : delta;
+}
+
 /* Disc i meets disc j. dx, dy: x_j - x_i (minimum image); dvx, dvy: v_j - v_i.
  * Accumulates into *a if they touch. Branch-free: whether a candidate touches is a
  * coin toss in a gas, so a mask costs less than the mispredicted branch. */
 AD_HD static inline void ad_contact_disc(const ad_params *p, float dx, float dy, float dvx, float dvy, ad_accum *a)
 {
     float d2 = dx * dx + dy * dy;
-#if defined(__CUDA_ARCH__) && !defined(AD_CUDA_IEEE_CONTACT)
+#ifdef __CUDA_ARCH__
     /* the GPU's reciprocal square root (one instruction, within 2 ulp) in place of a
      * correctly rounded square root and division (about 16 instructions and two slow-path
      * branches): distances agree with the CPU's to about 1e-7 relative. Its input is kept
      * normal (a centre distance below 1e-19 counts as coincident, where the CPU's test is
-     * d2 > 0), so the flush-to-zero form needs no subnormal fix-up (3 instructions less). */
+     * d2 > 0), so the flush-to-zero form needs no subnormal fix-up (3 instructions less).
+     * dev/cuda/gather.cu times both forms and checks them against the CPU. */
     int normal = d2 >= 1.17549435e-38f; /* FLT_MIN */
     float touch = (d2 < p->diameter_sq && normal) ? 1.0f : 0.0f;
     float rinv;
@@ -86,16 +106,7 @@ AD_HD static inline void ad_contact_disc(const ad_params *p, float dx, float dy,
     float dist = sqrtf(d2);
     float inv = touch / (dist + (1.0f - touch)); /* 0 when apart, 1/dist when touching */
 #endif
-    float nx = dx * inv, ny = dy * inv;
-    float delta = (p->diameter - dist) * touch;
-    float vn = dvx * nx + dvy * ny;
-    float f = p->k * delta - p->gamma_pp * vn;
-    a->fx -= f * nx;
-    a->fy -= f * ny;
-    a->pressure += fabsf(f);
-    a->virial += 0.5f * dist * f;
-    a->energy += 0.25f * p->k * delta * delta;
-    a->max_overlap = a->max_overlap > delta ? a->max_overlap : delta;
+    ad_contact_disc_at(p, dx, dy, dvx, dvy, dist, inv, touch, a);
 }
 
 /* Disc with velocity (vx, vy) pressed by delta > 0 onto a static body whose outward

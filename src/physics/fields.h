@@ -1,4 +1,6 @@
 /* Field sampling shared by both backends: which coarse cell a disc counts in and what it adds. */
+/* Two dimensions: the fields are an image of 2D cells (sums of vx, vy, ax, ay, |v|^2 over 2 components); 3D
+ * fields are a volume. */
 #ifndef AD_PHYSICS_FIELDS_H
 #define AD_PHYSICS_FIELDS_H
 

@@ -2,6 +2,8 @@
  * Each disc writes only itself (Newton's third law is given up), so no two threads
  * ever write the same memory and the sum order is fixed by the cell order alone:
  * results do not depend on the number of threads. */
+/* Two dimensions: the neighbour search walks rows of cells (the 3x3 block, reach_x by reach_y), the
+ * wall contacts are four walls; 3D walks 3x3x3 and six walls. */
 #ifndef AD_PHYSICS_GATHER_H
 #define AD_PHYSICS_GATHER_H
 

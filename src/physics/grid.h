@@ -1,4 +1,5 @@
 /* Uniform-grid cell arithmetic shared by both backends: the one place positions are clamped to the grid. */
+/* Two dimensions: a cell is (cx, cy) and its index cy * nx + cx; 3D adds cz and nz. */
 #ifndef AD_PHYSICS_GRID_H
 #define AD_PHYSICS_GRID_H
 

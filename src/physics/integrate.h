@@ -13,6 +13,8 @@
  *       that contacts at the stage positions are still found.
  * The step functions only move; ad_apply_boundaries (step 5) then wraps periodic
  * axes and removes discs that left through an open side (open.h). */
+/* Two dimensions: every integrator moves x and y component by component; 3D adds z with the same
+ * formulas. */
 #ifndef AD_PHYSICS_INTEGRATE_H
 #define AD_PHYSICS_INTEGRATE_H
 
@@ -106,6 +108,41 @@ AD_HD static inline ad_state ad_rk4_stage(ad_state base, ad_state stage, float a
         next.vy = base.vy + dt * acc->vy;
     }
     return next;
+}
+
+/* RK4 stage k of one disc, after the gather at its stage state: both backends' stage. */
+typedef struct ad_rk4_disc {
+    ad_state base;  /* at the step's start: the grid's, and the stages' origin */
+    ad_state stage; /* at this stage */
+    float ax, ay;   /* the acceleration at the stage (contacts and gravity) */
+    float dt;
+    int k;          /* 0..3 */
+    /* the last stage's step 5 (ad_apply_boundaries): */
+    const uint32_t *ids;
+    size_t slot;
+    uint64_t step;
+    int doomed;     /* the reservoir's plan removes the disc in this step */
+} ad_rk4_disc;
+
+/* The next stage's state (the step's end at k = 3, its boundaries applied: *fate, as
+ * ad_apply_boundaries). *past_skin: a kept disc moved further than `skin` in the step, so the
+ * grid of the step's start may have missed contacts (counted in the statistics). acc: the
+ * weighted sum across the stages (ad_rk4_stage). */
+AD_HD static inline ad_state ad_rk4_disc_stage(const ad_params *p, const ad_rk4_disc *d, float skin, ad_state *acc,
+                                               int *fate, int *past_skin)
+{
+    ad_state nx = ad_rk4_stage(d->base, d->stage, d->ax, d->ay, d->dt, d->k, acc);
+    *fate = AD_KEPT;
+    *past_skin = 0;
+    if (d->k == 3) {
+        nx = ad_apply_boundaries(p, nx, d->ids, d->slot, d->step, d->dt, d->doomed, fate);
+        if (*fate == AD_KEPT) {
+            float dx = ad_min_image(nx.x - d->base.x, p->periodic_x, p->len_x, p->half_x);
+            float dy = ad_min_image(nx.y - d->base.y, p->periodic_y, p->len_y, p->half_y);
+            *past_skin = dx * dx + dy * dy > skin * skin;
+        }
+    }
+    return nx;
 }
 
 #endif

@@ -47,6 +47,8 @@
  * Removed discs. A removed disc keeps its slot until the next sort, with the state ad_dead_state()
  * (NaN position) and the dead cell (nx * ny, after the grid's cells), so that the sort puts
  * the removed discs after the others and the world shrinks there. */
+/* Two dimensions: four open sides with a 2D free-molecular flux (one tangential component), the
+ * reservoir boxes tile a 2D band; 3D has six faces and two tangential components. */
 #ifndef AD_PHYSICS_OPEN_H
 #define AD_PHYSICS_OPEN_H
 

@@ -1,4 +1,6 @@
 /* The numbers every contact, cell and integration kernel reads, in float, derived once per world. */
+/* Two dimensions: the domain, grid and sides are per axis x and y (x_min..y_max, nx, ny, periodic_x/y,
+ * open_x/y, four side rates), gravity is (gx, gy). */
 #ifndef AD_PHYSICS_PARAMS_H
 #define AD_PHYSICS_PARAMS_H
 

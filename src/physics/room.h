@@ -7,12 +7,18 @@
  * Removed discs (open.h) have NaN positions and never block. The new spots of a step are listed in a
  * fixed order; spot k is compared with the spots before it whether or not they were placed, so that
  * each spot is judged on its own (in parallel, in any order) and the outcome is the same everywhere. */
+/* Two dimensions: spots are bucketed on a 2D grid and judged against the gas in the 2D block of cells
+ * within 1.5 diameters; 3D adds the third axis to both. */
 #ifndef AD_PHYSICS_ROOM_H
 #define AD_PHYSICS_ROOM_H
 
 #include "bvh.h"
 #include "grid.h"
 #include "state.h"
+
+/* Spots judged for room in one step, at most, on every backend: entries past it wait; the reservoir's
+ * additions past it are left to the next step, whose boxes ask again. */
+#define AD_ROOM_MAX 8192
 
 AD_HD static inline int ad_room_wrap_cell(int c, int n, int periodic)
 {

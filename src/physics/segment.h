@@ -15,6 +15,8 @@
  * kept in a small table (AD_SEG_TOUCH_MAX components at once; a disc touching more than that gets
  * the extra ones segment by segment). Ties go to the first segment met, so a point shared by two
  * segments is taken once. */
+/* Two dimensions: the body is a set of 2D segments found through a 2D coarse grid; 3D replaces them
+ * with triangles (STL) and the closest point on a triangle. */
 #ifndef AD_PHYSICS_SEGMENT_H
 #define AD_PHYSICS_SEGMENT_H
 

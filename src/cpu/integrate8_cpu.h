@@ -1,58 +1,32 @@
-/* The end of the gather pass for eight discs at once (AVX2): integrate, wrap, bin for the next step, sums.
+/* The eight-disc integrate (AVX2): the interact pass's motion half for eight discs at once, and the motion sums.
  *
- * After the gather of eight consecutive slots (their accelerations in AX, AY), this
- * does for all eight in AVX2 lanes what interact_block does for one disc after its
- * gather, for symplectic and explicit Euler on the grid: the step (ad_step_symplectic /
- * ad_step_euler), the periodic wraps (ad_wrap's first correction), the next step's cell
- * (ad_cell_index) and domain test (ad_outside_domain), the writes, and the motion sums
- * (ad_cpu_motion_lane). Every lane computes the same IEEE single operations in the same
- * order as those functions (the build does not contract a*b+c), so the results are theirs
- * bit for bit; the double sums go to the lane sums of ad_cpu_motion8, as the scalar code's.
- * It gives up, having written nothing, when a lane needs what it does not do: a disc
- * past an open side (removed) or in the reservoir's band (its draws, open.h), or a
- * coordinate still outside a periodic axis after one correction (ad_wrap's full
- * reduction); the caller then takes the scalar path for those eight. */
-#ifndef AD_CPU_TAIL_CPU_H
-#define AD_CPU_TAIL_CPU_H
+ * Contract. After the gather of eight consecutive slots (their accelerations in AX, AY),
+ * ad_cpu_integrate8_avx2 does for all eight in AVX2 lanes what interact_motion
+ * (interact_cpu.h) does for one disc after its gather, for symplectic and explicit Euler on
+ * the grid: the step (ad_step_symplectic / ad_step_euler), the periodic wraps (ad_wrap's
+ * first correction), the next step's cell (ad_cell_index) and domain test
+ * (ad_outside_domain), the fused bin (fused_bin_cpu.h), the writes, and the motion sums
+ * (ad_motion8_add).
+ *
+ * Why that is exact: every lane computes the same IEEE single operations in the same order
+ * as those functions (the build does not contract a*b+c), so the results are theirs bit for
+ * bit; the double sums go to the lane sums of ad_motion8, which the scalar code adds to
+ * lane by lane, and which are folded in one fixed tree at the block's end. What it skips is
+ * only the rare paths, and it does not guess them: it gives up, having written nothing, when
+ * a lane needs what it does not do (a disc past an open side, removed; one in the reservoir's
+ * band, with its draws, open.h; a coordinate still outside a periodic axis after one
+ * correction, ad_wrap's full reduction), and the caller then takes the scalar path for those
+ * eight (test_isa compares both lane by lane on edge cases). */
+#ifndef AD_CPU_INTEGRATE8_CPU_H
+#define AD_CPU_INTEGRATE8_CPU_H
 
 #include "../core/world_internal.h"
-#include "gather_cpu.h"
+#include "fast_path_cpu.h"
+#include "fused_bin_cpu.h"
 
-/* A block's kinetic energy and momentum in eight partial sums by slot: lane l takes the
- * block's slots s0 + l, s0 + 8 + l, ..., and the lanes are folded at the block's end in a
- * fixed tree (ad_cpu_fold8). The AVX2 tail adds a group of eight with two vector adds a
- * quantity and the scalar code adds one lane: the same sums in both builds, in any mix. */
-typedef struct ad_cpu_motion8 {
-    double ke[8], px[8], py[8];
-} ad_cpu_motion8;
-
-/* A disc's motion sums, for slot s0 + l (mod 8): the lane sums, and the block's largest
- * speed and non-finite count. */
-static inline void ad_cpu_motion_lane(ad_cpu_motion8 *m, ad_block_sums *b, const ad_params *p, ad_state s, unsigned l)
-{
-    float v2 = s.vx * s.vx + s.vy * s.vy;
-    l &= 7u;
-    m->ke[l] += 0.5 * (double)p->mass * (double)v2;
-    m->px[l] += (double)p->mass * (double)s.vx;
-    m->py[l] += (double)p->mass * (double)s.vy;
-    b->vmax2 = b->vmax2 > v2 ? b->vmax2 : v2;
-    /* x - x is NaN exactly when x is infinite or NaN, and a NaN survives the sum */
-    float z = (s.x - s.x) + (s.y - s.y) + (s.vx - s.vx) + (s.vy - s.vy);
-    b->nonfinite += z != z;
-}
-
-static inline double ad_cpu_fold8(const double *v)
-{
-    return ((v[0] + v[1]) + (v[2] + v[3])) + ((v[4] + v[5]) + (v[6] + v[7]));
-}
-
-/* The block's kinetic energy and momentum from its lane sums. */
-static inline void ad_cpu_fold_motion(const ad_cpu_motion8 *m, ad_block_sums *b)
-{
-    b->ke = ad_cpu_fold8(m->ke);
-    b->px = ad_cpu_fold8(m->px);
-    b->py = ad_cpu_fold8(m->py);
-}
+/* The motion sums of a block by slot mod 8 (ad_motion8, src/physics/step_sums.h): the scalar code
+ * adds one lane (ad_motion8_add), the eight-disc integrate a group of eight with two vector adds a
+ * quantity: the same sums in both builds, in any mix. */
 
 #ifdef AD_CPU_AVX2
 
@@ -81,11 +55,41 @@ AD_CPU_INLINE __m256i ad_cpu_cell_coord8(__m256 x, float origin, float inv_cell,
     return _mm256_and_si256(c, _mm256_castps_si256(_mm256_cmp_ps(f, _mm256_setzero_ps(), _CMP_GE_OQ)));
 }
 
+/* 1 where one of eight discs with cell coordinates (cx, cy) is in the reservoir's band (its
+ * draws are scalar, open.h). */
+AD_CPU_INLINE int ad_cpu_in_band8(const ad_params *P, __m256i cx, __m256i cy)
+{
+    __m256i band = _mm256_or_si256(
+        _mm256_or_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32(P->res_l), cx),
+                        _mm256_cmpgt_epi32(cx, _mm256_set1_epi32(P->nx - P->res_r - 1))),
+        _mm256_or_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32(P->res_b), cy),
+                        _mm256_cmpgt_epi32(cy, _mm256_set1_epi32(P->ny - P->res_t - 1))));
+    return !_mm256_testz_si256(band, band);
+}
+
+/* Eight states back to AoS at out: rows {d0, d4}, {d1, d5}, {d2, d6}, {d3, d7}, then halves paired. */
+AD_CPU_INLINE void ad_cpu_store8(ad_state *out, __m256 x, __m256 y, __m256 vx, __m256 vy)
+{
+    __m256 a = _mm256_unpacklo_ps(x, y), b = _mm256_unpackhi_ps(x, y);
+    __m256 c = _mm256_unpacklo_ps(vx, vy), d = _mm256_unpackhi_ps(vx, vy);
+    __m256 o0 = _mm256_castpd_ps(_mm256_unpacklo_pd(_mm256_castps_pd(a), _mm256_castps_pd(c)));
+    __m256 o1 = _mm256_castpd_ps(_mm256_unpackhi_pd(_mm256_castps_pd(a), _mm256_castps_pd(c)));
+    __m256 o2 = _mm256_castpd_ps(_mm256_unpacklo_pd(_mm256_castps_pd(b), _mm256_castps_pd(d)));
+    __m256 o3 = _mm256_castpd_ps(_mm256_unpackhi_pd(_mm256_castps_pd(b), _mm256_castps_pd(d)));
+    float *o = &out[0].x;
+    _mm256_storeu_ps(o + 0, _mm256_permute2f128_ps(o0, o1, 0x20));
+    _mm256_storeu_ps(o + 8, _mm256_permute2f128_ps(o2, o3, 0x20));
+    _mm256_storeu_ps(o + 16, _mm256_permute2f128_ps(o0, o1, 0x31));
+    _mm256_storeu_ps(o + 24, _mm256_permute2f128_ps(o2, o3, 0x31));
+}
+
 /* Slots s..s+7: `in` their states before the step, AX/AY their accelerations. Returns 1
- * when it wrote them (out, cell_of, counters, sums), 0 when the scalar path must. */
-AD_CPU_INLINE int ad_cpu_tail8_avx2(const ad_params *P, const ad_state *in, ad_state *out, const float *AX,
-                                    const float *AY, float dt, int symplectic, uint32_t *cell_of, ad_cpu_bins *bins,
-                                    ad_cpu_motion8 *m8, ad_block_sums *sums, uint32_t *outside)
+ * when it wrote them (out, cell_of, counters, sums), 0, having written nothing, when the
+ * scalar path must (the contract above). */
+AD_CPU_INLINE int ad_cpu_integrate8_avx2(const ad_params *P, const ad_state *in, ad_state *out, const float *AX,
+                                         const float *AY, float dt, int symplectic, uint32_t *cell_of,
+                                         ad_cpu_fused_bin *bins, ad_motion8 *m8, ad_step_sums *sums,
+                                         uint32_t *outside)
 {
     __m256 x, y, vx, vy;
     ad_cpu_soa8(&in[0].x, &x, &y, &vx, &vy);
@@ -115,14 +119,7 @@ AD_CPU_INLINE int ad_cpu_tail8_avx2(const ad_params *P, const ad_state *in, ad_s
     /* the next step's bin (ad_cell_index, ad_outside_domain) */
     __m256i cx = ad_cpu_cell_coord8(x, P->origin_x, P->inv_cell_x, P->nx);
     __m256i cy = ad_cpu_cell_coord8(y, P->origin_y, P->inv_cell_y, P->ny);
-    if (P->res_boxes) { /* a disc in the reservoir's band (open.h): its draws are scalar */
-        __m256i band = _mm256_or_si256(
-            _mm256_or_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32(P->res_l), cx),
-                            _mm256_cmpgt_epi32(cx, _mm256_set1_epi32(P->nx - P->res_r - 1))),
-            _mm256_or_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32(P->res_b), cy),
-                            _mm256_cmpgt_epi32(cy, _mm256_set1_epi32(P->ny - P->res_t - 1))));
-        if (!_mm256_testz_si256(band, band)) return 0;
-    }
+    if (P->res_boxes && ad_cpu_in_band8(P, cx, cy)) return 0; /* the reservoir's draws are scalar */
     __m256i cell = _mm256_add_epi32(_mm256_mullo_epi32(cy, _mm256_set1_epi32(P->nx)), cx);
     __m256 inside = _mm256_castsi256_ps(_mm256_set1_epi32(-1));
     if (!P->open_y)
@@ -138,26 +135,15 @@ AD_CPU_INLINE int ad_cpu_tail8_avx2(const ad_params *P, const ad_state *in, ad_s
     if (bins->width == UINT32_MAX) /* one thread: every cell is its own */
         for (int l = 0; l < 8; l++) bins->count[C[l]]++;
     else
-        for (int l = 0; l < 8; l++) ad_cpu_bin_count(bins, C[l], bins->slot + (uint32_t)l);
-    /* the states back to AoS: rows {d0, d4}, {d1, d5}, {d2, d6}, {d3, d7}, then halves paired */
-    __m256 a = _mm256_unpacklo_ps(x, y), b = _mm256_unpackhi_ps(x, y);
-    __m256 c = _mm256_unpacklo_ps(vx, vy), d = _mm256_unpackhi_ps(vx, vy);
-    __m256 o0 = _mm256_castpd_ps(_mm256_unpacklo_pd(_mm256_castps_pd(a), _mm256_castps_pd(c)));
-    __m256 o1 = _mm256_castpd_ps(_mm256_unpackhi_pd(_mm256_castps_pd(a), _mm256_castps_pd(c)));
-    __m256 o2 = _mm256_castpd_ps(_mm256_unpacklo_pd(_mm256_castps_pd(b), _mm256_castps_pd(d)));
-    __m256 o3 = _mm256_castpd_ps(_mm256_unpackhi_pd(_mm256_castps_pd(b), _mm256_castps_pd(d)));
-    float *o = &out[0].x;
-    _mm256_storeu_ps(o + 0, _mm256_permute2f128_ps(o0, o1, 0x20));
-    _mm256_storeu_ps(o + 8, _mm256_permute2f128_ps(o2, o3, 0x20));
-    _mm256_storeu_ps(o + 16, _mm256_permute2f128_ps(o0, o1, 0x31));
-    _mm256_storeu_ps(o + 24, _mm256_permute2f128_ps(o2, o3, 0x31));
-    /* ad_cpu_motion_lane's sums of the eight lanes */
+        for (int l = 0; l < 8; l++) ad_cpu_fused_bin_count(bins, C[l], bins->slot + (uint32_t)l);
+    ad_cpu_store8(out, x, y, vx, vy);
+    /* ad_motion8_add's sums of the eight lanes */
     __m256 v2 = _mm256_add_ps(_mm256_mul_ps(vx, vx), _mm256_mul_ps(vy, vy));
     __m256 z = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(_mm256_sub_ps(x, x), _mm256_sub_ps(y, y)),
                                            _mm256_sub_ps(vx, vx)),
                              _mm256_sub_ps(vy, vy));
     sums->nonfinite += (uint32_t)__builtin_popcount((unsigned)_mm256_movemask_ps(_mm256_cmp_ps(z, z, _CMP_UNORD_Q)));
-    /* ad_cpu_motion_lane for the eight lanes at once */
+    /* ad_motion8_add for the eight lanes at once */
     __m256d kc = _mm256_set1_pd(0.5 * (double)P->mass), mc = _mm256_set1_pd((double)P->mass);
     __m256 q[3] = {v2, vx, vy};
     double *acc[3] = {m8->ke, m8->px, m8->py};
