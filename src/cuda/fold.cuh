@@ -20,8 +20,7 @@ __device__ __forceinline__ ad_step_sums ad_sums_load_cg(const ad_step_sums *p)
     r.max_overlap = __ldcg(&p->max_overlap);
     r.nonfinite = __ldcg(&p->nonfinite);
     r.skin_violations = __ldcg(&p->skin_violations);
-    r.left = __ldcg(&p->left);
-    r.res_removed = __ldcg(&p->res_removed);
+    r.left = r.res_removed = 0; /* the CPU's counts: the GPU counts removals in ad_ctrl (not loaded) */
     r.occupancy = __ldcg(&p->occupancy);
     r.overflow = __ldcg(&p->overflow);
     r.outside = __ldcg(&p->outside);
@@ -29,7 +28,8 @@ __device__ __forceinline__ ad_step_sums ad_sums_load_cg(const ad_step_sums *p)
     return r;
 }
 
-/* Lane + o's record added to this lane's (a warp shuffle per field). */
+/* Lane + o's record added to this lane's (a warp shuffle per field; none for the CPU's counts of
+ * removed discs, zero here). */
 __device__ __forceinline__ void ad_sums_add_down(ad_step_sums &t, unsigned o)
 {
     const unsigned m = 0xffffffffu;
@@ -38,8 +38,6 @@ __device__ __forceinline__ void ad_sums_add_down(ad_step_sums &t, unsigned o)
     t.max_overlap = fmaxf(t.max_overlap, __shfl_down_sync(m, t.max_overlap, o));
     t.nonfinite += __shfl_down_sync(m, t.nonfinite, o);
     t.skin_violations += __shfl_down_sync(m, t.skin_violations, o);
-    t.left += __shfl_down_sync(m, t.left, o);
-    t.res_removed += __shfl_down_sync(m, t.res_removed, o);
     t.occupancy = max(t.occupancy, __shfl_down_sync(m, t.occupancy, o));
     t.overflow += __shfl_down_sync(m, t.overflow, o);
     t.outside += __shfl_down_sync(m, t.outside, o);
@@ -55,7 +53,8 @@ __device__ __forceinline__ ad_step_sums ad_sums_range(const ad_step_sums *in, un
 {
     ad_step_sums t = {};
     for (unsigned i = a + threadIdx.x; i < b; i += blockDim.x) {
-        const ad_step_sums r = CG ? ad_sums_load_cg(in + i) : in[i];
+        ad_step_sums r = CG ? ad_sums_load_cg(in + i) : in[i];
+        r.left = r.res_removed = 0; /* as in ad_sums_load_cg: the fold keeps them out of its registers */
         ad_step_sums_add(&t, &r);
     }
     for (unsigned o = 16; o > 0; o >>= 1) ad_sums_add_down(t, o);
