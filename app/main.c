@@ -41,7 +41,8 @@ static const char *USAGE_RUN =
     "\n"
     "Ctrl-C finishes the current step, writes DIR/checkpoint.ckpt and exits with code 130.\n"
     "Outputs in DIR: forces.csv, summary.txt, *.png heat maps, frames/, particles.pvd, fields.pvd,\n"
-    "body.vtp, pressure.mp4 (with ffmpeg), checkpoint.ckpt, scene.ini (the scene as run).\n";
+    "body.vtp, speed.mp4 (with ffmpeg; pressure.mp4 with [output] frames = pressure), checkpoint.ckpt,\n"
+    "scene.ini (the scene as run).\n";
 
 static const char *USAGE_RESUME =
     "usage: aerodem resume CHECKPOINT [--steps N] [--out DIR] [--backend auto|cpu|cuda|reference]\n"
@@ -52,6 +53,8 @@ static const char *USAGE_RESUME =
     "that was never interrupted.\n";
 
 static const char *USAGE_INFO = "usage: aerodem info\n\nPrints the backends built in, CPU threads and GPUs found.\n";
+static const char *USAGE_KEYS = "usage: aerodem scene-keys\n\nPrints the reference of every scene key, its default, "
+                                "what it accepts and what it means, as Markdown (docs/SCENES.md is its output).\n";
 
 static int usage_error(const char *usage, const char *fmt, const char *arg)
 {
@@ -278,6 +281,11 @@ int main(int argc, char **argv)
     if (!strcmp(argv[1], "info")) return cmd_info(argc, argv);
     if (!strcmp(argv[1], "sweep")) return ad_tunnel_sweep(argc, argv);
     if (!strcmp(argv[1], "scene-keys")) {
+        if (argc > 2 && (!strcmp(argv[2], "--help") || !strcmp(argv[2], "-h"))) {
+            printf("%s", USAGE_KEYS);
+            return 0;
+        }
+        if (argc > 2) return usage_error(USAGE_KEYS, "scene-keys takes no argument, not '%s'", argv[2]);
         ad_scene_write_reference(stdout);
         return 0;
     }

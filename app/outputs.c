@@ -47,6 +47,7 @@ ad_status out_force_row(run *r)
     /* 2D coefficients: density = mass per area of the free stream, reference length = chord */
     double q = r->flow.dynamic_pressure * r->sc.chord;
     double cd = q > 0 ? fx / q : NAN, cl = q > 0 ? fy / q : NAN;
+    if (s.max_overlap > r->max_overlap_seen) r->max_overlap_seen = s.max_overlap;
     measure m = r->m; /* the run state changes only once the row is written */
     m.impulse_x = s.body_impulse_x;
     m.impulse_y = s.body_impulse_y;
@@ -130,7 +131,28 @@ ad_status out_load_frames(run *r, unsigned long long step)
     return st;
 }
 
-/* Particle frame k: PNG coloured by per-disc pressure and a .vtp. */
+/* What colours the frames' discs, as their files and the video are named. */
+const char *out_frame_name(const run *r) { return r->sc.frame_colour == AD_FRAME_PRESSURE ? "pressure" : "speed"; }
+
+/* The frames' colour scale, one for the whole run so that the video does not flicker: speed from 0 to
+ * the stream's |U| + 3 sigma (the fastest discs of a Maxwellian, sigma^2 = kT/m per component; the
+ * auto range where that is 0), pressure the first frame's range, kept. */
+static void frame_scale(run *r, const float *v, size_t n)
+{
+    if (!isnan(r->frame_hi)) return;
+    double top = fabs(r->sc.velocity) + 3.0 * sqrt(r->sc.temperature);
+    if (r->sc.frame_colour == AD_FRAME_SPEED && top > 0) {
+        r->frame_lo = 0.0;
+        r->frame_hi = top;
+    } else {
+        ad_color_range(v, n, NAN, NAN, 0, &r->frame_lo, &r->frame_hi);
+    }
+    say(r, "  frames: discs coloured by their %s, %.4g to %.4g %s on every frame of the run\n", out_frame_name(r),
+        r->frame_lo, r->frame_hi, r->sc.frame_colour == AD_FRAME_PRESSURE ? "N" : "m/s");
+}
+
+/* Particle frame k: PNG coloured by per-disc speed or pressure (with the time and step in its title),
+ * and a .vtp. */
 static ad_status write_particles(run *r, unsigned long long k)
 {
     ad_stats s;
@@ -139,21 +161,28 @@ static ad_status write_particles(run *r, unsigned long long k)
     ad_particle *p = malloc((n + 1) * sizeof *p);
     uint32_t *id = malloc((n + 1) * sizeof *id);
     float *pr = malloc((n + 1) * sizeof *pr), *x = malloc((n + 1) * sizeof *x), *y = malloc((n + 1) * sizeof *y);
+    float *c = malloc((n + 1) * sizeof *c);
     ad_status st = ok();
-    if (!p || !id || !pr || !x || !y) st = fail(AD_ERR_NO_MEMORY, "out of memory for a frame of %zu discs", n);
+    if (!p || !id || !pr || !x || !y || !c) st = fail(AD_ERR_NO_MEMORY, "out of memory for a frame of %zu discs", n);
     if (!st.code) {
         ad_particle_out o = {p, id, pr, NULL, NULL};
         st = ad_world_read(r->w, 0, n, &o, &got);
     }
     char path[AD_PATH_MAX + 64];
     if (!st.code && r->sc.png) {
+        int speed = r->sc.frame_colour == AD_FRAME_SPEED;
         for (size_t i = 0; i < got; i++) {
             x[i] = p[i].x;
             y[i] = p[i].y;
+            c[i] = speed ? hypotf(p[i].vx, p[i].vy) : pr[i];
         }
-        st = path_in(r, path, sizeof path, "frames/pressure_%06llu.png", k);
-        ad_scatter_image im = {got, x, y, pr, 0, 0, r->sc.width, r->sc.height, r->sc.radius,
-                               "disc pressure (sum of contact forces)", "N", NAN, NAN, r->ox, r->oy, r->on,
+        frame_scale(r, c, got);
+        char title[160];
+        snprintf(title, sizeof title, "%s   t = %.5g s, step %llu",
+                 speed ? "disc speed" : "disc pressure (sum of contact forces)", s.time, (unsigned long long)s.step);
+        st = path_in(r, path, sizeof path, "frames/%s_%06llu.png", out_frame_name(r), k);
+        ad_scatter_image im = {got, x, y, c, 0, 0, r->sc.width, r->sc.height, r->sc.radius,
+                               title, speed ? "m/s" : "N", r->frame_lo, r->frame_hi, r->ox, r->oy, r->on,
                                r->oclosed, PICTURE_PX};
         if (!st.code) st = ad_write_scatter_png(path, &im);
     }
@@ -161,6 +190,7 @@ static ad_status write_particles(run *r, unsigned long long k)
         st = path_in(r, path, sizeof path, "particles/particles_%06llu.vtp", k);
         if (!st.code) st = ad_write_vtp_particles(path, got, p, id, pr);
     }
+    free(c);
     free(p);
     free(id);
     free(pr);
@@ -260,6 +290,10 @@ static ad_status write_fields(run *r, unsigned long long frame, int pictures)
             st = ad_write_vti(path, r->fd.nx, r->fd.ny, r->fd.x0, r->fd.y0, dx, dy, f, (int)(sizeof f / sizeof f[0]));
     }
     if (!st.code && pictures && r->sc.png && samples > 0) st = write_heatmaps(r, v, speed, acc);
+    if (!st.code && pictures && r->sc.png && samples == 0)
+        say(r, "  no heat maps: the fields were not sampled after the settling (every output.field_interval = %llu "
+               "steps from run.settle_steps = %llu on): a longer run, or a shorter settling\n",
+            r->sc.field_interval, r->sc.settle_steps);
     for (size_t k = 0; k < NFIELDS; k++) free(v[k]);
     free(vel);
     free(acc);
@@ -315,6 +349,22 @@ static void free_stream_summary(run *r, FILE *f, const ad_stats *s)
                "velocity (q = rho U^2 / 2). A longer tunnel ahead of the body (body.x) moves the probe away\n");
 }
 
+/* Discs pressed deeply into each other: the contact stiffness is too low for the flow (the gas is
+ * no longer a gas of hard discs, and the forces on the body change with it). Past a fifth of a
+ * radius at any force row of the run, where the shipped scenes stay below a tenth. */
+static void overlap_warning(const run *r)
+{
+    if (!(r->max_overlap_seen > 0.2)) return;
+    /* the stiffness that stops a disc of the stream's fast speed (U + 3 sigma) on the body within a
+     * tenth of a radius: m v^2 / 2 = k d^2 / 2, d = 0.1 r */
+    double v = fabs(r->sc.velocity) + 3.0 * sqrt(r->sc.temperature);
+    double k = r->sc.mass * v * v / (0.01 * r->sc.radius * r->sc.radius);
+    say(r, "  warning: discs overlapped by up to %.2g of a radius (contacts this soft change the gas and the forces "
+           "on the body): raise gas.stiffness (now %.3g N/m; about %.2g N/m keeps overlaps near a tenth of a radius "
+           "at this stream), or slow the stream\n",
+        r->max_overlap_seen, r->sc.stiffness, k);
+}
+
 ad_status out_summary(run *r, int interrupted)
 {
     ad_stats s;
@@ -355,10 +405,18 @@ ad_status out_summary(run *r, int interrupted)
     }
     st = ad_io_commit(&io);
     if (st.code) return st;
-    if (r->sc.kind == AD_TUNNEL_FLOW && r->sc.shape != AD_SHAPE_NONE)
-        say(r, "  lift coefficient CL = %.4g +- %.2g, drag coefficient CD = %.4g +- %.2g (standard errors over %llu "
-               "intervals)\n",
-            cl, clse, cd, cdse, r->m.n);
+    if (r->sc.kind == AD_TUNNEL_FLOW && r->sc.shape != AD_SHAPE_NONE) {
+        if (r->m.n >= 2)
+            say(r, "  lift coefficient CL = %.4g +- %.2g, drag coefficient CD = %.4g +- %.2g (standard errors over %llu "
+                   "intervals)\n",
+                cl, clse, cd, cdse, r->m.n);
+        else
+            say(r, "  lift and drag not averaged: %llu interval(s) of output.force_interval = %llu steps after "
+                   "run.settle_steps = %llu, where a mean and its error need 2 or more: a longer run, a shorter "
+                   "settling or a shorter force_interval\n",
+                r->m.n, r->sc.force_interval, r->sc.settle_steps);
+    }
+    overlap_warning(r);
     return ok();
 }
 
@@ -402,29 +460,29 @@ static int shell_safe(const char *s)
 void out_video(run *r)
 {
     if (!r->sc.video || !r->sc.png || r->nf < 2) return;
+    const char *q = out_frame_name(r);
     if (!out_have_ffmpeg()) {
-        say(r, "  ffmpeg is not installed: no pressure.mp4 (the frames are in %s/frames/; install ffmpeg to get a "
-               "video)\n",
-            r->dir);
+        say(r, "  ffmpeg is not installed: no %s.mp4 (the frames are in %s/frames/; install ffmpeg to get a video)\n",
+            q, r->dir);
         return;
     }
     if (!shell_safe(r->dir)) {
-        say(r, "  no pressure.mp4: the folder name holds a quote or a control character (the frames are in %s/frames/)\n",
-            r->dir);
+        say(r, "  no %s.mp4: the folder name holds a quote or a control character (the frames are in %s/frames/)\n",
+            q, r->dir);
         return;
     }
     /* ffmpeg writes a temporary name that out_remove_temps knows, renamed when complete */
     char cmd[4 * AD_PATH_MAX + 512];
     snprintf(cmd, sizeof cmd,
-             "ffmpeg -y -loglevel error -framerate 10 -start_number %llu -i '%s/frames/pressure_%%06d.png' -vf "
-             "'scale=trunc(iw/2)*2:trunc(ih/2)*2' -pix_fmt yuv420p -c:v libx264 '%s/pressure.mp4.tmp.mp4' && mv "
-             "'%s/pressure.mp4.tmp.mp4' '%s/pressure.mp4'",
-             r->fidx[0], r->dir, r->dir, r->dir, r->dir);
+             "ffmpeg -y -loglevel error -framerate 10 -start_number %llu -i '%s/frames/%s_%%06d.png' -vf "
+             "'scale=trunc(iw/2)*2:trunc(ih/2)*2' -pix_fmt yuv420p -c:v libx264 '%s/%s.mp4.tmp.mp4' && mv "
+             "'%s/%s.mp4.tmp.mp4' '%s/%s.mp4'",
+             r->fidx[0], r->dir, q, r->dir, q, r->dir, q, r->dir, q);
     if (system(cmd) != 0) {
         char tmp[AD_PATH_MAX + 32];
-        if (!path_in(r, tmp, sizeof tmp, "pressure.mp4.tmp.mp4").code) unlink(tmp);
-        say(r, "  ffmpeg failed to make pressure.mp4 (the frames are in %s/frames/)\n", r->dir);
-    } else say(r, "  video: %s/pressure.mp4\n", r->dir);
+        if (!path_in(r, tmp, sizeof tmp, "%s.mp4.tmp.mp4", q).code) unlink(tmp);
+        say(r, "  ffmpeg failed to make %s.mp4 (the frames are in %s/frames/)\n", q, r->dir);
+    } else say(r, "  video: %s/%s.mp4\n", r->dir, q);
 }
 
 /* ------------------------------------------------------ temporary files -- */
@@ -526,10 +584,10 @@ ad_status out_check(run *r)
     unsigned long long last = r->m.frames + r->total / every + 2;
     char path[AD_PATH_MAX + 64];
     ad_status st = path_in(r, path, sizeof path, "particles/particles_%06llu.vtp.tmp", last);
-    if (!st.code) st = path_in(r, path, sizeof path, "pressure.mp4.tmp.mp4");
+    if (!st.code) st = path_in(r, path, sizeof path, "%s.mp4.tmp.mp4", out_frame_name(r));
     if (st.code) return st;
     if (r->sc.video && r->sc.png && !out_have_ffmpeg())
-        say(r, "  note: ffmpeg is not installed: the run will make no pressure.mp4 (the frames go to %s/frames/)\n",
-            r->dir);
+        say(r, "  note: ffmpeg is not installed: the run will make no %s.mp4 (the frames go to %s/frames/)\n",
+            out_frame_name(r), r->dir);
     return ok();
 }

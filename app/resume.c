@@ -273,6 +273,7 @@ int ad_tunnel_resume(const char *checkpoint, ad_backend backend, int threads, co
 {
     run r;
     memset(&r, 0, sizeof r);
+    r.frame_lo = r.frame_hi = NAN; /* fixed at the first frame */
     r.ckpt_step = -1;
     r.from = checkpoint;
     void *blk = NULL;

@@ -52,6 +52,8 @@ typedef struct run {
     ad_field_def fd;
     ad_scene_layout layout;    /* the domain, the reservoir, the probe */
     int probe;                 /* the free stream is measured (a flow tunnel with room for the probe) */
+    double max_overlap_seen;   /* the largest overlap / radius of the force rows of this process (a warning) */
+    double frame_lo, frame_hi; /* the frames' colour scale, fixed at the first frame (NaN until then) */
     /* the frames this folder holds (frames.csv): index and time, for the .pvd files */
     unsigned long long *fidx;
     double *ftime;
@@ -70,6 +72,8 @@ void say(const run *r, const char *fmt, ...) AD_PRINTF(2, 3);
 int report(ad_status st);
 /* DIR/NAME into buf; a name that does not fit is an error naming the path, never a shorter path. */
 ad_status path_in(const run *r, char *buf, size_t n, const char *fmt, ...) AD_PRINTF(4, 5);
+/* What colours the frames' discs, as their files and the video are named: "speed" or "pressure". */
+const char *out_frame_name(const run *r);
 
 double mean_of(double s, double n);
 double se_of(double s, double s2, double n);

@@ -387,18 +387,37 @@ static ad_status start_folder(run *r)
     return st;
 }
 
+/* The settling must end before the run does. A --steps shorter than the scene's settling takes the
+ * scene's share of settling (settle_steps / steps) of the shorter run, said in a note and kept in
+ * scene.ini; where the scene itself settles for all of its steps the message says what to set. */
+static int settle_fits(ad_scene *sc, unsigned long long total, int steps_given)
+{
+    if (sc->settle_steps < total) return 1;
+    if (steps_given && sc->settle_steps < sc->steps) {
+        unsigned long long was = sc->settle_steps;
+        sc->settle_steps = (unsigned long long)((double)total * ((double)was / (double)sc->steps));
+        fprintf(stderr,
+                "aerodem: note: --steps %llu is within the scene's settling: [run] settle_steps shortened from %llu "
+                "to %llu (the scene's share, %llu of %llu steps); --set run.settle_steps=N sets it\n",
+                total, was, sc->settle_steps, was, sc->steps);
+        return 1;
+    }
+    fprintf(stderr,
+            "aerodem: error: the run of %llu steps ends before its settling does ([run] settle_steps = %llu): give "
+            "--set run.settle_steps=%llu (a quarter of the run, or any number below %llu) or more --steps\n",
+            total, sc->settle_steps, total / 4, total);
+    return 0;
+}
+
 int ad_tunnel_run(ad_scene *scene, const ad_run_options *opt, ad_run_result *res)
 {
     run r;
     memset(&r, 0, sizeof r);
+    r.frame_lo = r.frame_hi = NAN; /* fixed at the first frame */
     r.sc = *scene;
     r.ckpt_step = -1;
     r.total = opt->steps ? opt->steps : r.sc.steps;
-    if (r.sc.settle_steps >= r.total) {
-        fprintf(stderr, "aerodem: error: --steps %llu must exceed [run] settle_steps = %llu\n", r.total,
-                r.sc.settle_steps);
-        return AD_EXIT_USAGE;
-    }
+    if (!settle_fits(&r.sc, r.total, opt->steps != 0)) return AD_EXIT_USAGE;
     r.id = new_run_id();
     snprintf(r.origin, sizeof r.origin, "%s", r.sc.source);
     ad_status st = prepare(&r, opt);

@@ -1,8 +1,10 @@
-# What the shell tests share (test_cli.sh, test_outputs.sh, test_kill.sh); sourced with a name:
+# What the shell tests share (test_cli.sh, test_new_user.sh, test_outputs.sh, test_kill.sh); sourced
+# with a name:
 #   . "$(dirname "$0")/cli_lib.sh" NAME
 # gives T, a scratch folder removed at the end (BG, a background run, is killed first); ok and fail,
-# which print each check (fail shows the files named after its message and exits 1); and
-# section_offset, where a checkpoint's section starts.
+# which print each check (fail shows the files named after its message and exits 1); run,
+# expect_rc and expect_in, which run the program ($AD) and check what it did; and section_offset,
+# where a checkpoint's section starts.
 T=$(mktemp -d "${TMPDIR:-/tmp}/aerodem_$1.XXXXXX")
 BG=""
 cleanup() {
@@ -23,6 +25,24 @@ fail() {
         [ -f "$f" ] && { printf -- '---- %s:\n' "${f#"$T"/}"; head -c 3000 "$f"; echo; }
     done
     exit 1
+}
+
+# run NAME ARGS...: runs aerodem ($AD) with stdout in $T/NAME.out, stderr in $T/NAME.err; the exit
+# code in RC.
+RC=0
+run() {
+    local name=$1
+    shift
+    "$AD" "$@" >"$T/$name.out" 2>"$T/$name.err"
+    RC=$?
+}
+
+expect_rc() { # expect_rc WANT WHAT NAME
+    [ "$RC" = "$1" ] || fail "$2: exit code $RC, expected $1" "$T/$3.out" "$T/$3.err"
+}
+
+expect_in() { # expect_in FILE TEXT WHAT
+    grep -qF -- "$2" "$1" || fail "$3: '$2' not in ${1#"$T"/}" "$1"
 }
 
 # section_offset FILE TAG: a checkpoint section is tag[4], u32, u64 length, payload; the first

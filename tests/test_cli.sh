@@ -9,23 +9,6 @@ SRC=${2:?usage: test_cli.sh AERODEM SOURCE_DIR}
 SCENE=$SRC/scenes/default.ini
 . "$(dirname "$0")/cli_lib.sh" cli
 
-# run NAME ARGS...: runs aerodem with stdout in $T/NAME.out, stderr in $T/NAME.err; the exit code in RC.
-RC=0
-run() {
-    local name=$1
-    shift
-    "$AD" "$@" >"$T/$name.out" 2>"$T/$name.err"
-    RC=$?
-}
-
-expect_rc() { # expect_rc WANT WHAT NAME
-    [ "$RC" = "$1" ] || fail "$2: exit code $RC, expected $1" "$T/$3.out" "$T/$3.err"
-}
-
-expect_in() { # expect_in FILE TEXT WHAT
-    grep -qF -- "$2" "$1" || fail "$3: '$2' not in ${1#"$T"/}" "$1"
-}
-
 # ----------------------------------------------------------------- commands and help --
 
 run help --help
@@ -153,7 +136,7 @@ expect_rc 0 "a short run" run1
 [ -s "$T/run1.out" ] && fail "a short run with --quiet printed on stdout" "$T/run1.out"
 ok "short run (600 steps): exit 0, quiet"
 
-for f in forces.csv summary.txt density.png pressure.png speed.png temperature.png frames/pressure_000000.png \
+for f in forces.csv summary.txt density.png pressure.png speed.png temperature.png frames/speed_000000.png \
     particles.pvd fields.pvd body.vtp scene.ini checkpoint.ckpt; do
     [ -s "$R1/$f" ] || fail "run1: $f is missing or empty"
 done
@@ -185,10 +168,10 @@ tmps=$(find "$R1" -name '*.tmp*')
 ok "run1: no *.tmp files"
 
 if command -v ffmpeg >/dev/null 2>&1; then
-    [ -s "$R1/pressure.mp4" ] || fail "ffmpeg is installed but run1 has no pressure.mp4" "$T/run1.err"
-    ok "pressure.mp4 made (ffmpeg found)"
+    [ -s "$R1/speed.mp4" ] || fail "ffmpeg is installed but run1 has no speed.mp4" "$T/run1.err"
+    ok "speed.mp4 made (ffmpeg found)"
 else
-    echo "skip pressure.mp4: ffmpeg is not installed"
+    echo "skip speed.mp4: ffmpeg is not installed"
 fi
 
 # --------------------------------------------------------------- the scene reference --

@@ -10,6 +10,7 @@
 #include <strings.h>
 
 #include "airfoil.h"
+#include "number_text.h"
 #include "world_internal.h"
 
 #include "scene_text.h"
@@ -137,7 +138,10 @@ static const key KEYS[] = {
     {"output", "png", K_BOOL, OFF(png), 0, 0, 1, 0, 0, "", NULL, "write PNG pictures"},
     {"output", "vtk", K_BOOL, OFF(vtk), 0, 0, 1, 0, 0, "", NULL, "write ParaView files (.vtp, .vti, .pvd)"},
     {"output", "video", K_BOOL, OFF(video), 0, 0, 1, 0, 0, "", NULL,
-     "make pressure.mp4 from the frames when ffmpeg is installed"},
+     "make a video (speed.mp4 or pressure.mp4, after frames) from the frames when ffmpeg is installed"},
+    {"output", "frames", K_ENUM, OFF(frame_colour), 0, 0, 0, 0, 0, "", "speed|pressure",
+     "what colours the discs of the frames: their speed (one scale for the whole run, 0 to |U| + 3 sigma of the "
+     "stream) or their pressure (the first frame's scale, kept)"},
 };
 #define NKEYS (sizeof KEYS / sizeof KEYS[0])
 _Static_assert(NKEYS <= sizeof(((ad_scene *)0)->seen), "ad_scene.seen must hold a flag per key");
@@ -488,6 +492,25 @@ static char *trim(char *t)
     return t;
 }
 
+/* The free stream is given by one of gas.velocity, gas.speed_ratio and gas.mach: one set on the
+ * command line replaces the scene's, whichever of the three that gave it (a scene with mach = 3
+ * and --set gas.velocity=2 runs at 2 m/s; so does the resolved scene.ini, which gives the velocity,
+ * with --set gas.mach=5 at Mach 5). */
+static void replace_stream(ad_scene *s, const char *section, const char *name)
+{
+    static const char *const stream[] = {"velocity", "speed_ratio", "mach"};
+    int set = -1;
+    for (int k = 0; k < 3; k++)
+        if (!strcasecmp(section, "gas") && !strcasecmp(name, stream[k])) set = k;
+    if (set < 0) return;
+    for (int k = 0; k < 3; k++) {
+        if (k == set) continue;
+        *ad_scene_seen(s, "gas", stream[k]) = 0;
+        if (k == 1) s->speed_ratio = 0.0;
+        if (k == 2) s->mach = 0.0;
+    }
+}
+
 ad_status ad_scene_set(ad_scene *s, const char *assignment)
 {
     /* a copy of any length: a value cut to a buffer would be set silently to its first part */
@@ -509,6 +532,7 @@ ad_status ad_scene_set(ad_scene *s, const char *assignment)
                                                strlen(assignment));
         else snprintf(where, sizeof where, "--set %s", assignment);
         st = apply(s, trim(buf), trim(dot + 1), eq + 1, where);
+        if (!st.code) replace_stream(s, trim(buf), trim(dot + 1));
     }
     free(buf);
     return st;
@@ -534,7 +558,7 @@ char *ad_scene_to_ini(const ad_scene *s)
         switch (k->type) {
         case K_DOUBLE:
             if (isnan(*(const double *)p)) snprintf(val, sizeof val, "auto");
-            else snprintf(val, sizeof val, "%.17g", *(const double *)p);
+            else ad_format_double(val, sizeof val, *(const double *)p);
             break;
         case K_U64: snprintf(val, sizeof val, "%llu", *(const unsigned long long *)p); break;
         case K_INT: snprintf(val, sizeof val, "%d", *(const int *)p); break;

@@ -22,6 +22,12 @@ typedef enum ad_tunnel_kind {
 
 #define AD_PATH_MAX 1024
 
+/* What colours the discs of the particle frames ([output] frames). */
+typedef enum {
+    AD_FRAME_SPEED = 0,    /* |v|, on one fixed scale for the run: 0 to |U| + 3 sigma of the stream */
+    AD_FRAME_PRESSURE = 1, /* the sum of contact force magnitudes, on the scale of the run's first frame */
+} ad_frame_colour;
+
 typedef struct ad_scene {
     char source[AD_PATH_MAX];  /* the scene file, for messages and relative paths */
 
@@ -63,6 +69,7 @@ typedef struct ad_scene {
     double field_cell;         /* m */
     double checkpoint_seconds; /* wall clock between checkpoints; 0 = off */
     int png, vtk, video;       /* booleans; video: 1 = make an MP4 when ffmpeg is there */
+    int frame_colour;          /* ad_frame_colour: what colours the discs of the frames */
 
     unsigned char seen[64];    /* keys given explicitly, by key table index */
 } ad_scene;

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/number_text.h"
 #include "core/status.h"
 
 /* ------------------------------------------------------------ atomic file -- */
@@ -159,13 +160,6 @@ static void xml_text(FILE *f, const char *s)
         default: fputc(*s, f);
         }
     }
-}
-
-/* The shortest of %.15g / %.17g that reads back as the same double. */
-static void fmt_double(char *buf, size_t n, double v)
-{
-    snprintf(buf, n, "%.15g", v);
-    if (strtod(buf, NULL) != v) snprintf(buf, n, "%.17g", v);
 }
 
 static void xml_header(FILE *f, const char *type)
@@ -361,10 +355,10 @@ ad_status ad_write_vti(const char *path, int nx, int ny, double x0, double y0, d
     if (s.code != AD_OK) return s;
     FILE *f = io.f;
     char ox[32], oy[32], sx[32], sy[32];
-    fmt_double(ox, sizeof ox, x0);
-    fmt_double(oy, sizeof oy, y0);
-    fmt_double(sx, sizeof sx, dx);
-    fmt_double(sy, sizeof sy, dy);
+    ad_format_double(ox, sizeof ox, x0);
+    ad_format_double(oy, sizeof oy, y0);
+    ad_format_double(sx, sizeof sx, dx);
+    ad_format_double(sy, sizeof sy, dy);
     xml_header(f, "ImageData");
     fprintf(f, "  <ImageData WholeExtent=\"0 %d 0 %d 0 0\" Origin=\"%s %s 0\" Spacing=\"%s %s 1\">\n", nx, ny, ox, oy,
             sx, sy);
@@ -420,7 +414,7 @@ ad_status ad_write_pvd(const char *path, const ad_pvd_entry *e, size_t n)
           "  <Collection>\n", f);
     for (size_t i = 0; i < n; i++) {
         char t[32];
-        fmt_double(t, sizeof t, e[i].time);
+        ad_format_double(t, sizeof t, e[i].time);
         fprintf(f, "    <DataSet timestep=\"%s\" group=\"\" part=\"0\" file=\"", t);
         xml_text(f, e[i].file);
         fputs("\"/>\n", f);
