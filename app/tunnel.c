@@ -149,20 +149,38 @@ static unsigned long long next_multiple(unsigned long long step, unsigned long l
     return every ? (step / every + 1) * every : ~0ull;
 }
 
+/* The progress line. Its ETA comes from the rate since the last line (halved into the earlier
+ * ones), not from the start: the first steps carry the start-up (a GPU's graph capture, the first
+ * pictures) and a tunnel's disc count grows as the stream fills it, so the first line has no ETA
+ * yet. */
 static void progress(run *r, double t_start, unsigned long long step0, int final)
 {
-    static double last = 0;
+    static double last = 0, rate = 0, run_start = -1;
+    static unsigned long long last_step = 0;
     double now = wall();
+    if (t_start != run_start) { /* a new run of this process (a sweep's next point) */
+        run_start = t_start;
+        last = t_start;
+        last_step = step0;
+        rate = 0;
+    }
     if (r->quiet || (!final && now - last < (isatty(fileno(stderr)) ? 0.5 : 10.0))) return;
-    last = now;
     ad_stats s;
     ad_world_get_stats(r->w, &s);
-    double el = now - t_start, done = (double)(s.step - step0), left = (double)(r->total - s.step);
-    double rate = el > 0 ? done / el : 0, eta = rate > 0 ? left / rate : 0;
-    int eh = (int)(eta / 3600), em = (int)(fmod(eta, 3600) / 60), es = (int)fmod(eta, 60);
-    fprintf(stderr, "%sstep %llu/%llu (%3.0f%%)  t = %.4g s  %.3g particle-steps/s  ETA %d:%02d:%02d%s",
+    double recent = now > last && s.step > last_step ? (double)(s.step - last_step) / (now - last) : 0;
+    int first = last == t_start;
+    if (!first && recent > 0) rate = rate > 0 ? 0.5 * (rate + recent) : recent;
+    last = now;
+    last_step = s.step;
+    double el = now - t_start, mean = el > 0 ? (double)(s.step - step0) / el : 0, left = (double)(r->total - s.step);
+    char eta[32] = "-:--:--";
+    if (rate > 0 || final) {
+        double e = rate > 0 ? left / rate : 0;
+        snprintf(eta, sizeof eta, "%d:%02d:%02d", (int)(e / 3600), (int)(fmod(e, 3600) / 60), (int)fmod(e, 60));
+    }
+    fprintf(stderr, "%sstep %llu/%llu (%3.0f%%)  t = %.4g s  %.3g particle-steps/s  ETA %s%s",
             isatty(fileno(stderr)) ? "\r" : "", (unsigned long long)s.step, r->total,
-            100.0 * (double)s.step / (double)r->total, s.time, rate * (double)s.count, eh, em, es,
+            100.0 * (double)s.step / (double)r->total, s.time, (rate > 0 ? rate : mean) * (double)s.count, eta,
             isatty(fileno(stderr)) && !final ? "   " : "\n");
     fflush(stderr);
 }
