@@ -379,7 +379,7 @@ ad_status out_summary(run *r, int interrupted)
     if (st.code) return st;
     FILE *f = io.f;
     /* the run's identity is in scene.ini: summary.txt stays equal between equal runs */
-    fprintf(f, "scene %s\nstatus %s\nsteps %llu\ntime %.9g\nparticles %zu\n", r->origin,
+    fprintf(f, "scene %s\nstatus %s\nsteps %llu\ntime %.9g s\nparticles %zu\n", r->origin,
             interrupted ? "interrupted" : "finished", (unsigned long long)s.step, s.time, s.count);
     if (r->sc.kind == AD_TUNNEL_FLOW) {
         fprintf(f, "speed_ratio %.6g\n", r->flow.speed_ratio);
@@ -389,18 +389,18 @@ ad_status out_summary(run *r, int interrupted)
     }
     fprintf(f, "cd %.6g\ncd_se %.6g\ncl %.6g\ncl_se %.6g\naveraged_intervals %llu\n", cd, cdse, cl, clse, r->m.n);
     free_stream_summary(r, f, &s);
-    fprintf(f, "max_overlap %.6g\nmax_cell_occupancy %u\n", s.max_overlap, s.max_cell_occupancy);
+    fprintf(f, "max_overlap %.6g radius\nmax_cell_occupancy %u\n", s.max_overlap, s.max_cell_occupancy);
     /* pressures since the start: on the walls (impulse over time and length) and from
      * the virial, P = (2 <KE> + <sum r.F>) / (2 A); they agree for a gas in a box */
     double W = r->sc.width, H = r->sc.height, A = W * H;
     double p_virial = s.time > 0 ? (2.0 * s.kinetic_energy_integral + s.contact_virial_integral) / (2.0 * A * s.time)
                                  : NAN;
-    fprintf(f, "virial_pressure %.6g\n", p_virial);
+    fprintf(f, "virial_pressure %.6g N/m\n", p_virial);
     if (r->sc.kind == AD_TUNNEL_BOX) {
         double p_wall = s.time > 0 ? (s.wall_impulse[0] + s.wall_impulse[1] + s.wall_impulse[2] + s.wall_impulse[3]) /
                                          (s.time * 2.0 * (W + H))
                                    : NAN;
-        fprintf(f, "wall_pressure %.6g\n", p_wall);
+        fprintf(f, "wall_pressure %.6g N/m\n", p_wall);
         say(r, "  pressure since the start: %.5g N/m on the walls, %.5g N/m from the virial\n", p_wall, p_virial);
     }
     st = ad_io_commit(&io);

@@ -215,8 +215,10 @@ static void print_start(run *r)
             say(r, "  the free stream is measured in x [%g, %g] m, y [%g, %g] m\n", l->probe_x0, l->probe_x1,
                 l->probe_y0, l->probe_y1);
     }
-    say(r, "  contact time %.4g s, step %.4g s, grid %u x %u cells; output in %s/\n", s.contact_time, s.dt, s.grid_nx,
-        s.grid_ny, r->dir);
+    char broad[64];
+    if (r->sc.broad_phase == AD_BROAD_PHASE_BVH) snprintf(broad, sizeof broad, "a Morton-code BVH over the discs");
+    else snprintf(broad, sizeof broad, "grid %u x %u cells", s.grid_nx, s.grid_ny);
+    say(r, "  contact time %.4g s, step %.4g s, %s; output in %s/\n", s.contact_time, s.dt, broad, r->dir);
     /* the dashpot switches on and off inside a step: the restitution's error is first order in
      * the step, up to about 3 (-ln e) / contact_steps (docs/VALIDATION.md, contact mechanics) */
     double e = fmin(r->sc.restitution, r->sc.wall_restitution), err = 3.0 * -log(e) / r->sc.contact_steps;

@@ -63,6 +63,11 @@ grep -q "0000000000" "$T/short/scene.ini" && fail "scene.ini holds float noise" 
 grep -q "0000000000" "$SRC/docs/SCENES.md" && fail "docs/SCENES.md holds float noise"
 ok "scene.ini and docs/SCENES.md print 0.1 as 0.1"
 
+grep -qE "^time [0-9.e+-]+ s$" "$T/short/summary.txt" || fail "summary.txt: time without its unit" "$T/short/summary.txt"
+grep -qE "^max_overlap [0-9.e+-]+ radius$" "$T/short/summary.txt" || fail "summary.txt: max_overlap without its unit" \
+    "$T/short/summary.txt"
+ok "summary.txt gives the units of its dimensional values"
+
 # Frames coloured by speed on one scale for the run (the stream's 0 to U + 3 sigma: 4.243 + 3 for the
 # default scene), named for it; by pressure when asked.
 run frames run "$SCENE" --steps 300 --set output.frame_interval=150 "${QUICK[@]}" --out "$T/frames"
@@ -77,6 +82,13 @@ run pframes run "$SCENE" --steps 150 --set output.frames=pressure "${QUICK[@]}" 
 expect_rc 0 "frames = pressure" pframes
 [ -s "$T/pframes/frames/pressure_000000.png" ] || fail "no frames/pressure_000000.png" "$T/pframes.out"
 ok "frames: speed on one fixed scale by default (frames/speed_*.png), pressure when asked"
+
+# The BVH broad phase says so at the start, not the grid's size.
+run bvh run "$SRC/scenes/flat_plate_rarefied.ini" --steps 20 --set run.broad_phase=bvh "${QUICK[@]}" --out "$T/bvh"
+expect_rc 0 "broad_phase = bvh" bvh
+expect_in "$T/bvh.out" "a Morton-code BVH over the discs" "the start"
+grep -q "grid [0-9]* x [0-9]* cells" "$T/bvh.out" && fail "a BVH run prints the grid's size" "$T/bvh.out"
+ok "a run on the BVH names it at the start"
 
 run keys_help scene-keys --help
 expect_rc 0 "scene-keys --help" keys_help
