@@ -17,8 +17,9 @@ static const char *USAGE_SWEEP =
     "Runs the scene once for each value FROM, FROM+STEP, ... up to TO of one key (for example\n"
     "--set body.aoa=-4:16:2), each into DIR/KEY_VALUE/, and writes DIR/polar.csv (the value, CL\n"
     "and CD with their standard errors) and DIR/polar.png. DIR defaults to the scene's\n"
-    "[output] dir followed by /sweep. Ctrl-C stops the run in progress with a checkpoint and\n"
-    "writes the polar of the runs so far (exit code 130).\n";
+    "[output] dir followed by /sweep. Each run shows its progress line (not with --quiet).\n"
+    "Ctrl-C stops the run in progress with a checkpoint and writes the polar of the runs so far\n"
+    "(exit code 130).\n";
 
 static int usage_error(const char *msg, const char *arg)
 {
@@ -187,7 +188,7 @@ static int run_values(const sweep_args *a, const ad_scene *base, const char *dir
         }
         ad_run_options ro = a->o;
         ro.out_dir = sub;
-        ro.quiet = 1;
+        ro.quiet = a->o.quiet ? 1 : 2; /* each point shows its progress line */
         if (!a->o.quiet) printf("aerodem sweep: %s = %g (%d of %d) -> %s/\n", a->key, v, k + 1, a->nval, sub);
         rc = ad_tunnel_run(&t, &ro, &rows[k].r);
         rows[k].v = v;

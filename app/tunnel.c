@@ -164,7 +164,7 @@ static void progress(run *r, double t_start, unsigned long long step0, int final
         last_step = step0;
         rate = 0;
     }
-    if (r->quiet || (!final && now - last < (isatty(fileno(stderr)) ? 0.5 : 10.0))) return;
+    if (r->quiet == 1 || (!final && now - last < (isatty(fileno(stderr)) ? 0.5 : 10.0))) return;
     ad_stats s;
     ad_world_get_stats(r->w, &s);
     double recent = now > last && s.step > last_step ? (double)(s.step - last_step) / (now - last) : 0;

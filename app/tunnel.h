@@ -7,7 +7,7 @@
 typedef struct ad_run_options {
     const char *out_dir;          /* NULL: the scene's [output] dir */
     unsigned long long steps;     /* 0: the scene's [run] steps (total, counted from step 0) */
-    int quiet;
+    int quiet;                    /* 1: nothing on the terminal; 2: the progress line alone (a sweep's points) */
 } ad_run_options;
 
 /* Exit codes of the program. */

@@ -90,6 +90,14 @@ expect_in "$T/bvh.out" "a Morton-code BVH over the discs" "the start"
 grep -q "grid [0-9]* x [0-9]* cells" "$T/bvh.out" && fail "a BVH run prints the grid's size" "$T/bvh.out"
 ok "a run on the BVH names it at the start"
 
+# A sweep shows each point's progress, and its own line per point.
+run sweep sweep "$SCENE" --steps 40 --set body.aoa=0:4:4 "${QUICK[@]}" --out "$T/sweep"
+expect_rc 0 "a sweep of two points" sweep
+[ "$(grep -c "step 40/40 (100%)" "$T/sweep.err")" = 2 ] || fail "a sweep without each point's progress" "$T/sweep.err"
+expect_in "$T/sweep.out" "aoa = 4 (2 of 2)" "the sweep's line per point"
+grep -q "free stream U" "$T/sweep.out" && fail "a sweep's point printed its whole report" "$T/sweep.out"
+ok "a sweep shows each point's progress line and nothing more of it"
+
 run keys_help scene-keys --help
 expect_rc 0 "scene-keys --help" keys_help
 expect_in "$T/keys_help.out" "usage: aerodem scene-keys" "scene-keys --help"
