@@ -208,13 +208,7 @@ static ad_status build_segment_tree(ad_world *w)
         t->leaf_box[k] = (ad_bvh_box){fminf(r->x0, r->x1) - rad, fminf(r->y0, r->y1) - rad,
                                       fmaxf(r->x0, r->x1) + rad, fmaxf(r->y0, r->y1) + rad};
     }
-    ad_bvh tree;
-    memset(&tree, 0, sizeof tree);
-    tree.n = (uint32_t)n;
-    tree.child = t->child;
-    tree.rightmost = t->rightmost;
-    tree.box = t->box;
-    tree.leaf_box = t->leaf_box;
+    ad_bvh tree = {(uint32_t)n, t->child, t->rightmost, t->box, NULL, t->leaf_box};
     for (uint32_t k = 0; k + 1 < (uint32_t)n; k++) ad_bvh_build_node(code, (uint32_t)n, k, t->child, t->rightmost, t->parent);
     /* bottom-up: each leaf climbs; at a node the first child to arrive stops, the second merges
      * both boxes (the climb of the discs' tree, on one thread) */

@@ -134,14 +134,7 @@ void ad_cpu_radix_sort(ad_cpu_bvh *b, size_t n, int threads)
 
 ad_bvh ad_cpu_bvh_build(ad_cpu_bvh *b, const ad_state *points, const ad_bvh_box *leaf_boxes, size_t n, int threads)
 {
-    ad_bvh t;
-    memset(&t, 0, sizeof t);
-    t.n = (uint32_t)n;
-    t.child = b->child;
-    t.rightmost = b->rightmost;
-    t.box = b->box;
-    t.point = points;
-    t.leaf_box = points ? NULL : leaf_boxes;
+    ad_bvh t = {(uint32_t)n, b->child, b->rightmost, b->box, points, points ? NULL : leaf_boxes};
     if (n < 2) return t;
     int nt = threads_for(n, threads);
     uint32_t m = (uint32_t)n;
