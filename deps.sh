@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Installs what aerodem needs to build, test and draw on Debian/Ubuntu; a no-op when all is there.
-# deps.sh --test adds what the test suite needs besides: clang with libFuzzer and its OpenMP (the fuzzers).
+# deps.sh --test adds what the test suite needs besides: clang with libFuzzer and its OpenMP (the fuzzers),
+# and chromium (the live view's page, opened headless).
 set -euo pipefail
-pkgs=(build-essential cmake pkg-config libinih-dev libpng-dev python3 python3-vtk9 python3-numpy ffmpeg)
-[ "${1:-}" = "--test" ] && pkgs+=(clang libclang-rt-dev libomp-dev)
+pkgs=(build-essential cmake pkg-config libinih-dev libpng-dev libmicrohttpd-dev python3 python3-vtk9 python3-numpy ffmpeg)
+[ "${1:-}" = "--test" ] && pkgs+=(clang libclang-rt-dev libomp-dev chromium)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -11,6 +11,7 @@
 #include "aerodem/aerodem.h"
 #include "core/scene.h"
 #include "core/status.h"
+#include "live.h"
 #include "tunnel.h"
 
 #define AD_PI_APP 3.14159265358979323846
@@ -29,7 +30,7 @@ static const char *USAGE_MAIN =
 
 static const char *USAGE_RUN =
     "usage: aerodem run SCENE.ini [--set section.key=value ...] [--backend auto|cpu|cuda|reference]\n"
-    "                   [--out DIR] [--steps N] [--threads N] [--quiet]\n"
+    "                   [--out DIR] [--steps N] [--threads N] [--quiet] [--live [PORT]]\n"
     "\n"
     "  --set K=V     override a scene key, checked like the file (repeatable)\n"
     "  --backend B   auto (CUDA when a GPU is present), cpu, cuda or reference (one thread, slow:\n"
@@ -38,6 +39,7 @@ static const char *USAGE_RUN =
     "  --steps N     total steps to run (default: the scene's [run] steps)\n"
     "  --threads N   CPU threads (default: all cores)\n"
     "  --quiet       no progress or summary on the terminal\n"
+    LIVE_USAGE
     "\n"
     "Ctrl-C finishes the current step, writes DIR/checkpoint.ckpt and exits with code 130.\n"
     "Outputs in DIR: forces.csv, summary.txt, *.png heat maps, frames/, particles.pvd, fields.pvd,\n"
@@ -46,7 +48,8 @@ static const char *USAGE_RUN =
 
 static const char *USAGE_RESUME =
     "usage: aerodem resume CHECKPOINT [--steps N] [--out DIR] [--backend auto|cpu|cuda|reference]\n"
-    "                         [--threads N] [--quiet]\n"
+    "                         [--threads N] [--quiet] [--live [PORT]]\n"
+    LIVE_USAGE
     "\n"
     "Continues the run saved in CHECKPOINT up to its total steps (or N), writing to the run's\n"
     "output folder (or DIR). In deterministic mode the continued run is bit-identical to one\n"
@@ -147,11 +150,29 @@ static int common_option(int argc, char **argv, int *i, const char *usage, ad_ru
     return -1;
 }
 
+/* A run of a scene (sc) or a resume of a checkpoint, with the live view asked for around it. */
+static int with_live(const live_request *lr, ad_run_options *o, ad_scene *sc, const char *checkpoint, ad_backend backend,
+                     int threads)
+{
+    live_view *lv = NULL;
+    ad_status st = live_open(lr, &lv);
+    if (st.code) {
+        fprintf(stderr, "aerodem: error: %s\n", st.message);
+        return st.code == AD_ERR_INVALID ? AD_EXIT_USAGE : AD_EXIT_ERROR;
+    }
+    o->live = lv;
+    int rc = sc ? ad_tunnel_run(sc, o, NULL) : ad_tunnel_resume(checkpoint, backend, threads, o);
+    live_stop(lv);
+    return rc;
+}
+
 static int cmd_run(int argc, char **argv)
 {
     ad_run_options o = {0};
     ad_backend backend = AD_BACKEND_AUTO;
     int backend_given = 0, threads = -1, rc = 0;
+    live_request lr = {0, -1, NULL};
+    char msg[256];
     const char *scene_path = NULL;
     /* first pass: options and the scene path; --set values apply after the file */
     for (int i = 2; i < argc; i++) {
@@ -164,6 +185,9 @@ static int cmd_run(int argc, char **argv)
             i++;
             continue;
         }
+        int lk = live_parse_option(argc, argv, &i, &lr, msg, sizeof msg);
+        if (lk < 0) return usage_error(USAGE_RUN, "%s", msg);
+        if (lk) continue;
         int k = common_option(argc, argv, &i, USAGE_RUN, &o, &backend, &backend_given, &threads, &rc);
         if (k == 0) return rc;
         if (k == 1) continue;
@@ -186,7 +210,7 @@ static int cmd_run(int argc, char **argv)
         fprintf(stderr, "aerodem: error: %s\n", st.message);
         return st.code == AD_ERR_IO ? AD_EXIT_ERROR : AD_EXIT_USAGE;
     }
-    return ad_tunnel_run(&sc, &o, NULL);
+    return with_live(&lr, &o, &sc, NULL, backend, threads);
 }
 
 static int cmd_resume(int argc, char **argv)
@@ -194,12 +218,17 @@ static int cmd_resume(int argc, char **argv)
     ad_run_options o = {0};
     ad_backend backend = AD_BACKEND_AUTO;
     int backend_given = 0, threads = -1, rc = 0;
+    live_request lr = {0, -1, NULL};
+    char msg[256];
     const char *path = NULL;
     for (int i = 2; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             printf("%s", USAGE_RESUME);
             return 0;
         }
+        int lk = live_parse_option(argc, argv, &i, &lr, msg, sizeof msg);
+        if (lk < 0) return usage_error(USAGE_RESUME, "%s", msg);
+        if (lk) continue;
         int k = common_option(argc, argv, &i, USAGE_RESUME, &o, &backend, &backend_given, &threads, &rc);
         if (k == 0) return rc;
         if (k == 1) continue;
@@ -222,7 +251,7 @@ static int cmd_resume(int argc, char **argv)
         else snprintf(dir, sizeof dir, ".");
         o.out_dir = dir;
     }
-    return ad_tunnel_resume(path, backend_given ? backend : AD_BACKEND_AUTO, threads, &o);
+    return with_live(&lr, &o, NULL, path, backend_given ? backend : AD_BACKEND_AUTO, threads);
 }
 
 /* Bytes per disc of the default tunnel's world on a backend (0 where it cannot be made). */

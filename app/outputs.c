@@ -78,6 +78,8 @@ ad_status out_force_row(run *r)
     if (st.code) return st;
     m.rows++;
     r->m = m;
+    r->row_cd = cd;
+    r->row_cl = cl;
     return ok();
 }
 

@@ -310,6 +310,7 @@ int ad_tunnel_resume(const char *checkpoint, ad_backend backend, int threads, co
     else {
         say(&r, "aerodem: resuming %s at step %llu of %llu (t = %.4g s)\n", checkpoint, (unsigned long long)s.step,
             r.total, s.time);
+        live_begin(&r, opt->label ? opt->label : checkpoint);
         rc = run_loop(&r);
     }
     cleanup(&r);

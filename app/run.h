@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "core/scene.h"
+#include "live.h"
 #include "tunnel.h"
 
 /* What a run measures, kept across checkpoints (in the caller block of the file: the layout
@@ -54,6 +55,9 @@ typedef struct run {
     int probe;                 /* the free stream is measured (a flow tunnel with room for the probe) */
     double max_overlap_seen;   /* the largest overlap / radius of the force rows of this process (a warning) */
     double frame_lo, frame_hi; /* the frames' colour scale, fixed at the first frame (NaN until then) */
+    double row_cl, row_cd;     /* the coefficients of the last force row (not averaged) */
+    live_view *live;           /* the live view (--live), or NULL */
+    struct live_feed *feed;    /* what the run keeps for it (live_feed.c) */
     /* the frames this folder holds (frames.csv): index and time, for the .pvd files */
     unsigned long long *fidx;
     double *ftime;
@@ -106,6 +110,16 @@ void *ckpt_block(const run *r, size_t *n);
 uint64_t new_run_id(void);
 /* The run id written in DIR/scene.ini; 0 when there is none (no file, or an older run). */
 uint64_t folder_run_id(const run *r, int *has_scene);
+
+/* ---- live_feed.c: the run's side of the live view (each a no-op without one) ---- */
+typedef struct live_feed live_feed;
+/* At the start of a run (label: what the page calls it). */
+void live_begin(run *r, const char *label);
+/* After each force row: its coefficients and their means into the history. */
+void live_row(run *r);
+/* At the end of each stretch of steps: a frame, where a viewer wants one. */
+void live_offer(run *r);
+void live_end(run *r);
 
 /* ---- tunnel.c ---- */
 ad_status save_checkpoint(run *r);

@@ -7,19 +7,21 @@
 
 #include "io/image.h"
 #include "io/vtk.h"
+#include "live.h"
 #include "tunnel.h"
 
 static const char *USAGE_SWEEP =
     "usage: aerodem sweep SCENE.ini --set section.key=FROM:TO:STEP [--set section.key=value ...]\n"
     "                     [--out DIR] [--steps N] [--backend auto|cpu|cuda|reference]\n"
-    "                     [--threads N] [--quiet]\n"
+    "                     [--threads N] [--quiet] [--live [PORT]]\n"
     "\n"
     "Runs the scene once for each value FROM, FROM+STEP, ... up to TO of one key (for example\n"
     "--set body.aoa=-4:16:2), each into DIR/KEY_VALUE/, and writes DIR/polar.csv (the value, CL\n"
     "and CD with their standard errors) and DIR/polar.png. DIR defaults to the scene's\n"
     "[output] dir followed by /sweep. Each run shows its progress line (not with --quiet).\n"
     "Ctrl-C stops the run in progress with a checkpoint and writes the polar of the runs so far\n"
-    "(exit code 130).\n";
+    "(exit code 130). --live shows each run in a browser as it goes (one page for the whole sweep):\n"
+    LIVE_USAGE;
 
 static int usage_error(const char *msg, const char *arg)
 {
@@ -84,6 +86,7 @@ static int write_polar(const char *dir, const char *key, const row *rows, int n)
 typedef struct sweep_args {
     const char *scene_path, *range, *out, *backend, *threads;
     ad_run_options o;
+    live_request live;
     char key[128];
     double from, to, step;
     int nval;
@@ -102,6 +105,10 @@ static int parse_args(int argc, char **argv, sweep_args *a)
             a->o.quiet = 1;
             continue;
         }
+        char msg[256];
+        int lk = live_parse_option(argc, argv, &i, &a->live, msg, sizeof msg);
+        if (lk < 0) return usage_error("%s", msg);
+        if (lk) continue;
         if (!strcmp(arg, "--set") || !strcmp(arg, "--out") || !strcmp(arg, "--steps") || !strcmp(arg, "--backend") ||
             !strcmp(arg, "--threads")) {
             if (i + 1 >= argc) return usage_error("%s needs a value", arg);
@@ -189,6 +196,9 @@ static int run_values(const sweep_args *a, const ad_scene *base, const char *dir
         ad_run_options ro = a->o;
         ro.out_dir = sub;
         ro.quiet = a->o.quiet ? 1 : 2; /* each point shows its progress line */
+        char label[320];
+        snprintf(label, sizeof label, "sweep: %s = %g (%d of %d)", a->key, v, k + 1, a->nval);
+        ro.label = label;
         if (!a->o.quiet) printf("aerodem sweep: %s = %g (%d of %d) -> %s/\n", a->key, v, k + 1, a->nval, sub);
         rc = ad_tunnel_run(&t, &ro, &rows[k].r);
         rows[k].v = v;
@@ -205,6 +215,7 @@ int ad_tunnel_sweep(int argc, char **argv)
 {
     sweep_args a;
     memset(&a, 0, sizeof a);
+    a.live.port = -1;
     int rc = parse_args(argc, argv, &a);
     if (rc >= 0) return rc;
     ad_scene base;
@@ -225,7 +236,16 @@ int ad_tunnel_sweep(int argc, char **argv)
     row *rows = calloc((size_t)a.nval, sizeof *rows);
     if (!rows) return AD_EXIT_ERROR;
     int done = 0;
+    live_view *lv = NULL;
+    st = live_open(&a.live, &lv);
+    if (st.code) {
+        free(rows);
+        fprintf(stderr, "aerodem: error: %s\n", st.message);
+        return st.code == AD_ERR_INVALID ? AD_EXIT_USAGE : AD_EXIT_ERROR;
+    }
+    a.o.live = lv;
     rc = run_values(&a, &base, dir, rows, &done);
+    live_stop(lv);
     if (done > 0 || rc == AD_EXIT_OK) {
         int w = write_polar(dir, a.key, rows, done);
         if (w != AD_EXIT_OK && rc == AD_EXIT_OK) rc = w;

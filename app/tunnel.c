@@ -244,7 +244,10 @@ static ad_status at_step(run *r, unsigned long long step, unsigned long long fra
     const ad_scene *sc = &r->sc;
     int final = step == r->total;
     ad_status st = ok();
-    if (step % sc->force_interval == 0 || final) st = out_force_row(r);
+    if (step % sc->force_interval == 0 || final) {
+        st = out_force_row(r);
+        if (!st.code) live_row(r);
+    }
     int frame = step % frame_every == 0 || final;
     if (!st.code && frame) st = out_frame_row(r);
     if (!st.code && frame && !final) st = out_frame_files(r, r->m.frames - 1, 0);
@@ -316,6 +319,7 @@ int run_loop(run *r)
         step = s.step;
         if (!st.code) st = at_step(r, step, frame_every);
         progress(r, t0, step0, 0);
+        live_offer(r);
     }
     arm(0);
     progress(r, t0, step0, 1);
@@ -347,6 +351,7 @@ ad_status prepare(run *r, const ad_run_options *opt)
                     sizeof r->dir - 1);
     snprintf(r->dir, sizeof r->dir, "%s", dir);
     r->quiet = opt->quiet;
+    r->live = opt->live;
     r->flow = ad_scene_flow_numbers(&r->sc);
     r->fd.nx = (int)ceil(r->sc.width / r->sc.field_cell);
     r->fd.ny = (int)ceil(r->sc.height / r->sc.field_cell);
@@ -378,6 +383,7 @@ static ad_status set_probe(run *r)
 
 void cleanup(run *r)
 {
+    live_end(r);
     ad_world_destroy(r->w);
     AD_FREE_EACH(r->scene_ini, r->ox, r->oy, r->fidx, r->ftime);
 }
@@ -451,6 +457,7 @@ int ad_tunnel_run(ad_scene *scene, const ad_run_options *opt, ad_run_result *res
         return report(st);
     }
     print_start(&r);
+    live_begin(&r, opt->label ? opt->label : r.sc.source);
     int rc = run_loop(&r);
     if (res) {
         double n = (double)r.m.n;

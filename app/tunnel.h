@@ -8,6 +8,8 @@ typedef struct ad_run_options {
     const char *out_dir;          /* NULL: the scene's [output] dir */
     unsigned long long steps;     /* 0: the scene's [run] steps (total, counted from step 0) */
     int quiet;                    /* 1: nothing on the terminal; 2: the progress line alone (a sweep's points) */
+    struct live_view *live;       /* the live view that shows the run (live.h); NULL: none */
+    const char *label;            /* what the live view calls the run; NULL: the scene file */
 } ad_run_options;
 
 /* Exit codes of the program. */
