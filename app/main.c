@@ -222,7 +222,7 @@ static int cmd_resume(int argc, char **argv)
         else snprintf(dir, sizeof dir, ".");
         o.out_dir = dir;
     }
-    return ad_tunnel_resume(path, backend_given ? backend : AD_BACKEND_AUTO, threads, &o);
+    return ad_tunnel_resume(path, backend_given ? backend : AD_BACKEND_AUTO, threads, &o, NULL);
 }
 
 /* Bytes per disc of the default tunnel's world on a backend (0 where it cannot be made). */
