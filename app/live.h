@@ -21,6 +21,7 @@
 
 #define LIVE_DEFAULT_PORT 8787 /* `--live` alone: this port, or the next free one of the nine above it */
 #define LIVE_PERIOD 0.25       /* seconds: the fastest a frame is built */
+#define LIVE_SHARE 0.05        /* at most this share of the run's wall time goes to building frames */
 #define LIVE_INTEREST 10.0     /* seconds: frames are built while a viewer asked within this */
 #define LIVE_WAIT 1.0          /* seconds: the longest a viewer's request waits for the next frame */
 #define LIVE_MAX_DISCS 40000   /* discs drawn (an even sample of the run's discs where it has more) */
@@ -46,6 +47,7 @@ typedef struct live_frame {
     /* progress */
     unsigned long long step, total, settle_steps;
     double time, dt, rate, eta;    /* simulated s, s, steps per wall s, wall s left (NaN: not known yet) */
+    double build_ms;               /* what the last frame cost the run (its read-back and its making) */
     int settled;
     size_t count;                  /* discs in the run */
     /* the domain and the body */

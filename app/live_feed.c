@@ -25,6 +25,7 @@ struct live_feed {
     size_t ncells;
     double last_wall, rate;
     unsigned long long last_step;
+    double build_s, next_build; /* the last frame's cost, and when the next may be built (LIVE_SHARE) */
     char label[320];
 };
 
@@ -249,14 +250,21 @@ static int frame_run(live_feed *f, const run *r, live_frame *fr, double now)
     return 1;
 }
 
+/* A frame, where a viewer wants one and the last one's cost allows: frames take at most LIVE_SHARE of
+ * the run's time (a world of millions of discs on a GPU, whose read-back takes tens of milliseconds,
+ * is shown less often, not slowed down). */
 void live_offer(run *r)
 {
+    live_feed *f = r->feed;
     double now = wall_now();
-    if (!r->feed || !live_wanted(r->live, now)) return;
+    if (!f || now < f->next_build || !live_wanted(r->live, now)) return;
     live_frame *fr = calloc(1, sizeof *fr);
     if (!fr) return;
+    fr->build_ms = 1e3 * f->build_s;
     /* a frame that cannot be made (out of memory) is skipped: the view is no reason to stop a run */
-    if (frame_run(r->feed, r, fr, now) && frame_discs(r->feed, r, fr) && frame_fields(r, fr))
-        live_publish(r->live, fr, now);
+    if (frame_run(f, r, fr, now) && frame_discs(f, r, fr) && frame_fields(r, fr)) live_publish(r->live, fr, now);
     else live_frame_free(fr);
+    double end = wall_now();
+    f->build_s = end - now;
+    f->next_build = end + f->build_s * (1.0 - LIVE_SHARE) / LIVE_SHARE;
 }

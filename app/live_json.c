@@ -123,6 +123,8 @@ static void put_run(text *t, const live_frame *f)
     put_number(t, f->rate);
     put(t, ", \"eta\": ");
     put_number(t, f->eta);
+    put(t, ", \"frame_ms\": ");
+    put_number(t, f->build_ms);
     put(t, "},\n");
 }
 

@@ -161,7 +161,7 @@ static int with_live(const live_request *lr, ad_run_options *o, ad_scene *sc, co
         return st.code == AD_ERR_INVALID ? AD_EXIT_USAGE : AD_EXIT_ERROR;
     }
     o->live = lv;
-    int rc = sc ? ad_tunnel_run(sc, o, NULL) : ad_tunnel_resume(checkpoint, backend, threads, o);
+    int rc = sc ? ad_tunnel_run(sc, o, NULL) : ad_tunnel_resume(checkpoint, backend, threads, o, NULL);
     live_stop(lv);
     return rc;
 }

@@ -101,7 +101,8 @@ static ad_status keep_frame(run *r, unsigned long long k, double t)
     return ok();
 }
 
-/* frames.csv (index, step, time): the times of the frames for the .pvd files across resumes. */
+/* frames.csv (its header, then index, step, time): the times of the frames for the .pvd files across
+ * resumes. */
 ad_status out_frame_row(run *r)
 {
     ad_stats s;
@@ -110,7 +111,7 @@ ad_status out_frame_row(run *r)
     char row[128];
     /* all the digits: the .pvd files list the same times after a resume as without one */
     snprintf(row, sizeof row, "%llu,%llu,%.17g\n", k, (unsigned long long)s.step, s.time);
-    ad_status st = append_row(r, "frames.csv", NULL, row);
+    ad_status st = append_row(r, "frames.csv", AD_FRAMES_HEADER, row);
     if (!st.code) st = keep_frame(r, k, s.time);
     if (st.code) return st;
     r->m.frames++;
@@ -125,10 +126,18 @@ ad_status out_load_frames(run *r, unsigned long long step)
     if (st.code) return st;
     FILE *f = fopen(path, "r");
     if (!f) return ok(); /* a new folder: no frames yet */
-    unsigned long long k, fs;
-    double t;
-    while (!st.code && fscanf(f, "%llu,%llu,%lf", &k, &fs, &t) == 3)
+    /* whole rows only; the header line (AD_FRAMES_HEADER) is no row, and a folder of an aerodem older
+     * than it has none */
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    while (!st.code && (len = getline(&line, &cap, f)) > 0 && line[len - 1] == '\n') {
+        unsigned long long k, fs;
+        double t;
+        if (sscanf(line, "%llu,%llu,%lf", &k, &fs, &t) != 3) continue;
         if (k < r->m.frames && fs <= step && (r->nf == 0 || k > r->fidx[r->nf - 1])) st = keep_frame(r, k, t);
+    }
+    free(line);
     fclose(f);
     return st;
 }
@@ -521,7 +530,7 @@ void out_remove_temps(const run *r)
 
 /* ------------------------------------------------------ checks at start -- */
 
-static int mkdirs(const char *path)
+int ad_tunnel_make_dirs(const char *path)
 {
     char buf[AD_PATH_MAX + 64];
     snprintf(buf, sizeof buf, "%s", path);
@@ -552,7 +561,8 @@ ad_status out_make_dirs(const run *r)
         ad_status st = k == 0 ? ok() : path_in(r, sub, sizeof sub, "%s", subs[k]);
         if (st.code) return st;
         if (k == 0) snprintf(sub, sizeof sub, "%s", r->dir);
-        if (mkdirs(sub) != 0) return fail(AD_ERR_IO, "cannot create the output folder %s: %s", sub, strerror(errno));
+        if (ad_tunnel_make_dirs(sub) != 0)
+            return fail(AD_ERR_IO, "cannot create the output folder %s: %s", sub, strerror(errno));
     }
     ad_status st = path_in(r, sub, sizeof sub, "write_test.txt");
     ad_io_file io;

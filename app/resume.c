@@ -134,8 +134,11 @@ static ad_status unpack_block(run *r, const char *blk, size_t n, const char *che
 
 /* Rewrites NAME keeping the header (a first line not starting with a digit) and the rows a
  * checkpoint at `step` has seen: whole lines only (a kill or a full disk can cut the last one),
- * forces.csv rows up to the step, frames.csv rows of frames before `frames`, each index once. */
-static ad_status trim_rows(const run *r, const char *name, int frames_csv, unsigned long long step)
+ * forces.csv rows up to the step, frames.csv rows of frames before `frames`, each index once. A
+ * file without its header (frames.csv of an aerodem older than the header) gets header_line first,
+ * so that the rows appended next sit under it. */
+static ad_status trim_rows(const run *r, const char *name, const char *header_line, int frames_csv,
+                           unsigned long long step)
 {
     char path[AD_PATH_MAX + 32];
     ad_status st = path_in(r, path, sizeof path, "%s", name);
@@ -156,6 +159,7 @@ static ad_status trim_rows(const run *r, const char *name, int frames_csv, unsig
     while ((len = getline(&line, &cap, in)) > 0) {
         if (line[len - 1] != '\n') break;
         int header = first && !(line[0] >= '0' && line[0] <= '9');
+        if (first && !header && header_line) fputs(header_line, io.f);
         first = 0;
         unsigned long long a, b;
         double t;
@@ -205,8 +209,8 @@ static ad_status claim_folder(run *r, const char *checkpoint, unsigned long long
     out_remove_temps(r);
     ad_status st = ok();
     if (fid || !r->id) { /* its own folder (or, for a checkpoint older than run ids, the folder it names) */
-        st = trim_rows(r, "forces.csv", 0, step);
-        if (!st.code) st = trim_rows(r, "frames.csv", 1, step);
+        st = trim_rows(r, "forces.csv", NULL, 0, step);
+        if (!st.code) st = trim_rows(r, "frames.csv", AD_FRAMES_HEADER, 1, step);
     }
     if (!st.code && (!fid || !has_scene)) st = out_scene_ini(r);
     if (!st.code) st = out_body(r);
@@ -269,7 +273,8 @@ static ad_status same_fields(const run *r, const char *checkpoint)
     return ok();
 }
 
-int ad_tunnel_resume(const char *checkpoint, ad_backend backend, int threads, const ad_run_options *opt)
+int ad_tunnel_resume(const char *checkpoint, ad_backend backend, int threads, const ad_run_options *opt,
+                     ad_run_result *res)
 {
     run r;
     memset(&r, 0, sizeof r);
@@ -313,6 +318,7 @@ int ad_tunnel_resume(const char *checkpoint, ad_backend backend, int threads, co
         live_begin(&r, opt->label ? opt->label : checkpoint);
         rc = run_loop(&r);
     }
+    if (res) run_result(&r, res);
     cleanup(&r);
     return rc;
 }

@@ -46,6 +46,7 @@ typedef struct run {
     unsigned long long total;  /* the step this run goes to */
     long long ckpt_step;       /* step of the last checkpoint written in this folder; -1: none */
     const char *from;          /* the checkpoint resumed from; NULL for a fresh run */
+    const char *resume_cmd;    /* ad_run_options.resume_command */
     ad_flow_numbers flow;
     float *ox, *oy;            /* body outline [m] */
     size_t on;
@@ -84,6 +85,8 @@ double se_of(double s, double s2, double n);
 
 /* ---- outputs.c ---- */
 ad_status out_force_row(run *r);
+/* frames.csv's first line; folders of an aerodem older than it have none, and both are read. */
+#define AD_FRAMES_HEADER "index,step,time\n"
 /* frames.csv's row of frame r->m.frames (taken now) and the frame count; the files come after. */
 ad_status out_frame_row(run *r);
 /* Frame k's files: the PNG and .vtp of the discs, the .vti of the fields, at the end the heat
@@ -126,6 +129,8 @@ ad_status save_checkpoint(run *r);
 /* body.vtp, the outline (where there is one and vtk is on). */
 ad_status out_body(run *r);
 int run_loop(run *r);
+/* The coefficients the run measured so far, its steps and its id. */
+void run_result(const run *r, ad_run_result *res);
 ad_status prepare(run *r, const ad_run_options *opt);
 void cleanup(run *r);
 

@@ -128,17 +128,27 @@ ad_status save_checkpoint(run *r)
     return st;
 }
 
+/* The command that continues the run from `checkpoint`, and a new line. */
+static void print_continue(const run *r, const char *checkpoint)
+{
+    if (r->resume_cmd) fprintf(stderr, "%s\n", r->resume_cmd);
+    else fprintf(stderr, "aerodem resume %s\n", checkpoint);
+}
+
 /* A failed run: the error, and where the work done so far is kept. */
 static int report_lost(run *r, ad_status st)
 {
     int rc = report(st);
-    if (r->ckpt_step >= 0)
-        fprintf(stderr, "  the last good checkpoint is %s/checkpoint.ckpt (step %lld); once the cause is fixed, continue "
-                        "with: aerodem resume %s/checkpoint.ckpt\n",
-                r->dir, r->ckpt_step, r->dir);
-    else if (r->from)
-        fprintf(stderr, "  the checkpoint %s is unchanged; continue from it with: aerodem resume %s\n", r->from, r->from);
-    else fprintf(stderr, "  no checkpoint was written yet\n");
+    char ckpt[AD_PATH_MAX + 32];
+    snprintf(ckpt, sizeof ckpt, "%s/checkpoint.ckpt", r->dir);
+    if (r->ckpt_step >= 0) {
+        fprintf(stderr, "  the last good checkpoint is %s (step %lld); once the cause is fixed, continue with: ", ckpt,
+                r->ckpt_step);
+        print_continue(r, ckpt);
+    } else if (r->from) {
+        fprintf(stderr, "  the checkpoint %s is unchanged; continue from it with: ", r->from);
+        print_continue(r, r->from);
+    } else fprintf(stderr, "  no checkpoint was written yet\n");
     return rc;
 }
 
@@ -289,8 +299,10 @@ static void handle_signals(void)
     /* a file over the size limit (ulimit -f) fails its write with EFBIG, reported with its name */
     sa.sa_handler = SIG_IGN;
     sigaction(SIGXFSZ, &sa, NULL);
-    g_user = g_due = 0;
-    g_stop = 0;
+    /* a Ctrl-C that came between a sweep's points (the handler stays) stops the next one at its start,
+     * with its checkpoint, rather than being forgotten */
+    g_due = 0;
+    g_stop = g_user;
 }
 
 /* Runs from the world's current step to r->total. */
@@ -329,9 +341,10 @@ int run_loop(run *r)
         st = save_checkpoint(r);
         if (!st.code) st = out_summary(r, 1);
         if (st.code) return report_lost(r, st);
-        fprintf(stderr, "aerodem: interrupted at step %llu; checkpoint written to %s/checkpoint.ckpt\n"
-                        "  continue with: aerodem resume %s/checkpoint.ckpt\n",
-                step, r->dir, r->dir);
+        char ckpt[AD_PATH_MAX + 32];
+        snprintf(ckpt, sizeof ckpt, "%s/checkpoint.ckpt", r->dir);
+        fprintf(stderr, "aerodem: interrupted at step %llu; checkpoint written to %s\n  continue with: ", step, ckpt);
+        print_continue(r, ckpt);
         return AD_EXIT_INTERRUPTED;
     }
     out_video(r);
@@ -352,6 +365,7 @@ ad_status prepare(run *r, const ad_run_options *opt)
     snprintf(r->dir, sizeof r->dir, "%s", dir);
     r->quiet = opt->quiet;
     r->live = opt->live;
+    r->resume_cmd = opt->resume_command;
     r->flow = ad_scene_flow_numbers(&r->sc);
     r->fd.nx = (int)ceil(r->sc.width / r->sc.field_cell);
     r->fd.ny = (int)ceil(r->sc.height / r->sc.field_cell);
@@ -416,23 +430,23 @@ static ad_status start_folder(run *r)
 /* The settling must end before the run does. A --steps shorter than the scene's settling takes the
  * scene's share of settling (settle_steps / steps) of the shorter run, said in a note and kept in
  * scene.ini; where the scene itself settles for all of its steps the message says what to set. */
-static int settle_fits(ad_scene *sc, unsigned long long total, int steps_given)
+ad_status ad_tunnel_fit_settling(ad_scene *sc, unsigned long long total, int steps_given, int quiet_note)
 {
-    if (sc->settle_steps < total) return 1;
+    if (sc->settle_steps < total) return ok();
     if (steps_given && sc->settle_steps < sc->steps) {
         unsigned long long was = sc->settle_steps;
         sc->settle_steps = (unsigned long long)((double)total * ((double)was / (double)sc->steps));
-        fprintf(stderr,
-                "aerodem: note: --steps %llu is within the scene's settling: [run] settle_steps shortened from %llu "
-                "to %llu (the scene's share, %llu of %llu steps); --set run.settle_steps=N sets it\n",
-                total, was, sc->settle_steps, was, sc->steps);
-        return 1;
+        if (!quiet_note)
+            fprintf(stderr,
+                    "aerodem: note: --steps %llu is within the scene's settling: [run] settle_steps shortened from "
+                    "%llu to %llu (the scene's share, %llu of %llu steps); --set run.settle_steps=N sets it\n",
+                    total, was, sc->settle_steps, was, sc->steps);
+        return ok();
     }
-    fprintf(stderr,
-            "aerodem: error: the run of %llu steps ends before its settling does ([run] settle_steps = %llu): give "
-            "--set run.settle_steps=%llu (a quarter of the run, or any number below %llu) or more --steps\n",
-            total, sc->settle_steps, total / 4, total);
-    return 0;
+    return fail(AD_ERR_INVALID,
+                "the run of %llu steps ends before its settling does ([run] settle_steps = %llu): give --set "
+                "run.settle_steps=%llu (a quarter of the run, or any number below %llu) or more --steps",
+                total, sc->settle_steps, total / 4, total);
 }
 
 int ad_tunnel_run(ad_scene *scene, const ad_run_options *opt, ad_run_result *res)
@@ -443,10 +457,11 @@ int ad_tunnel_run(ad_scene *scene, const ad_run_options *opt, ad_run_result *res
     r.sc = *scene;
     r.ckpt_step = -1;
     r.total = opt->steps ? opt->steps : r.sc.steps;
-    if (!settle_fits(&r.sc, r.total, opt->steps != 0)) return AD_EXIT_USAGE;
+    ad_status st = ad_tunnel_fit_settling(&r.sc, r.total, opt->steps != 0, 0);
+    if (st.code) return report(st);
     r.id = new_run_id();
     snprintf(r.origin, sizeof r.origin, "%s", r.sc.source);
-    ad_status st = prepare(&r, opt);
+    st = prepare(&r, opt);
     if (!st.code) st = ad_scene_build(&r.sc, &r.w);
     if (!st.code) st = ad_world_set_fields(r.w, &r.fd);
     if (!st.code) st = set_probe(&r);
@@ -459,17 +474,21 @@ int ad_tunnel_run(ad_scene *scene, const ad_run_options *opt, ad_run_result *res
     print_start(&r);
     live_begin(&r, opt->label ? opt->label : r.sc.source);
     int rc = run_loop(&r);
-    if (res) {
-        double n = (double)r.m.n;
-        ad_stats s;
-        ad_world_get_stats(r.w, &s);
-        res->cl = mean_of(r.m.sum_cl, n);
-        res->cd = mean_of(r.m.sum_cd, n);
-        res->cl_se = se_of(r.m.sum_cl, r.m.sum_cl2, n);
-        res->cd_se = se_of(r.m.sum_cd, r.m.sum_cd2, n);
-        res->steps = s.step;
-        res->intervals = r.m.n;
-    }
+    if (res) run_result(&r, res);
     cleanup(&r);
     return rc;
+}
+
+void run_result(const run *r, ad_run_result *res)
+{
+    double n = (double)r->m.n;
+    ad_stats s;
+    ad_world_get_stats(r->w, &s);
+    res->cl = mean_of(r->m.sum_cl, n);
+    res->cd = mean_of(r->m.sum_cd, n);
+    res->cl_se = se_of(r->m.sum_cl, r->m.sum_cl2, n);
+    res->cd_se = se_of(r->m.sum_cd, r->m.sum_cd2, n);
+    res->steps = s.step;
+    res->intervals = r->m.n;
+    res->run_id = r->id;
 }

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Builds aerodem on the lent GPU machine and runs the GPU tests and benchmarks; logs go to $OUT.
 # Usage: bench/gpu_session.sh STAGE...   stages: build tests golden shock bvh broadphase sanitize bench
-#        compare dev bench-big grid profile resources
+#        compare dev bench-big grid profile resources live
 # Libraries the machine lacks (libinih, libpng headers) come as Debian packages in .debs/ (an ignored
 # folder carried to the machine), unpacked under /tmp/dep. Fetch them once on the development machine:
 #   mkdir -p .debs && cd .debs && apt-get download libinih-dev libinih1 libinireader0 libpng-dev \
-#       libpng16-16 zlib1g-dev zlib1g
+#       libpng16-16 zlib1g-dev zlib1g libmicrohttpd-dev libmicrohttpd12
 # and name .debs in the device tool's carry list.
 set -uo pipefail
 OUT=${OUT:-/tmp/out}
@@ -18,6 +18,8 @@ setup_deps() {
   if [ ! -f /usr/include/ini.h ] || [ ! -f /usr/include/png.h ]; then
     mkdir -p /tmp/dep
     for f in .debs/*.deb; do dpkg -x "$f" /tmp/dep; done
+    # libmicrohttpd's .pc asks for gnutls's for static links only; the machine has no gnutls .pc
+    sed -i '/^Requires.private/d' /tmp/dep/usr/lib/x86_64-linux-gnu/pkgconfig/libmicrohttpd.pc 2>/dev/null
     z=$(find /tmp/dep -name 'libz.so.1.*' | head -1)
     [ -n "$z" ] && ln -sf "$z" /tmp/dep/usr/lib/x86_64-linux-gnu/libz.so
     cp -a /tmp/dep/lib/x86_64-linux-gnu/libz.so.1* /tmp/dep/usr/lib/x86_64-linux-gnu/ 2>/dev/null || true
@@ -127,6 +129,22 @@ for stage in "$@"; do
     ./build-gpu/bench_core --backend cuda --fast --scene scenes/default.ini --sizes 1e6,1.6e7,6.4e7 --csv "$OUT/bench_core_fast.csv" 2>&1 | tee "$OUT/bench_core_fast.log"
     log "benchmark: default tunnel, deterministic"
     ./build-gpu/bench_core --backend cuda --scene scenes/default.ini --sizes 1e6,1.6e7 --csv "$OUT/bench_core_det.csv" 2>&1 | tee "$OUT/bench_core_det.log"
+    ;;
+  live)
+    # the live view on a GPU run: the bow-shock scene (1.1e6 discs) with no viewer, then with a viewer
+    # asking as the page does (bench/live_viewer.py); the run's rate from its last line
+    setup_deps
+    log "live view: bow shock on the GPU, no viewer, then one viewer"
+    Q=(--steps ${LIVE_STEPS:-60000} --set output.frame_interval=0 --set output.video=no --set output.png=no --set output.vtk=no)
+    ./build-gpu/aerodem run scenes/bow_shock.ini "${Q[@]}" --out /tmp/live_none --live 0 > "$OUT/live_none.log" 2>&1
+    grep "done:" "$OUT/live_none.log"
+    ./build-gpu/aerodem run scenes/bow_shock.ini "${Q[@]}" --out /tmp/live_one --live 0 > "$OUT/live_one.log" 2>&1 &
+    pid=$!
+    for i in $(seq 1 100); do port=$(sed -n 's|^aerodem: live view at http://127.0.0.1:\([0-9]*\)/$|\1|p' "$OUT/live_one.log"); [ -n "$port" ] && break; sleep 0.1; done
+    python3 bench/live_viewer.py "$port" ${LIVE_VIEW_S:-6} | tee "$OUT/live_viewer.log"
+    wait $pid
+    grep "done:" "$OUT/live_one.log"
+    cmp /tmp/live_none/forces.csv /tmp/live_one/forces.csv && echo "forces.csv: the same with and without a viewer"
     ;;
   bench-big)
     setup_deps

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The program's outputs under resumes, reused folders, full disks and unwritable folders
-# (docs/HARDENING.md): frames.csv not repeated, no temporary file left, the wall-clock checkpoint,
+# (docs/HARDENING.md): frames.csv with its header and not repeated (and an older one without the
+# header resumed), no temporary file left, the wall-clock checkpoint,
 # resume into another run's folder refused, resume --out NEWDIR consistent, pictures that cannot be
 # drawn refused at start, a failure at the end keeping the checkpoint and summary, a full disk and an
 # unwritable folder named with the last good checkpoint kept, long and empty output paths.
@@ -42,14 +43,31 @@ cp "$T/A1000.ckpt" "$T/A/checkpoint.ckpt"
 : >"$T/A/checkpoint.ckpt.tmp"
 run a3 resume "$T/A/checkpoint.ckpt" --steps 2000 --quiet
 expect_rc 0 "resume of A from step 1000 again" a3
-cut -d, -f1 "$T/A/frames.csv" >"$T/idx"
+[ "$(head -n 1 "$T/A/frames.csv")" = "index,step,time" ] || fail "frames.csv has no header line" "$T/A/frames.csv"
+[ "$(grep -c '^index,' "$T/A/frames.csv")" = 1 ] || fail "frames.csv has its header more than once" "$T/A/frames.csv"
+tail -n +2 "$T/A/frames.csv" | cut -d, -f1 >"$T/idx"
 [ "$(sort -u "$T/idx" | wc -l)" = "$(wc -l <"$T/idx")" ] || fail "frames.csv repeats frames after a resume" "$T/A/frames.csv"
 [ "$(wc -l <"$T/idx")" = 8 ] || fail "frames.csv after the resume has $(wc -l <"$T/idx") rows, expected 8" "$T/A/frames.csv"
 cmp -s "$T/A/frames.csv" "$T/A.frames" || fail "frames.csv differs from the first resume's" "$T/A/frames.csv" "$T/A.frames"
+[ "$(grep -c 'file=' "$T/A/particles.pvd")" = 8 ] ||
+    fail "particles.pvd after the resume does not list the 8 frames of frames.csv" "$T/A/particles.pvd" "$T/A/frames.csv"
 cmp -s "$T/A/forces.csv" "$T/A.forces" || fail "forces.csv differs from the first resume's" "$T/A/forces.csv" "$T/A.forces"
 ok "resume from an earlier checkpoint trims frames.csv and forces.csv to it (no repeated row)"
 no_temps "$T/A" "resume"
 ok "resume removes the temporary files a kill left (checkpoint.ckpt.tmp, frames/*.png.tmp)"
+
+# A folder of an aerodem older than frames.csv's header: the same run's folder at step 2000 with the
+# header stripped, back to the checkpoint of step 1000. The resume reads it, puts the header back
+# and ends with A's files.
+cp -r "$T/A" "$T/H" && cp "$T/A1000.ckpt" "$T/H/checkpoint.ckpt"
+tail -n +2 "$T/A.frames" >"$T/H/frames.csv"
+run h1 resume "$T/H/checkpoint.ckpt" --steps 2000 --quiet
+expect_rc 0 "resume of a folder whose frames.csv has no header" h1
+cmp -s "$T/H/frames.csv" "$T/A.frames" || fail "frames.csv of the headerless folder after a resume" "$T/H/frames.csv" "$T/A.frames"
+for f in forces.csv particles.pvd fields.pvd summary.txt; do
+    cmp -s "$T/H/$f" "$T/A/$f" || fail "$f of the headerless folder after a resume differs from A's" "$T/H/$f" "$T/A/$f"
+done
+ok "resume of a folder whose frames.csv has no header (an older aerodem): read, its header put back, A's files"
 
 # ----------------------------------------------------------------- wall-clock checkpoint --
 
@@ -111,9 +129,9 @@ for pvd in particles.pvd fields.pvd; do
         [ -f "$T/N/$f" ] || fail "$pvd in the new folder lists $f, which is not there" "$T/N/$pvd"
     done
 done
-[ "$(grep -c 'file=' "$T/N/particles.pvd")" = "$(wc -l <"$T/N/frames.csv")" ] ||
+[ "$(grep -c 'file=' "$T/N/particles.pvd")" = "$(($(wc -l <"$T/N/frames.csv") - 1))" ] ||
     fail "particles.pvd and frames.csv of the new folder list different frames" "$T/N/particles.pvd" "$T/N/frames.csv"
-[ "$(cut -d, -f1 "$T/N/frames.csv" | tr '\n' ' ')" = "4 5 6 7 " ] || fail "frames.csv in the new folder" "$T/N/frames.csv"
+[ "$(cut -d, -f1 "$T/N/frames.csv" | tr '\n' ' ')" = "index 4 5 6 7 " ] || fail "frames.csv in the new folder" "$T/N/frames.csv"
 grep -v '^scene ' "$T/N/summary.txt" >"$T/n.sum"
 grep -v '^scene ' "$T/A/summary.txt" >"$T/a.sum"
 diff "$T/n.sum" "$T/a.sum" >"$T/diff.out" || fail "the summary of the continuation differs from A's at 2000 steps" "$T/diff.out"

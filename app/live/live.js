@@ -195,7 +195,8 @@ function showProgress(f) {
   const phase = p.settled ? `averaging since step ${p.settle_steps}` : `settling until step ${p.settle_steps}`;
   const rate = p.rate !== null && isFinite(p.rate) ? `${fmt(p.rate * p.discs, 3)} particle-steps/s` : 'rate -';
   $('progress').textContent = [`step ${p.step} / ${p.total} (${pct.toFixed(0)} %)`, `t = ${fmt(p.time)} s`,
-    `dt = ${fmt(p.dt, 3)} s`, `${p.discs} discs`, rate, `ETA ${clock(p.eta)}`, phase].join('  \u00b7  ');
+    `dt = ${fmt(p.dt, 3)} s`, `${p.discs} discs`, rate, `ETA ${clock(p.eta)}`, phase,
+    `a frame costs the run ${fmt(p.frame_ms, 2)} ms`].join('  \u00b7  ');
   $('run').textContent = `backend ${f.run.backend} (${f.run.threads} threads), output in ${f.run.dir}/`;
   $('scene').textContent = f.run.scene;
   document.body.dataset.step = String(p.step);
