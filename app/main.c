@@ -37,7 +37,7 @@ static const char *USAGE_RUN =
     "                the plain implementation the others are tested against)\n"
     "  --out DIR     output folder (default: the scene's [output] dir)\n"
     "  --steps N     total steps to run (default: the scene's [run] steps)\n"
-    "  --threads N   CPU threads (default: all cores)\n"
+    "  --threads N   CPU threads (default: the cores free of other work at the start)\n"
     "  --quiet       no progress or summary on the terminal\n"
     LIVE_USAGE
     "\n"

@@ -15,6 +15,7 @@
 
 #include "io/vtk.h"
 #include "core/free_each.h"
+#include "machine_load.h"
 
 /* ad_world_step stops after the step in progress when g_stop is set: by Ctrl-C (g_user) or by
  * the wall-clock checkpoint timer (g_due). */
@@ -462,7 +463,9 @@ int ad_tunnel_run(ad_scene *scene, const ad_run_options *opt, ad_run_result *res
     r.id = new_run_id();
     snprintf(r.origin, sizeof r.origin, "%s", r.sc.source);
     st = prepare(&r, opt);
-    if (!st.code) st = ad_scene_build(&r.sc, &r.w);
+    ad_scene built = r.sc; /* scene.ini keeps threads = 0: the choice is this machine's, now */
+    if (!st.code) machine_load_fit(&built);
+    if (!st.code) st = ad_scene_build(&built, &r.w);
     if (!st.code) st = ad_world_set_fields(r.w, &r.fd);
     if (!st.code) st = set_probe(&r);
     if (!st.code) st = out_make_dirs(&r);

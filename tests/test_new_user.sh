@@ -2,7 +2,7 @@
 # The rough edges a new user met (issue 23), each as the user met it: a run shorter than the scene's
 # settling, a free stream changed on the command line whichever key the scene gave it by, a run too
 # short to average, discs pressed deep into each other, numbers in scene.ini as written, frames on
-# one colour scale, and `scene-keys --help`.
+# one colour scale, a machine busy with other work, and `scene-keys --help`.
 #
 # Usage: test_new_user.sh AERODEM SOURCE_DIR. Prints each check; exits 1 at the first that fails.
 set -u
@@ -97,6 +97,25 @@ expect_rc 0 "a sweep of two points" sweep
 expect_in "$T/sweep.out" "aoa = 4 (2 of 2)" "the sweep's line per point"
 grep -q "free stream U" "$T/sweep.out" && fail "a sweep's point printed its whole report" "$T/sweep.out"
 ok "a sweep shows each point's progress line and nothing more of it"
+
+# A machine busy with other work: a run that leaves the threads to aerodem takes the free cores (one
+# here), says so, and names --threads; --threads given is taken as given. Busy loops, twice the cores.
+cores=$(nproc)
+LOOPS=""
+for _ in $(seq 1 $((2 * cores))); do (while :; do :; done) & LOOPS="$LOOPS $!"; done
+sleep 0.5
+run busy run "$SCENE" --steps 50 --set output.video=no --set run.threads=0 --out "$T/busy"
+run busy_given run "$SCENE" --steps 50 --set output.video=no --threads "$cores" --out "$T/busy_given"
+kill $LOOPS
+expect_rc 0 "a run on a busy machine" busy
+expect_in "$T/busy.err" "cores are busy with other work: the run takes 1 thread" "the note"
+expect_in "$T/busy.err" "--threads $cores takes them all" "the key"
+expect_in "$T/busy.out" "backend cpu (1 threads)" "the start"
+[ "$(sed -n 's/^threads = //p' "$T/busy/scene.ini")" = 0 ] || fail "scene.ini does not keep threads = 0" "$T/busy/scene.ini"
+expect_rc 0 "--threads on a busy machine" busy_given
+grep -q "cores are busy" "$T/busy_given.err" && fail "--threads given, yet the note" "$T/busy_given.err"
+expect_in "$T/busy_given.out" "($cores threads)" "the start"
+ok "a busy machine: threads = 0 takes the free cores (1 of $cores) with a note; --threads $cores is taken as given"
 
 run keys_help scene-keys --help
 expect_rc 0 "scene-keys --help" keys_help
