@@ -6,71 +6,33 @@
 
 #include "../physics/bvh.h"
 #include "world_internal.h"
+#include "components.h"
 #include "free_each.h"
 
-typedef struct vkey {
-    float x, y;
-    uint32_t seg, end;
-} vkey;
-
-static int vkey_cmp(const void *a, const void *b)
-{
-    const vkey *u = a, *v = b;
-    if (u->x != v->x) return u->x < v->x ? -1 : 1;
-    if (u->y != v->y) return u->y < v->y ? -1 : 1;
-    if (u->seg != v->seg) return u->seg < v->seg ? -1 : 1;
-    return (int)u->end - (int)v->end;
-}
-
-static uint32_t comp_root(uint32_t *parent, uint32_t i)
-{
-    while (parent[i] != i) i = parent[i] = parent[parent[i]];
-    return i;
-}
-
 /* The connected outlines (segment.h): segments that share an end point (equal floats) are one
- * component, numbered in the order of their first segment; a segment both of whose ends are
- * shared is part of a closed outline. */
+ * component (components.c), numbered in the order of their first segment; a segment both of whose
+ * ends are shared is part of a closed outline. */
 static ad_status label_components(ad_segments *s)
 {
     size_t n = s->count;
-    vkey *k = malloc(2 * n * sizeof *k);
-    uint32_t *parent = malloc(n * sizeof *parent), *label = malloc(n * sizeof *label);
-    unsigned char *shared = calloc(2 * n, 1);
-    if (!k || !parent || !label || !shared) {
-        free(k);
-        free(parent);
-        free(label);
-        free(shared);
-        return ad_fail(AD_ERR_NO_MEMORY, "", "out of memory ordering segment vertices");
+    float *pts = malloc((4 * n + 1) * sizeof *pts);
+    uint32_t *comp = malloc((n + 1) * sizeof *comp);
+    unsigned char *shared = malloc(2 * n + 1);
+    ad_status st = ad_ok();
+    if (!pts || !comp || !shared) st = ad_fail(AD_ERR_NO_MEMORY, "", "out of memory ordering segment vertices");
+    for (size_t i = 0; i < n && !st.code; i++) {
+        pts[4 * i] = s->raw[i].x0;
+        pts[4 * i + 1] = s->raw[i].y0;
+        pts[4 * i + 2] = s->raw[i].x1;
+        pts[4 * i + 3] = s->raw[i].y1;
     }
-    for (size_t i = 0; i < n; i++) {
-        k[2 * i] = (vkey){s->raw[i].x0, s->raw[i].y0, (uint32_t)i, 0};
-        k[2 * i + 1] = (vkey){s->raw[i].x1, s->raw[i].y1, (uint32_t)i, 1};
-        parent[i] = (uint32_t)i;
-    }
-    qsort(k, 2 * n, sizeof *k, vkey_cmp);
-    for (size_t a = 0; a < 2 * n; a++) {
-        int first = a == 0 || k[a].x != k[a - 1].x || k[a].y != k[a - 1].y;
-        int last = a + 1 == 2 * n || k[a].x != k[a + 1].x || k[a].y != k[a + 1].y;
-        if (!(first && last)) shared[2 * k[a].seg + k[a].end] = 1;
-        if (!first) { /* the same point as the key before: one outline */
-            uint32_t u = comp_root(parent, k[a].seg), v = comp_root(parent, k[a - 1].seg);
-            if (u != v) parent[u > v ? u : v] = u < v ? u : v;
-        }
-    }
-    uint32_t next = 0;
-    for (size_t i = 0; i < n; i++) { /* roots are each component's first segment */
-        uint32_t r = comp_root(parent, (uint32_t)i);
-        if (r == i) label[i] = next++;
-        s->segs[i].flags = label[r] << AD_SEG_COMP_SHIFT;
+    if (!st.code) st = ad_label_components(pts, 2, 2, n, comp, shared);
+    for (size_t i = 0; i < n && !st.code; i++) {
+        s->segs[i].flags = comp[i] << AD_SEG_COMP_SHIFT;
         if (shared[2 * i] && shared[2 * i + 1]) s->segs[i].flags |= AD_SEG_CLOSED;
     }
-    free(shared);
-    free(label);
-    free(parent);
-    free(k);
-    return ad_ok();
+    AD_FREE_EACH(pts, comp, shared);
+    return st;
 }
 
 /* Coarse grid of segments: cells of 4 contact grid cells, at most 2^20 cells. */

@@ -64,6 +64,10 @@ static inline double ad_contact_duration(double m_eff, double k, double gamma)
     return AD_PI / sqrt(w0sq - eta * eta);
 }
 
+/* The law itself, the same for every pair and every dimension: the normal force for an overlap delta
+ * and a normal relative velocity vn (< 0 approaching), pushing apart where positive. */
+AD_HD static inline float ad_normal_force(float k, float gamma, float delta, float vn) { return k * delta - gamma * vn; }
+
 /* The disc-disc law once the distance is known: dist = |(dx, dy)|, touch = 1 and inv = 1 / dist where
  * the discs touch, touch = inv = 0 where they do not (a no-op then, in exact zeros). */
 AD_HD static inline void ad_contact_disc_at(const ad_params *p, float dx, float dy, float dvx, float dvy, float dist,
@@ -72,7 +76,7 @@ AD_HD static inline void ad_contact_disc_at(const ad_params *p, float dx, float 
     float nx = dx * inv, ny = dy * inv;
     float delta = (p->diameter - dist) * touch;
     float vn = dvx * nx + dvy * ny;
-    float f = p->k * delta - p->gamma_pp * vn;
+    float f = ad_normal_force(p->k, p->gamma_pp, delta, vn);
     a->fx -= f * nx;
     a->fy -= f * ny;
     a->pressure += fabsf(f);
@@ -116,7 +120,7 @@ AD_HD static inline float ad_contact_static(const ad_params *p, float delta, flo
                                             float vy, ad_accum *a)
 {
     float vn = vx * nx + vy * ny;
-    float f = p->k * delta - p->gamma_wall * vn;
+    float f = ad_normal_force(p->k, p->gamma_wall, delta, vn);
     a->fx += f * nx;
     a->fy += f * ny;
     a->pressure += fabsf(f);

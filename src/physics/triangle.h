@@ -1,0 +1,121 @@
+/* Static triangles (the 3D body: an STL mesh, a wing's surface), the closest point on one, and the one
+ * contact per touch of a sphere with a connected surface: the 3D counterpart of segment.h.
+ *
+ * One contact per touch, as in 2D. Triangles that share a vertex (exactly equal floats) form a
+ * connected surface, a component (src/core/components.c labels them, for segments and triangles
+ * alike). A sphere touching a component feels one force, from its closest point on the whole
+ * component: overlap delta = r - |c - q| with q the point of the component nearest the centre c,
+ * along (c - q) / |c - q|. A flat face of many triangles acts as one plane, an edge or a vertex
+ * shared by several triangles is one edge or one point, and a sphere over the face of one
+ * triangle is not also pushed by its neighbour's edge. The potential k (r - dist(c, surface))^2 / 2
+ * is continuous, so a sphere sliding across an edge keeps its energy. Separate components (two
+ * bodies) each give their own contact; ties go to the first triangle met. */
+#ifndef AD_PHYSICS_TRIANGLE_H
+#define AD_PHYSICS_TRIANGLE_H
+
+#include "vec3.h"
+
+/* Where on a triangle a point's nearest point lies: its face, an edge or a vertex. */
+typedef enum ad_tri_feature {
+    AD_TRI_FACE = 0,
+    AD_TRI_EDGE_AB = 1,
+    AD_TRI_EDGE_BC = 2,
+    AD_TRI_EDGE_CA = 3,
+    AD_TRI_VERTEX_A = 4,
+    AD_TRI_VERTEX_B = 5,
+    AD_TRI_VERTEX_C = 6,
+} ad_tri_feature;
+
+enum { AD_TRI_COMP_SHIFT = 8 }; /* flags >> AD_TRI_COMP_SHIFT: the triangle's component */
+
+/* A triangle as the kernels read it: vertex a and the edges ab = b - a, ac = c - a. 40 bytes. */
+typedef struct ad_tri {
+    ad_vec3 a, ab, ac;
+    uint32_t flags; /* the component in the bits from AD_TRI_COMP_SHIFT */
+} ad_tri;
+
+/* The point of triangle (a, a + ab, a + ac) nearest p, and which feature it lies on (Ericson, Real-Time
+ * Collision Detection, 5.1.5: the Voronoi regions of the vertices, then of the edges, then the face;
+ * barycentric coordinates from dot products, no square root). The triangle must not be degenerate
+ * (src/core/triangles.c refuses those). */
+AD_HD static inline ad_vec3 ad_closest_on_triangle(ad_vec3 p, ad_vec3 a, ad_vec3 ab, ad_vec3 ac, int *feature)
+{
+    ad_vec3 ap = ad_v3_sub(p, a);
+    float d1 = ad_v3_dot(ab, ap), d2 = ad_v3_dot(ac, ap);
+    if (d1 <= 0.0f && d2 <= 0.0f) {
+        *feature = AD_TRI_VERTEX_A;
+        return a;
+    }
+    ad_vec3 b = ad_v3_add(a, ab), bp = ad_v3_sub(p, b);
+    float d3 = ad_v3_dot(ab, bp), d4 = ad_v3_dot(ac, bp);
+    if (d3 >= 0.0f && d4 <= d3) {
+        *feature = AD_TRI_VERTEX_B;
+        return b;
+    }
+    float vc = d1 * d4 - d3 * d2;
+    if (vc <= 0.0f && d1 >= 0.0f && d3 <= 0.0f) {
+        *feature = AD_TRI_EDGE_AB;
+        return ad_v3_axpy(a, d1 / (d1 - d3), ab);
+    }
+    ad_vec3 c = ad_v3_add(a, ac), cp = ad_v3_sub(p, c);
+    float d5 = ad_v3_dot(ab, cp), d6 = ad_v3_dot(ac, cp);
+    if (d6 >= 0.0f && d5 <= d6) {
+        *feature = AD_TRI_VERTEX_C;
+        return c;
+    }
+    float vb = d5 * d2 - d1 * d6;
+    if (vb <= 0.0f && d2 >= 0.0f && d6 <= 0.0f) {
+        *feature = AD_TRI_EDGE_CA;
+        return ad_v3_axpy(a, d2 / (d2 - d6), ac);
+    }
+    float va = d3 * d6 - d5 * d4;
+    if (va <= 0.0f && (d4 - d3) >= 0.0f && (d5 - d6) >= 0.0f) {
+        *feature = AD_TRI_EDGE_BC;
+        return ad_v3_axpy(b, (d4 - d3) / ((d4 - d3) + (d5 - d6)), ad_v3_sub(c, b));
+    }
+    float denom = 1.0f / (va + vb + vc);
+    *feature = AD_TRI_FACE;
+    return ad_v3_add(a, ad_v3_add(ad_v3_scale(ab, vb * denom), ad_v3_scale(ac, vc * denom)));
+}
+
+#define AD_TRI_TOUCH_MAX 4
+
+/* The nearest touching point of each component met so far, for one sphere. */
+typedef struct ad_tri_touches {
+    int n;
+    uint32_t comp[AD_TRI_TOUCH_MAX];
+    float d2[AD_TRI_TOUCH_MAX];
+    ad_vec3 q[AD_TRI_TOUCH_MAX];
+} ad_tri_touches;
+
+/* One candidate triangle for the sphere of radius r centred at c: its closest point kept where it is
+ * the nearest of its component so far and within r. Returns 0, or 1 when the table was full and the
+ * point (in *q) must be applied on its own, as segment.h does. */
+AD_HD static inline int ad_tri_touch(const ad_tri *t, ad_vec3 c, float r, ad_tri_touches *tt, ad_vec3 *q)
+{
+    int feature;
+    ad_vec3 p = ad_closest_on_triangle(c, t->a, t->ab, t->ac, &feature);
+    ad_vec3 d = ad_v3_sub(c, p);
+    float d2 = ad_v3_dot(d, d);
+    if (d2 >= r * r || d2 <= 0.0f) return 0;
+    uint32_t comp = t->flags >> AD_TRI_COMP_SHIFT;
+    for (int k = 0; k < tt->n; k++)
+        if (tt->comp[k] == comp) {
+            if (d2 < tt->d2[k]) {
+                tt->d2[k] = d2;
+                tt->q[k] = p;
+            }
+            return 0;
+        }
+    if (tt->n == AD_TRI_TOUCH_MAX) { /* a sphere among more components than the table holds */
+        *q = p;
+        return 1;
+    }
+    tt->comp[tt->n] = comp;
+    tt->d2[tt->n] = d2;
+    tt->q[tt->n] = p;
+    tt->n++;
+    return 0;
+}
+
+#endif
