@@ -260,7 +260,7 @@ void live_offer(run *r)
     if (!f || now < f->next_build || !live_wanted(r->live, now)) return;
     live_frame *fr = calloc(1, sizeof *fr);
     if (!fr) return;
-    fr->build_ms = 1e3 * f->build_s;
+    fr->build_ms = f->build_s > 0 ? 1e3 * f->build_s : NAN; /* the first frame: not known yet */
     /* a frame that cannot be made (out of memory) is skipped: the view is no reason to stop a run */
     if (frame_run(f, r, fr, now) && frame_discs(f, r, fr) && frame_fields(r, fr)) live_publish(r->live, fr, now);
     else live_frame_free(fr);

@@ -374,6 +374,7 @@ static ad_status step_graph(ad_world *w, cuda_world *c, unsigned n, int obs, cud
 ad_status ad_cuda_step(ad_world *w, uint64_t nsteps)
 {
     cuda_world *c = CW(w);
+    c->sums_on_host = 0; /* the steps sample the fields on the device */
     unsigned n = launch_n(w, c);
     if (c->dt_stale) {
         CU(cudaMemsetAsync(c->vmax_bits, 0, 4, c->stream));

@@ -60,6 +60,7 @@ struct cuda_world {
     ad_seg_grid gdev;
     /* fields */
     double *field_sums;
+    int sums_on_host;          /* the host's copy of field_sums is current: no step since the last copy either way */
     size_t field_cells;
     int primed;
     int dt_stale;
