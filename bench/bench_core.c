@@ -14,6 +14,7 @@ static void usage(void)
 {
     printf("usage: bench_core [--sizes N,N,...] [--steps S] [--threads T] [--backend cpu|cuda|auto]\n"
            "                  [--fraction F] [--scene FILE] [--fast] [--warmup W] [--csv FILE]\n"
+           "                  [--integrator symplectic|euler|verlet|rk4]\n"
            "  Default: a periodic square box of discs (radius 0.5 m, mass 1 kg, k_n = 1e4 N/m, e = 1) at area\n"
            "  fraction F (default 0.3), velocity variance 1 m^2/s^2 per component, fixed dt = t_c/20.\n"
            "  --scene FILE: that scene's tunnel instead, scaled in size (tunnel, chord, position) to hold N discs.\n"
@@ -47,8 +48,25 @@ int main(int argc, char **argv)
     int fast = 0;
     double fraction = 0.3;
     ad_backend backend = AD_BACKEND_CPU;
+    ad_integrator integ = AD_INTEGRATOR_SYMPLECTIC_EULER;
+    const char *integ_name = NULL; /* named in the case column where not the default */
     for (int i = 1; i < argc; i++) {
         if (bench_arg(argc, argv, &i, &a)) continue;
+        if (!strcmp(argv[i], "--integrator") && i + 1 < argc) {
+            static const char *names[] = {"symplectic", "euler", "verlet", "rk4"};
+            static const ad_integrator kinds[] = {AD_INTEGRATOR_SYMPLECTIC_EULER, AD_INTEGRATOR_EULER,
+                                                  AD_INTEGRATOR_VERLET, AD_INTEGRATOR_RK4};
+            integ_name = argv[++i];
+            int k = 0;
+            while (k < 4 && strcmp(integ_name, names[k])) k++;
+            if (k == 4) {
+                fprintf(stderr, "bench_core: --integrator %s: expected symplectic, euler, verlet or rk4\n", integ_name);
+                return 2;
+            }
+            integ = kinds[k];
+            if (k == 0) integ_name = NULL;
+            continue;
+        }
         if (!strcmp(argv[i], "--fraction") && i + 1 < argc) {
             fraction = atof(argv[++i]);
         } else if (!strcmp(argv[i], "--fast")) {
@@ -93,6 +111,7 @@ int main(int argc, char **argv)
             sc.backend = backend;
             sc.threads = a.threads;
             sc.deterministic = !fast;
+            sc.integrator = integ;
             st = ad_scene_build(&sc, &w);
             r = sc.radius;
         } else {
@@ -108,6 +127,7 @@ int main(int argc, char **argv)
             d.threads = a.threads;
             d.backend = backend;
             d.deterministic = !fast;
+            d.integrator = integ;
             st = ad_world_create(&d, &w);
             if (!st.code) {
                 ad_fill_def f = {0, 0, L, L, fraction, 0, 0, 1.0, 42};
@@ -144,8 +164,11 @@ int main(int argc, char **argv)
             ad_world_def dd = w->def;
             bpp = (double)ad_world_bytes_needed(&dd) / (double)dd.capacity;
         }
+        char kase[64];
+        snprintf(kase, sizeof kase, "%s%s%s", a.scene ? "tunnel" : "box", integ_name ? "-" : "",
+                 integ_name ? integ_name : "");
         printf("%-5s %-6s %11zu %4d %6ld %9.3f %11.4g %10.4g %8.3f %8.3f %8.3f %9.3f %6.0f %9s\n",
-               ad_backend_name(s1.backend), a.scene ? "tunnel" : "box", added, thr, steps, sec, ps, ps / thr, ph[0],
+               ad_backend_name(s1.backend), kase, added, thr, steps, sec, ps, ps / thr, ph[0],
                ph[1], ph[2], ph[3], bpp, "");
         if (copy_rate > 0)
             printf("      modelled traffic %.0f bytes/disc/step -> %.3g bytes/s = %.2f of the copy rate; the step "
@@ -154,7 +177,7 @@ int main(int argc, char **argv)
         fflush(stdout);
         if (out)
             fprintf(out, "%s,%s,%zu,%d,%d,%ld,%.6f,%.6g,%.6g,%.5f,%.5f,%.5f,%.5f,%.0f,%.1f,%.1f,%.6g,%.6g\n",
-                    ad_backend_name(s1.backend), a.scene ? "tunnel" : "box", added, thr, !fast, steps, sec, ps,
+                    ad_backend_name(s1.backend), kase, added, thr, !fast, steps, sec, ps,
                     ps / thr, ph[0], ph[1], ph[2], ph[3], cells, bpp, mb, achieved, copy_rate);
         ad_world_destroy(w);
     }

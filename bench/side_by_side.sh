@@ -1,29 +1,31 @@
 #!/usr/bin/env bash
-# aerodem against LAMMPS on the same gas, same machine, same cores, interleaved.
+# aerodem against LAMMPS on the same gas, same machine, same cores, interleaved (issue 24: LAMMPS at its
+# best, every integrator of aerodem, CPU time beside wall time, the CPU model recorded).
 #
 # Usage: bench/side_by_side.sh            (after ./run.sh or a CMake build in build/)
-# Env:   REPS [5]  rounds; each round runs, one after the other, LAMMPS on 1 rank,
-#                  aerodem on 1 thread, LAMMPS on 2 ranks, aerodem on 2 threads
+# Env:   REPS [5]  rounds; each round runs, one after the other, on 1 and then 2 cores: LAMMPS, then
+#                  aerodem with each integrator of INTEGRATORS
+#        INTEGRATORS ["symplectic verlet"]  aerodem's integrators (bench_core --integrator: also euler, rk4)
 #        STEPS [2000]  timed steps (after 100 untimed warm-up steps, both codes)
 #        NSIDE [320]   lattice side: N = NSIDE^2 discs (102400)
 #        LABEL [side_by_side]  -> bench/results/LABEL.csv (every run) and LABEL.txt (the table)
 #        BENCH [build/bench_core]  LMP [lmp]
-#        OMP_WAIT_POLICY  as in the caller's environment (unset: OpenMP's default, what a user
-#                  running aerodem gets; GCC's threads spin a while before they sleep). The test
-#                  suite sets passive (tests run side by side there); on this benchmark passive
-#                  cost aerodem 5-8 % on two threads (a futex sleep and wake at every region and
-#                  barrier, about 10-20 us each on this VM, against a step of about 1.2 ms).
+#        OMP_WAIT_POLICY  as in the caller's environment (unset: OpenMP's default, what a user gets).
 #
-# The gas is bench/lammps/in.gas2d (LAMMPS) and bench_core's box (aerodem): discs d = 1 m,
-# m = 1 kg, k_n = 1e4 N/m, e = 1, area fraction 0.3, periodic square box, square-lattice
-# start, velocity variance 1 m^2/s^2 a component, dt = t_c / 20 (docs/PERFORMANCE.md).
-# Interleaving matters on a shared VM: its speed drifts by 20-40 % within minutes, which
-# moves both codes together; the table gives the ratio of the bests and of the medians.
+# The gas is bench/lammps/in.gas2d (LAMMPS) and bench_core's box (aerodem): discs d = 1 m, m = 1 kg,
+# k_n = 1e4 N/m, e = 1, area fraction 0.3, periodic square box, velocity variance 1 m^2/s^2 a component,
+# dt = t_c / 20 (docs/PERFORMANCE.md). LAMMPS runs as tuned in issue 24: `fix nve` (the model has no
+# rotation: `nve/sphere` with `enforce2d` integrated it for nothing), skin 0.4, its default atom sort;
+# before the rounds the script checks that this gives the thermo of the old input (nve/sphere,
+# enforce2d, skin 0.2) to every digit on a small lattice. Wall time is each code's timed loop; CPU time
+# is the whole process's user + system time (set-up included, both codes alike), per core.
+# Interleaving matters on a shared VM: its speed drifts within minutes, which moves both codes together.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/.." && pwd)"
 REPS="${REPS:-5}"
+INTEGRATORS="${INTEGRATORS:-symplectic verlet}"
 STEPS="${STEPS:-2000}"
 NSIDE="${NSIDE:-320}"
 LABEL="${LABEL:-side_by_side}"
@@ -35,54 +37,84 @@ txt="$root/bench/results/$LABEL.txt"
 
 command -v "$LMP" >/dev/null || { echo "side_by_side.sh: $LMP not found (Debian package lammps)" >&2; exit 1; }
 [ -x "$BENCH" ] || { echo "side_by_side.sh: $BENCH not built (./run.sh builds it)" >&2; exit 1; }
+[ -x /usr/bin/time ] || { echo "side_by_side.sh: /usr/bin/time not found (Debian package time)" >&2; exit 1; }
 
 mpiflags=(--bind-to core)
 [ "$(id -u)" = 0 ] && mpiflags+=(--allow-run-as-root --oversubscribe)
 work="$(mktemp -d /tmp/side_by_side.XXXXXX)"
 trap 'rm -rf "$work"' EXIT
 
-lammps() { # ranks -> seconds of the timed loop
+# The tuned input against the old one: the same thermo to every digit.
+thermo() { # log -> the thermo rows
+    awk '/^ *Step/{on=1; next} /^Loop time/{on=0} on' "$1"
+}
+"$LMP" -in "$here/lammps/in.gas2d" -log "$work/old.log" -screen none -nocite -var nside 64 -var steps 500 \
+    -var integ nve/sphere -var twod 1 -var skin 0.2 >/dev/null
+"$LMP" -in "$here/lammps/in.gas2d" -log "$work/new.log" -screen none -nocite -var nside 64 -var steps 500 >/dev/null
+if ! cmp -s <(thermo "$work/old.log") <(thermo "$work/new.log"); then
+    echo "side_by_side.sh: the tuned LAMMPS input does not give the old input's thermo" >&2
+    diff <(thermo "$work/old.log") <(thermo "$work/new.log") >&2 || true
+    exit 1
+fi
+echo "LAMMPS tuned (fix nve, skin 0.4) gives the old input's thermo to every digit ($(thermo "$work/new.log" | wc -l) rows)" >&2
+
+cpu_of() { awk '{print $1 + $2}' "$1"; } # /usr/bin/time -f "%U %S" output -> CPU seconds
+
+lammps() { # ranks -> "wall cpu" of the timed loop / the process
     local np=$1 log="$work/log.$1"
     local cmd=("$LMP" -in "$here/lammps/in.gas2d" -log "$log" -screen none -nocite
                -var nside "$NSIDE" -var steps "$STEPS" -var warm 100)
-    if [ "$np" -gt 1 ]; then OMP_NUM_THREADS=1 mpirun "${mpiflags[@]}" -np "$np" "${cmd[@]}" >/dev/null
-    else OMP_NUM_THREADS=1 "${cmd[@]}" >/dev/null; fi
-    grep '^Loop time' "$log" | tail -1 | awk '{print $4}'
+    if [ "$np" -gt 1 ]; then
+        OMP_NUM_THREADS=1 /usr/bin/time -f "%U %S" -o "$work/t" mpirun "${mpiflags[@]}" -np "$np" "${cmd[@]}" >/dev/null
+    else OMP_NUM_THREADS=1 /usr/bin/time -f "%U %S" -o "$work/t" "${cmd[@]}" >/dev/null; fi
+    echo "$(grep '^Loop time' "$log" | tail -1 | awk '{print $4}') $(cpu_of "$work/t")"
 }
 
-aerodem() { # threads -> seconds of the timed steps
-    "$BENCH" --sizes "$n" --steps "$STEPS" --warmup 100 --threads "$1" \
-        --csv "$work/a.csv" >/dev/null
-    tail -1 "$work/a.csv" | cut -d, -f7
+aerodem() { # threads integrator -> "wall cpu"
+    /usr/bin/time -f "%U %S" -o "$work/t" "$BENCH" --sizes "$n" --steps "$STEPS" --warmup 100 --threads "$1" \
+        --integrator "$2" --csv "$work/a.csv" >/dev/null
+    echo "$(tail -1 "$work/a.csv" | cut -d, -f7) $(cpu_of "$work/t")"
 }
 
 commit="$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)"
 policy="${OMP_WAIT_POLICY:-default}"
-echo "code,cores,round,n,steps,seconds,particle_steps_per_s,per_core,date,commit,omp_wait_policy" >"$out"
+cpu="$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1 | tr ',' ' ')"
+echo "code,integrator,cores,round,n,steps,seconds,cpu_seconds,particle_steps_per_s,per_core,date,commit,omp_wait_policy,cpu" >"$out"
+row() { # code integrator cores round "wall cpu"
+    local wall=${5% *} cpus=${5#* }
+    local ps pc
+    ps=$(awk -v n="$n" -v st="$STEPS" -v t="$wall" 'BEGIN{printf "%.4e", n * st / t}')
+    pc=$(awk -v n="$n" -v st="$STEPS" -v t="$wall" -v c="$3" 'BEGIN{printf "%.4e", n * st / t / c}')
+    echo "$1,$2,$3,$4,$n,$STEPS,$wall,$cpus,$ps,$pc,$(date -u +%FT%TZ),$commit,$policy,$cpu" >>"$out"
+    printf 'round %d  %-7s %-10s %d core(s)  %8.3f s  (CPU %7.2f s)  %s particle-steps/s\n' "$4" "$1" "$2" "$3" \
+        "$wall" "$cpus" "$ps" >&2
+}
 for r in $(seq 1 "$REPS"); do
     for cores in 1 2; do
-        for code in lammps aerodem; do
-            s=$($code "$cores")
-            ps=$(awk -v n="$n" -v st="$STEPS" -v t="$s" 'BEGIN{printf "%.4e", n * st / t}')
-            pc=$(awk -v n="$n" -v st="$STEPS" -v t="$s" -v c="$cores" 'BEGIN{printf "%.4e", n * st / t / c}')
-            echo "$code,$cores,$r,$n,$STEPS,$s,$ps,$pc,$(date -u +%FT%TZ),$commit,$policy" >>"$out"
-            printf 'round %d  %-7s %d core(s)  %8.3f s  %s particle-steps/s\n' "$r" "$code" "$cores" "$s" "$ps" >&2
-        done
+        row lammps nve "$cores" "$r" "$(lammps "$cores")"
+        for integ in $INTEGRATORS; do row aerodem "$integ" "$cores" "$r" "$(aerodem "$cores" "$integ")"; done
     done
 done
 
 python3 - "$out" <<'EOF' | tee "$txt"
 import csv, statistics, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
-v = {}
+v, c = {}, {}
 for r in rows:
-    v.setdefault((r["code"], int(r["cores"])), []).append(float(r["per_core"]))
-print(f"{len(rows) // 4} interleaved rounds, N = {rows[0]['n']}, {rows[0]['steps']} timed steps, "
-      f"commit {rows[0]['commit']}, {rows[0]['date'][:10]}, OMP_WAIT_POLICY {rows[0]['omp_wait_policy']}")
-print("| cores | LAMMPS per core (best / median) | aerodem per core (best / median) | ratio of bests | ratio of medians |")
-print("|---:|---:|---:|---:|---:|")
-for c in (1, 2):
-    l, a = v[("lammps", c)], v[("aerodem", c)]
-    print(f"| {c} | {max(l):.3e} / {statistics.median(l):.3e} | {max(a):.3e} / {statistics.median(a):.3e} "
-          f"| {max(a) / max(l):.2f}x | {statistics.median(a) / statistics.median(l):.2f}x |")
+    key = (r["code"], r["integrator"], int(r["cores"]))
+    v.setdefault(key, []).append(float(r["per_core"]))
+    c.setdefault(key, []).append(float(r["cpu_seconds"]))
+r0 = rows[0]
+print(f"{max(int(r['round']) for r in rows)} interleaved rounds, N = {r0['n']}, {r0['steps']} timed steps, commit "
+      f"{r0['commit']}, {r0['date'][:10]}, OMP_WAIT_POLICY {r0['omp_wait_policy']}, CPU {r0['cpu']}")
+print("LAMMPS tuned: fix nve, skin 0.4 (the old input's thermo to every digit)")
+print("| cores | code | particle-steps/s per core: median (min - max) | median / LAMMPS's | process CPU s (median) |")
+print("|---:|---|---:|---:|---:|")
+for cores in (1, 2):
+    lm = statistics.median(v[("lammps", "nve", cores)])
+    for key in sorted(k for k in v if k[2] == cores):
+        x = v[key]
+        name = "LAMMPS" if key[0] == "lammps" else f"aerodem, {key[1]}"
+        print(f"| {cores} | {name} | {statistics.median(x):.3e} ({min(x):.3e} - {max(x):.3e}) | "
+              f"{statistics.median(x) / lm:.2f}x | {statistics.median(c[key]):.1f} |")
 EOF
