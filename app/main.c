@@ -12,6 +12,7 @@
 #include "core/scene.h"
 #include "core/status.h"
 #include "live.h"
+#include "machine_load.h"
 #include "tunnel.h"
 
 #define AD_PI_APP 3.14159265358979323846
@@ -296,6 +297,14 @@ static int cmd_info(int argc, char **argv)
         printf("cuda backend: not built (nvcc was not found at build time)\n");
     }
     printf("reference backend: yes (one thread, the plain grid pipeline: the yardstick of the others, slow)\n");
+#ifdef AD_HAVE_LIVE
+    printf("live view: yes (--live; libmicrohttpd)\n");
+#else
+    printf("live view: not built (libmicrohttpd-dev was not found at build time)\n");
+#endif
+    machine_load m = machine_load_now();
+    printf("this machine now: %d cores for this process, %d busy with other work: a run with threads = 0 takes %d\n",
+           m.cores, m.others < m.cores ? m.others : m.cores, m.threads);
     return 0;
 }
 
