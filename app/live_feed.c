@@ -36,6 +36,8 @@ static double wall_now(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
+static void load_history(run *r);
+
 void live_begin(run *r, const char *label)
 {
     if (!r->live) return;
@@ -44,6 +46,7 @@ void live_begin(run *r, const char *label)
     r->feed->hist = malloc(HISTORY_ROWS * LIVE_HISTORY_COLUMNS * sizeof(double));
     r->feed->every = 1;
     snprintf(r->feed->label, sizeof r->feed->label, "%s", label);
+    if (r->from) load_history(r);
 }
 
 void live_end(run *r)
@@ -57,10 +60,10 @@ void live_end(run *r)
     r->feed = NULL;
 }
 
-void live_row(run *r)
+/* One row of the history (time, cl, cd, cl_mean, cl_se, cd_mean, cd_se), kept every f->every rows. */
+static void keep_row(live_feed *f, const double row[LIVE_HISTORY_COLUMNS])
 {
-    live_feed *f = r->feed;
-    if (!f || !f->hist || f->seen++ % f->every) return;
+    if (!f->hist || f->seen++ % f->every) return;
     if (f->nh == HISTORY_ROWS) { /* keep every other row, and from now on every other one */
         for (size_t i = 0; i < HISTORY_ROWS / 2; i++)
             memcpy(&f->hist[i * LIVE_HISTORY_COLUMNS], &f->hist[2 * i * LIVE_HISTORY_COLUMNS],
@@ -68,14 +71,41 @@ void live_row(run *r)
         f->nh = HISTORY_ROWS / 2;
         f->every *= 2;
     }
-    double n = (double)r->m.n, *h = &f->hist[f->nh++ * LIVE_HISTORY_COLUMNS];
-    h[0] = r->m.time;
-    h[1] = r->row_cl;
-    h[2] = r->row_cd;
-    h[3] = mean_of(r->m.sum_cl, n);
-    h[4] = se_of(r->m.sum_cl, r->m.sum_cl2, n);
-    h[5] = mean_of(r->m.sum_cd, n);
-    h[6] = se_of(r->m.sum_cd, r->m.sum_cd2, n);
+    memcpy(&f->hist[f->nh++ * LIVE_HISTORY_COLUMNS], row, LIVE_HISTORY_COLUMNS * sizeof(double));
+}
+
+void live_row(run *r)
+{
+    if (!r->feed) return;
+    double n = (double)r->m.n;
+    double row[LIVE_HISTORY_COLUMNS] = {r->m.time,
+                                        r->row_cl,
+                                        r->row_cd,
+                                        mean_of(r->m.sum_cl, n),
+                                        se_of(r->m.sum_cl, r->m.sum_cl2, n),
+                                        mean_of(r->m.sum_cd, n),
+                                        se_of(r->m.sum_cd, r->m.sum_cd2, n)};
+    keep_row(r->feed, row);
+}
+
+/* A resumed run's history so far, from its forces.csv (trimmed to the checkpoint by then): the
+ * page shows the whole run, not only what came after the resume. Rows it cannot read are skipped. */
+static void load_history(run *r)
+{
+    char path[AD_PATH_MAX + 32], line[1024];
+    if (path_in(r, path, sizeof path, "forces.csv").code) return;
+    FILE *in = fopen(path, "r");
+    if (!in) return;
+    while (fgets(line, sizeof line, in)) {
+        unsigned long long step;
+        double t, drag, lift, cd, cl, cdm, cds, clm, cls;
+        if (sscanf(line, "%llu,%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf", &step, &t, &drag, &lift, &cd, &cl, &cdm, &cds,
+                   &clm, &cls) != 10)
+            continue; /* the header */
+        double row[LIVE_HISTORY_COLUMNS] = {t, cl, cd, clm, cls, cdm, cds};
+        keep_row(r->feed, row);
+    }
+    fclose(in);
 }
 
 /* v[0..n) as bytes over [lo, hi] (255 where NaN); lo and hi from the values where not given. */

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Waits for a frame of a running `aerodem ... --live` on 127.0.0.1:PORT whose run label holds TEXT and
-prints `version step label`. Usage: live_fetch.py PORT TEXT [SECONDS]. Exits 1 when none comes."""
+prints `version step label history_rows`. Usage: live_fetch.py PORT TEXT [SECONDS]. Exits 1 when none comes."""
 import json
 import sys
 import time
@@ -14,7 +14,7 @@ while time.time() < end:
             f = json.loads(r.read())
         if not f.get("waiting") and text in f["run"]["label"]:
             assert f["discs"]["n"] > 0 and f["fields"]["nx"] > 0, "a frame without discs or fields"
-            print(f["version"], f["progress"]["step"], f["run"]["label"])
+            print(f["version"], f["progress"]["step"], f["run"]["label"], len(f["history"]["time"]))
             sys.exit(0)
     except OSError:
         pass

@@ -43,8 +43,9 @@ stop_live() {
     expect_rc "$2" "$1 ended with Ctrl-C" "$1"
 }
 
-chrome() { # chrome WHAT ARGS...: headless Chromium with a profile of its own
-    timeout 120 "$CHROME" --headless --no-sandbox --disable-gpu --disable-dev-shm-usage --no-first-run \
+chrome() { # chrome WHAT ARGS...: headless Chromium with a profile and a home of its own
+    mkdir -p "$T/home_$1"
+    HOME="$T/home_$1" XDG_CONFIG_HOME="$T/home_$1" XDG_CACHE_HOME="$T/home_$1" timeout 120 "$CHROME" --headless --no-sandbox --disable-gpu --disable-dev-shm-usage --no-first-run \
         --user-data-dir="$T/chrome_$1" --virtual-time-budget=6000 --window-size=1300,1500 "${@:2}" 2>"$T/chrome_$1.err"
 }
 
@@ -78,7 +79,9 @@ ok "the viewers gone, the run went on; Ctrl-C ended it with a checkpoint (exit 1
 start_live resume resume "$T/run/checkpoint.ckpt" --steps 2000000 --live 0
 $PY "$SRC/tests/live_fetch.py" "$PORT" "checkpoint.ckpt" >"$T/resume.fetch" || fail "resume --live served no frame" "$T/resume.fetch" "$T/resume.err"
 stop_live resume 130
-ok "resume --live serves the resumed run: $(cat "$T/resume.fetch")"
+rows=$(awk '{print $NF}' "$T/resume.fetch")
+[ "$rows" -ge 10 ] || fail "the resumed run's page shows $rows force rows: not the run's history before the resume" "$T/resume.fetch"
+ok "resume --live serves the resumed run, with its history from forces.csv: $(cat "$T/resume.fetch")"
 
 # 3. sweep --live: one page for the whole sweep, each point labelled.
 start_live sweep sweep "$SCENE" --set body.aoa=0:4:4 --steps 400000 --threads 1 "${QUICK[@]}" --out "$T/sweep" --live 0
