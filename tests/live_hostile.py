@@ -26,9 +26,20 @@ def fail(what):
     sys.exit(1)
 
 
-def exchange(raw, timeout=3.0):
+def exchange(raw, timeout=3.0, retry=False):
     """Sends raw bytes on a fresh connection; returns (status or None when the server closed without
-    an answer, the whole response)."""
+    an answer, the whole response). With retry, a connection closed before any byte came back is
+    tried again for up to 5 s: the server counts a closed connection of this address until its
+    listening thread has cleaned it up, which a loaded machine may delay, and refuses past 32."""
+    end = time.time() + 5
+    while True:
+        st, data = exchange_once(raw, timeout)
+        if data or not retry or time.time() > end:
+            return st, data
+        time.sleep(0.1)
+
+
+def exchange_once(raw, timeout):
     s = socket.create_connection((HOST, PORT), timeout=timeout)
     try:
         try:
@@ -56,7 +67,7 @@ def exchange(raw, timeout=3.0):
 
 def get(path, host=f"127.0.0.1:{PORT}", extra=b""):
     req = b"GET " + path + b" HTTP/1.1\r\nHost: " + host.encode() + b"\r\n" + extra + b"Connection: close\r\n\r\n"
-    return exchange(req)
+    return exchange(req, retry=True)
 
 
 def body_of(resp):
@@ -108,7 +119,7 @@ for m in [b"POST", b"PUT", b"DELETE", b"TRACE", b"OPTIONS", b"FOO"]:
 st, _ = exchange(b"POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 4000000\r\n\r\n" + b"x" * 4000000)
 if st not in (405, 413, None):
     fail(f"a POST of 4 MB answered {st}")
-st, resp = exchange(b"HEAD / HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+st, resp = exchange(b"HEAD / HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n", retry=True)
 if st != 200 or body_of(resp):
     fail(f"HEAD / answered {st} with {len(body_of(resp))} bytes of body")
 ok("a foreign Host: 403; POST, PUT, DELETE, TRACE, OPTIONS, FOO and a 4 MB body: refused; HEAD: no body")
@@ -156,9 +167,12 @@ if st != 200:
 ok(f"{len(held)} connections opened at once and held idle; {time.time() - t0:.1f} s after they closed the page "
    "is served")
 
-# 5. viewers waiting for a frame that never comes (after the last one) hold only their own threads
+# 5. viewers waiting for a frame that never comes (after the last one) hold only their own threads. (The
+# server counts a closed connection until its listening thread has cleaned it up, which a loaded machine
+# may delay: 20 waiters stay well below the 32 connections of one address.)
+time.sleep(1.0)
 waiters = []
-for k in range(30):
+for k in range(20):
     w = socket.create_connection((HOST, PORT), timeout=5)
     w.sendall(b"GET /api/frame?after=100000000000000000&wait=1 HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
     waiters.append(w)
@@ -166,7 +180,7 @@ t0 = time.time()
 st, _ = get(b"/live.css")
 quick = time.time() - t0
 if st != 200 or quick > 0.5:
-    fail(f"with 30 viewers waiting, GET /live.css answered {st} in {quick:.2f} s")
+    fail(f"with 20 viewers waiting, GET /live.css answered {st} in {quick:.2f} s")
 answers = []
 for w in waiters:
     data = b""
@@ -182,17 +196,37 @@ for w in waiters:
     answers.append(data.split(b" ", 2)[1] if data.startswith(b"HTTP/1.1 ") else b"none")
 waited = time.time() - t0
 if any(a != b"204" for a in answers) or not 0.8 < waited < 4.0:
-    fail(f"30 waiting viewers got {set(answers)} after {waited:.2f} s, expected 204 after about 1 s")
-ok(f"30 viewers waiting at once: the page still served in {quick * 1000:.0f} ms; each answered 204 after {waited:.1f} s")
+    fail(f"20 waiting viewers got {set(answers)} after {waited:.2f} s, expected 204 after about 1 s")
+ok(f"20 viewers waiting at once: the page still served in {quick * 1000:.0f} ms; each answered 204 after {waited:.1f} s")
 time.sleep(2.5)  # the bucket refills
 
 # 6. the rate: requests past the bucket get 429, and the server recovers
 codes = {}
-s = socket.create_connection((HOST, PORT), timeout=3)
-f = s.makefile("rb")
+
+
+def burst_connection():
+    """A connection the server answers (one it refused while still counting closed ones is tried again)."""
+    end = time.time() + 10
+    while time.time() < end:
+        s = socket.create_connection((HOST, PORT), timeout=3)
+        f = s.makefile("rb")
+        try:
+            s.sendall(b"GET /live.css HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            line = f.readline()
+        except OSError:
+            line = b""
+        if line:
+            return s, f, line
+        s.close()
+        time.sleep(0.2)
+    fail("no connection answered for 10 s")
+
+
+s, f, line = burst_connection()
 for k in range(300):
-    s.sendall(b"GET /live.css HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-    line = f.readline()
+    if k:
+        s.sendall(b"GET /live.css HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        line = f.readline()
     if not line:
         break
     st = int(line.split(b" ", 2)[1])
