@@ -78,9 +78,9 @@ char *live_frame_json(const live_frame *f, size_t *len);
 typedef struct live_view live_view;
 
 /* Serves the page on address:port (port -1: LIVE_DEFAULT_PORT or the next free of the nine above;
- * 0: a free port the system picks). url receives the page's address. Errors name the address and
- * the cause (the port in use, an address that is not this machine's). */
-ad_status live_start(const char *address, int port, live_view **out, char *url, size_t url_size);
+ * 0: a free port the system picks). *bound receives the port served, url the page's address. Errors
+ * name the address and the cause (the port in use, an address that is not this machine's). */
+ad_status live_start(const char *address, int port, live_view **out, int *bound, char *url, size_t url_size);
 /* Stops serving (viewers still connected are dropped) and frees everything. NULL is fine. */
 void live_stop(live_view *v);
 /* Whether the run should build a frame now (monotonic seconds): a viewer asked within LIVE_INTEREST

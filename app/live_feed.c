@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "io/image.h"
+#include "physics/grid.h"
 
 #define PI_LIVE 3.14159265358979323846
 enum { HISTORY_ROWS = 4096 }; /* past this, every other row goes and rows are kept half as often */
@@ -150,31 +151,27 @@ static int neighbourhood(live_feed *f, const run *r, size_t n, size_t stride, fl
         f->ncells = cells;
     }
     memset(f->cells, 0, cells * sizeof *f->cells);
-#define CELL_OF(q, i, j)                                                                                         \
-    int i = (int)fmin(cx - 1, fmax(0.0, floor((q).x / h))), j = (int)fmin(cy - 1, fmax(0.0, floor((q).y / h)))
+    float inv = (float)(1.0 / h); /* the cells of grid.h's one clamp */
     for (size_t k = 0; k < n; k++) {
-        CELL_OF(f->p[k], i, j);
+        int i = ad_cell_coord(f->p[k].x, 0.0f, inv, cx), j = ad_cell_coord(f->p[k].y, 0.0f, inv, cy);
         f->cells[(size_t)j * cx + i]++;
     }
     double area = PI_LIVE * r->sc.radius * r->sc.radius / (9.0 * h * h);
     for (size_t k = 0, s = 0; k < n; k += stride, s++) {
-        CELL_OF(f->p[k], i, j);
+        int i = ad_cell_coord(f->p[k].x, 0.0f, inv, cx), j = ad_cell_coord(f->p[k].y, 0.0f, inv, cy);
         uint32_t sum = 0;
         for (int b = j - 1; b <= j + 1; b++)
             for (int a = i - 1; a <= i + 1; a++)
                 if (a >= 0 && a < cx && b >= 0 && b < cy) sum += f->cells[(size_t)b * cx + a];
         out[s] = (float)(sum * area);
     }
-#undef CELL_OF
     return 1;
 }
 
 /* The discs: every stride-th of the read-back (its cell order: an even sample over the domain). */
-static int frame_discs(live_feed *f, const run *r, live_frame *fr)
+static int frame_discs(live_feed *f, const run *r, const ad_stats *s, live_frame *fr)
 {
-    ad_stats s;
-    ad_world_get_stats(r->w, &s);
-    size_t n = s.count, got = 0;
+    size_t n = s->count, got = 0;
     if (n + 1 > f->cap) {
         ad_particle *p = realloc(f->p, (n + 1) * sizeof *p);
         if (p) f->p = p;
@@ -240,10 +237,9 @@ static int frame_fields(const run *r, live_frame *fr)
 }
 
 /* The run, its progress, the body, the history. */
-static int frame_run(live_feed *f, const run *r, live_frame *fr, double now)
+static int frame_run(live_feed *f, const run *r, const ad_stats *sp, live_frame *fr, double now)
 {
-    ad_stats s;
-    ad_world_get_stats(r->w, &s);
+    const ad_stats s = *sp;
     snprintf(fr->label, sizeof fr->label, "%s", f->label);
     snprintf(fr->dir, sizeof fr->dir, "%s", r->dir);
     snprintf(fr->backend, sizeof fr->backend, "%s", ad_backend_name(s.backend));
@@ -292,7 +288,10 @@ void live_offer(run *r)
     if (!fr) return;
     fr->build_ms = f->build_s > 0 ? 1e3 * f->build_s : NAN; /* the first frame: not known yet */
     /* a frame that cannot be made (out of memory) is skipped: the view is no reason to stop a run */
-    if (frame_run(f, r, fr, now) && frame_discs(f, r, fr) && frame_fields(r, fr)) live_publish(r->live, fr, now);
+    ad_stats s;
+    ad_world_get_stats(r->w, &s);
+    if (frame_run(f, r, &s, fr, now) && frame_discs(f, r, &s, fr) && frame_fields(r, fr))
+        live_publish(r->live, fr, now);
     else live_frame_free(fr);
     double end = wall_now();
     f->build_s = end - now;

@@ -85,18 +85,37 @@ static void put_base64(text *t, const uint8_t *b, size_t n)
     t->n = (size_t)(o - t->p);
 }
 
+/* `"key": value` after the text `before` (", " or an opening brace) */
+static void key_number(text *t, const char *before, const char *key, double x)
+{
+    put(t, "%s\"%s\": ", before, key);
+    put_number(t, x);
+}
+
+static void key_string(text *t, const char *before, const char *key, const char *v)
+{
+    put(t, "%s\"%s\": ", before, key);
+    put_string(t, v);
+}
+
+/* n numbers, every stride-th of v (floats or doubles as doubles), as a JSON array */
+static void put_array(text *t, const double *v, size_t n, size_t stride)
+{
+    put(t, "[");
+    for (size_t i = 0; i < n; i++) {
+        put(t, i ? "," : "");
+        put_number(t, v[i * stride]);
+    }
+    put(t, "]");
+}
+
 static void put_values(text *t, const live_values *v, size_t n)
 {
-    put(t, "{\"name\": ");
-    put_string(t, v->name);
-    put(t, ", \"title\": ");
-    put_string(t, v->title);
-    put(t, ", \"units\": ");
-    put_string(t, v->units);
-    put(t, ", \"lo\": ");
-    put_number(t, v->lo);
-    put(t, ", \"hi\": ");
-    put_number(t, v->hi);
+    key_string(t, "{", "name", v->name);
+    key_string(t, ", ", "title", v->title);
+    key_string(t, ", ", "units", v->units);
+    key_number(t, ", ", "lo", v->lo);
+    key_number(t, ", ", "hi", v->hi);
     put(t, ", \"bytes\": ");
     if (v->q) put_base64(t, v->q, n);
     else put(t, "null");
@@ -105,48 +124,38 @@ static void put_values(text *t, const live_values *v, size_t n)
 
 static void put_run(text *t, const live_frame *f)
 {
-    put(t, "\"run\": {\"label\": ");
-    put_string(t, f->label);
-    put(t, ", \"dir\": ");
-    put_string(t, f->dir);
-    put(t, ", \"backend\": ");
-    put_string(t, f->backend);
-    put(t, ", \"threads\": %d, \"scene\": ", f->threads);
-    put_string(t, f->scene ? f->scene : "");
+    put(t, "\"run\": ");
+    key_string(t, "{", "label", f->label);
+    key_string(t, ", ", "dir", f->dir);
+    key_string(t, ", ", "backend", f->backend);
+    put(t, ", \"threads\": %d", f->threads);
+    key_string(t, ", ", "scene", f->scene ? f->scene : "");
     put(t, "},\n\"progress\": {\"step\": %llu, \"total\": %llu, \"settle_steps\": %llu, \"settled\": %s, "
-           "\"discs\": %zu, \"time\": ",
+           "\"discs\": %zu",
         f->step, f->total, f->settle_steps, f->settled ? "true" : "false", f->count);
-    put_number(t, f->time);
-    put(t, ", \"dt\": ");
-    put_number(t, f->dt);
-    put(t, ", \"rate\": ");
-    put_number(t, f->rate);
-    put(t, ", \"eta\": ");
-    put_number(t, f->eta);
-    put(t, ", \"frame_ms\": ");
-    put_number(t, f->build_ms);
+    key_number(t, ", ", "time", f->time);
+    key_number(t, ", ", "dt", f->dt);
+    key_number(t, ", ", "rate", f->rate);
+    key_number(t, ", ", "eta", f->eta);
+    key_number(t, ", ", "frame_ms", f->build_ms);
     put(t, "},\n");
 }
 
 static void put_body(text *t, const live_frame *f)
 {
-    put(t, "\"domain\": {\"width\": ");
-    put_number(t, f->width);
-    put(t, ", \"height\": ");
-    put_number(t, f->height);
-    put(t, ", \"radius\": ");
-    put_number(t, f->radius);
-    put(t, "},\n\"body\": {\"closed\": %s, \"x\": [", f->oclosed ? "true" : "false");
-    for (size_t i = 0; i < f->on; i++) {
-        put(t, i ? ", " : "");
-        put_number(t, f->ox[i]);
-    }
-    put(t, "], \"y\": [");
-    for (size_t i = 0; i < f->on; i++) {
-        put(t, i ? ", " : "");
-        put_number(t, f->oy[i]);
-    }
-    put(t, "]},\n");
+    put(t, "\"domain\": ");
+    key_number(t, "{", "width", f->width);
+    key_number(t, ", ", "height", f->height);
+    key_number(t, ", ", "radius", f->radius);
+    double *xy = malloc((2 * f->on + 1) * sizeof *xy); /* the outline's floats as doubles */
+    for (size_t i = 0; xy && i < f->on; i++) xy[2 * i] = f->ox[i], xy[2 * i + 1] = f->oy[i];
+    put(t, "},\n\"body\": {\"closed\": %s, \"x\": ", f->oclosed ? "true" : "false");
+    if (xy) put_array(t, xy, f->on, 2);
+    else t->oom = 1;
+    put(t, ", \"y\": ");
+    if (xy) put_array(t, xy + 1, f->on, 2);
+    put(t, "},\n");
+    free(xy);
 }
 
 static void put_history(text *t, const live_frame *f)
@@ -154,12 +163,8 @@ static void put_history(text *t, const live_frame *f)
     static const char *col[LIVE_HISTORY_COLUMNS] = {"time", "cl", "cd", "cl_mean", "cl_se", "cd_mean", "cd_se"};
     put(t, "\"history\": {");
     for (int c = 0; c < LIVE_HISTORY_COLUMNS; c++) {
-        put(t, "%s\"%s\": [", c ? ", " : "", col[c]);
-        for (size_t i = 0; i < f->nh; i++) {
-            put(t, i ? "," : "");
-            put_number(t, f->history[i * LIVE_HISTORY_COLUMNS + c]);
-        }
-        put(t, "]");
+        put(t, "%s\"%s\": ", c ? ", " : "", col[c]);
+        put_array(t, f->history + c, f->nh, LIVE_HISTORY_COLUMNS);
     }
     put(t, "},\n");
 }

@@ -46,14 +46,11 @@ int live_parse_option(int argc, char **argv, int *i, live_request *lr, char *msg
 ad_status live_open(const live_request *lr, live_view **out)
 {
     *out = NULL;
-    ad_status st;
-    memset(&st, 0, sizeof st);
-    if (!lr->on) return st;
+    if (!lr->on) return ad_ok();
     char url[128];
-    st = live_start(lr->address ? lr->address : "127.0.0.1", lr->port, out, url, sizeof url);
+    int p = 0;
+    ad_status st = live_start(lr->address ? lr->address : "127.0.0.1", lr->port, out, &p, url, sizeof url);
     if (st.code) return st;
-    const char *port = strrchr(url, ':') + 1;
-    int p = atoi(port);
     printf("aerodem: live view at %s\n", url);
     if (!lr->address)
         printf("  from another machine: ssh -L %d:localhost:%d THIS_MACHINE, then open http://localhost:%d/\n", p, p,

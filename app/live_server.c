@@ -23,18 +23,6 @@
 #include <sys/socket.h>
 #include <time.h>
 
-static ad_status err(ad_code code, const char *fmt, ...)
-{
-    ad_status s;
-    memset(&s, 0, sizeof s);
-    s.code = code;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(s.message, sizeof s.message, fmt, ap);
-    va_end(ap);
-    return s;
-}
-
 void live_frame_free(live_frame *f)
 {
     if (!f) return;
@@ -389,11 +377,11 @@ static struct MHD_Daemon *start_on(live_view *v, live_addr *a)
     return d;
 }
 
-ad_status live_start(const char *address, int port, live_view **out, char *url, size_t url_size)
+ad_status live_start(const char *address, int port, live_view **out, int *bound, char *url, size_t url_size)
 {
     *out = NULL;
     live_view *v = calloc(1, sizeof *v);
-    if (!v) return err(AD_ERR_NO_MEMORY, "out of memory for the live view");
+    if (!v) return ad_fail(AD_ERR_NO_MEMORY, "live", "out of memory for the live view");
     pthread_mutex_init(&v->lock, NULL);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
@@ -405,7 +393,7 @@ ad_status live_start(const char *address, int port, live_view **out, char *url, 
     live_addr a;
     if (!parse_address(address, 0, &a, &v->loopback)) {
         live_stop(v);
-        return err(AD_ERR_INVALID, "--live-address %s: not an IPv4 or IPv6 address of this machine (127.0.0.1, "
+        return ad_fail(AD_ERR_INVALID, "live", "--live-address %s: not an IPv4 or IPv6 address of this machine (127.0.0.1, "
                                    "0.0.0.0, ::1, ...)", address);
     }
     int first = port < 0 ? LIVE_DEFAULT_PORT : port, last = port < 0 ? LIVE_DEFAULT_PORT + 9 : port;
@@ -414,7 +402,7 @@ ad_status live_start(const char *address, int port, live_view **out, char *url, 
         v->daemon = start_on(v, &a);
     }
     if (!v->daemon) {
-        ad_status st = err(AD_ERR_IO, "cannot serve the live view on %s port %d%s: %s (--live PORT picks another "
+        ad_status st = ad_fail(AD_ERR_IO, "live", "cannot serve the live view on %s port %d%s: %s (--live PORT picks another "
                                       "port, --live 0 lets the system choose one)", address, first,
                            last > first ? " or the nine above it" : "", v->log[0] ? v->log : strerror(errno));
         live_stop(v);
@@ -424,8 +412,9 @@ ad_status live_start(const char *address, int port, live_view **out, char *url, 
     v->port = info ? info->port : first;
     int v6 = a.any.sa_family == AF_INET6;
     snprintf(url, url_size, "http://%s%s%s:%d/", v6 ? "[" : "", address, v6 ? "]" : "", v->port);
+    *bound = v->port;
     *out = v;
-    return err(AD_OK, "%s", "");
+    return ad_ok();
 }
 
 void live_stop(live_view *v)
@@ -444,11 +433,11 @@ void live_stop(live_view *v)
 
 #else /* built without libmicrohttpd */
 
-ad_status live_start(const char *address, int port, live_view **out, char *url, size_t url_size)
+ad_status live_start(const char *address, int port, live_view **out, int *bound, char *url, size_t url_size)
 {
-    (void)address, (void)port, (void)url, (void)url_size;
+    (void)address, (void)port, (void)bound, (void)url, (void)url_size;
     *out = NULL;
-    return err(AD_ERR_INVALID, "this aerodem was built without the live view: libmicrohttpd was not found when it "
+    return ad_fail(AD_ERR_INVALID, "live", "this aerodem was built without the live view: libmicrohttpd was not found when it "
                                "was built (Debian: apt-get install libmicrohttpd-dev, then build again)");
 }
 

@@ -78,6 +78,41 @@ static void make_points(const ad_grid3 *g, int kind, size_t n, uint64_t *s, floa
             if (g->periodic[d]) p[3 * i + d] = ad_wrap(p[3 * i + d], g->origin[d], g->len[d]);
 }
 
+/* A grid over [lo, hi] per axis (cell 1), n points of a kind in it, and room for its sort. */
+typedef struct grid_case {
+    ad_grid3 g;
+    size_t n;
+    float *p;
+    uint32_t *start, *order;
+} grid_case;
+
+static void case_make(grid_case *c, int dims, const double lo[3], const double hi[3], const int periodic[3],
+                      int kind, size_t n, uint64_t seed)
+{
+    memset(c, 0, sizeof *c);
+    c->g.dims = dims;
+    c->g.cell = 1.0;
+    for (int d = 0; d < 3; d++) {
+        c->g.lo[d] = d < dims ? lo[d] : 0;
+        c->g.hi[d] = d < dims ? hi[d] : 0;
+        c->g.periodic[d] = d < dims ? periodic[d] : 0;
+    }
+    ENSURE_OK(ad_grid3_init(&c->g));
+    c->n = n;
+    c->p = malloc(3 * n * sizeof *c->p);
+    c->start = malloc((ad_grid3_cells(&c->g) + 1) * sizeof *c->start);
+    c->order = malloc(n * sizeof *c->order);
+    uint64_t s = seed;
+    make_points(&c->g, kind, n, &s, c->p);
+}
+
+static void case_free(grid_case *c)
+{
+    free(c->p);
+    free(c->start);
+    free(c->order);
+}
+
 static size_t search(const ad_grid3 *g, const float *p, size_t n, float r, pairs *out, uint32_t *start,
                      uint32_t *order)
 {
@@ -104,30 +139,18 @@ static void check_sort(const ad_grid3 *g, const float *p, size_t n, const uint32
 
 static void one_case(int dims, const int periodic[3], int kind, size_t n, uint64_t seed, size_t *total)
 {
-    ad_grid3 g;
-    memset(&g, 0, sizeof g);
-    g.dims = dims;
-    g.cell = 1.0;
-    double hi[3] = {12.3, 9.0, 7.6};
-    for (int d = 0; d < 3; d++) {
-        g.lo[d] = d < dims ? -2.0 : 0;
-        g.hi[d] = d < dims ? hi[d] : 0;
-        g.periodic[d] = d < dims ? periodic[d] : 0;
-    }
-    ENSURE_OK(ad_grid3_init(&g));
-    float *p = malloc(3 * n * sizeof *p);
-    uint32_t *start = malloc((ad_grid3_cells(&g) + 1) * sizeof *start), *order = malloc(n * sizeof *order);
-    uint64_t s = seed;
-    make_points(&g, kind, n, &s, p);
+    static const double lo[3] = {-2.0, -2.0, -2.0}, hi[3] = {12.3, 9.0, 7.6};
+    grid_case c;
+    case_make(&c, dims, lo, hi, periodic, kind, n, seed);
     const float r = 0.999f; /* within a cell */
     pairs found = {0}, want = {0};
-    search(&g, p, n, r, &found, start, order);
-    brute(&g, p, n, r, &want);
+    search(&c.g, c.p, n, r, &found, c.start, c.order);
+    brute(&c.g, c.p, n, r, &want);
     char what[160];
     static const char *kinds[] = {"random", "clumped", "boundary"};
     snprintf(what, sizeof what, "%dD, periodic %d%d%d, %s, %zu points", dims, periodic[0], periodic[1],
              dims == 3 ? periodic[2] : 0, kinds[kind], n);
-    check_sort(&g, p, n, start, order, what);
+    check_sort(&c.g, c.p, n, c.start, c.order, what);
     qsort(found.key, found.n, sizeof *found.key, by_key);
     qsort(want.key, want.n, sizeof *want.key, by_key);
     ENSURE_MSG(found.n == want.n && (want.n == 0 || !memcmp(found.key, want.key, want.n * sizeof *want.key)),
@@ -136,36 +159,25 @@ static void one_case(int dims, const int periodic[3], int kind, size_t n, uint64
     *total += want.n;
     free(found.key);
     free(want.key);
-    free(p);
-    free(start);
-    free(order);
+    case_free(&c);
 }
 
 /* The same search with the stencil cut to the point's own row must miss pairs. */
 static void check_sensitive(void)
 {
-    ad_grid3 g;
-    memset(&g, 0, sizeof g);
-    g.dims = 3;
-    g.cell = 1.0;
-    for (int d = 0; d < 3; d++) g.hi[d] = 8;
-    ENSURE_OK(ad_grid3_init(&g));
-    size_t n = 2000;
-    float *p = malloc(3 * n * sizeof *p);
-    uint32_t *start = malloc((ad_grid3_cells(&g) + 1) * sizeof *start), *order = malloc(n * sizeof *order);
-    uint64_t s = 99;
-    make_points(&g, RANDOM, n, &s, p);
+    static const double lo[3] = {0, 0, 0}, hi[3] = {8, 8, 8};
+    static const int solid[3] = {0, 0, 0};
+    grid_case c;
+    case_make(&c, 3, lo, hi, solid, RANDOM, 2000, 99);
     pairs full = {0}, cut = {0};
-    search(&g, p, n, 0.999f, &full, start, order);
-    ad_stencil_make(0, 0, &g.stencil);
-    search(&g, p, n, 0.999f, &cut, start, order);
+    search(&c.g, c.p, c.n, 0.999f, &full, c.start, c.order);
+    ad_stencil_make(0, 0, &c.g.stencil);
+    search(&c.g, c.p, c.n, 0.999f, &cut, c.start, c.order);
     ENSURE_MSG(cut.n < full.n, "a stencil of one row found %zu pairs of %zu: the comparison cannot fail", cut.n, full.n);
     printf("a stencil cut to its own row finds %zu of the %zu pairs\n", cut.n, full.n);
     free(full.key);
     free(cut.key);
-    free(p);
-    free(start);
-    free(order);
+    case_free(&c);
 }
 
 static void check_refusals(void)

@@ -5,31 +5,7 @@ set -u
 AERODEM=$1
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-cat > "$T/fm.ini" <<'INI'
-[tunnel]
-width = 64
-height = 32
-walls = periodic
-[gas]
-collisions = no
-area_fraction = 0.4
-speed_ratio = 2
-[body]
-shape = naca
-naca = 0012
-chord = 12
-x = 20
-y = 16
-[run]
-steps = 8000
-settle_steps = 1000
-threads = 1
-[output]
-force_interval = 100
-frame_interval = 0
-vtk = no
-video = no
-INI
+cp "$(dirname "$0")/data/sweep_fm.ini" "$T/fm.ini"
 fail() { echo "FAIL: $*"; exit 1; }
 "$AERODEM" sweep "$T/fm.ini" --quiet 2>"$T/err"; rc=$?
 [ $rc -eq 2 ] || fail "a sweep without a range exits $rc, expected 2"

@@ -10,36 +10,11 @@ set -u
 AD=${1:?usage: test_sweep_resume.sh AERODEM}
 . "$(dirname "$0")/cli_lib.sh" sweep_resume
 
-# test_sweep.sh's free-molecular airfoil on one thread (bit-identical across a resume); a point is
-# about a second in a release build, with a checkpoint every 500 of its 30000 steps
-cat >"$T/fm.ini" <<'INI'
-[tunnel]
-width = 64
-height = 32
-walls = periodic
-[gas]
-collisions = no
-area_fraction = 0.4
-speed_ratio = 2
-[body]
-shape = naca
-naca = 0012
-chord = 12
-x = 20
-y = 16
-[run]
-steps = 30000
-settle_steps = 3000
-threads = 1
-deterministic = yes
-[output]
-force_interval = 100
-frame_interval = 0
-checkpoint_interval = 500
-vtk = no
-video = no
-INI
-SWEEP=(sweep "$T/fm.ini" --set body.aoa=-15:15:15 --quiet)
+# test_sweep.sh's free-molecular airfoil on one thread (bit-identical across a resume), made longer:
+# a point is about a second in a release build, with a checkpoint every 500 of its 30000 steps
+BASE=("$(dirname "$0")/data/sweep_fm.ini" --set run.steps=30000 --set run.settle_steps=3000
+      --set run.deterministic=yes --set output.checkpoint_interval=500)
+SWEEP=(sweep "${BASE[@]}" --set body.aoa=-15:15:15 --quiet)
 # every file of a folder with its inode, modification time (ns) and size: a file written again differs
 stamp() { (cd "$1" && find . -type f -printf '%P %i %T@ %s\n' | sort); }
 last_step() { tail -n 1 "$1" 2>/dev/null | cut -d, -f1; }
@@ -132,7 +107,7 @@ before=$(stamp "$T/I")
 run other "${SWEEP[@]}" --set gas.area_fraction=0.3 --out "$T/I" --resume
 expect_rc 2 "--resume of a sweep with another --set" other
 expect_in "$T/other.err" "area_fraction = 0.4 there, 0.3 in this sweep" "the refusal of another scene"
-run range sweep "$T/fm.ini" --set body.aoa=-10:10:10 --quiet --out "$T/I" --resume
+run range sweep "${BASE[@]}" --set body.aoa=-10:10:10 --quiet --out "$T/I" --resume
 expect_rc 2 "--resume of a sweep over another range" range
 expect_in "$T/range.err" "range = -15:15:15 there, -10:10:10 in this sweep" "the refusal of another range"
 run steps "${SWEEP[@]}" --steps 20000 --out "$T/I" --resume
@@ -149,7 +124,7 @@ expect_in "$T/old.err" "$T/O/aoa_-15/" "the refusal names the point's folder"
 expect_in "$T/old.err" "area_fraction = 0.4 there, 0.3 in this sweep" "the refusal of a point of another scene"
 ok "--resume into point folders of another scene (no sweep.ini): refused, naming the folder and the difference"
 
-run new sweep "$T/fm.ini" --set body.aoa=0:0:1 --steps 6000 --quiet --out "$T/N/deep" --resume
+run new sweep "${BASE[@]}" --set body.aoa=0:0:1 --steps 6000 --quiet --out "$T/N/deep" --resume
 expect_rc 0 "--resume into a folder that does not exist" new
 [ "$(wc -l <"$T/N/deep/polar.csv")" = 2 ] && [ -f "$T/N/deep/sweep.ini" ] ||
     fail "--resume into a new folder did not run the sweep" "$T/new.err"
