@@ -180,7 +180,7 @@ static int frame_discs(live_feed *f, const run *r, const ad_stats *s, live_frame
         if (!p || !pr) return 0;
         f->cap = n + 1;
     }
-    ad_particle_out o = {f->p, NULL, f->pressure, NULL, NULL};
+    ad_particle_out o = {f->p, NULL, f->pressure, NULL, NULL, NULL};
     if (ad_world_read(r->w, 0, n, &o, &got).code) return 0;
     size_t stride = got > LIVE_MAX_DISCS ? (got + LIVE_MAX_DISCS - 1) / LIVE_MAX_DISCS : 1;
     size_t nd = got ? (got - 1) / stride + 1 : 0;

@@ -271,6 +271,19 @@ static double bytes_per_disc(ad_backend b)
     return bytes ? (double)bytes / 1e6 : 0.0;
 }
 
+/* Bytes per sphere of a 3D gas at volume fraction 0.2 in cells of one diameter (0 where it cannot be made). */
+static double bytes_per_sphere(ad_backend b)
+{
+    ad_world_def d = ad_default_world_def();
+    d.dimensions = 3;
+    d.backend = b;
+    d.capacity = 1000000;
+    double side = cbrt(1e6 * 4.0 / 3.0 * AD_PI_APP * d.radius * d.radius * d.radius / 0.2);
+    d.x_max = d.y_max = d.z_max = side;
+    size_t bytes = ad_world_bytes_needed(&d);
+    return bytes ? (double)bytes / 1e6 : 0.0;
+}
+
 static int cmd_info(int argc, char **argv)
 {
     if (argc > 2 && (!strcmp(argv[2], "--help") || !strcmp(argv[2], "-h"))) {
@@ -285,6 +298,8 @@ static int cmd_info(int argc, char **argv)
 #endif
     printf("  memory: %.0f bytes per disc (symplectic Euler, default tunnel density)\n",
            bytes_per_disc(AD_BACKEND_CPU));
+    printf("  3D (dimensions = 3): %.0f bytes per sphere (symplectic Euler, volume fraction 0.2)\n",
+           bytes_per_sphere(AD_BACKEND_CPU));
     char gpus[2048];
     int n = ad_backend_describe(AD_BACKEND_CUDA, gpus, sizeof gpus);
     if (n > 0) {

@@ -176,7 +176,7 @@ static ad_status write_particles(run *r, unsigned long long k)
     ad_status st = ok();
     if (!p || !id || !pr || !x || !y || !c) st = fail(AD_ERR_NO_MEMORY, "out of memory for a frame of %zu discs", n);
     if (!st.code) {
-        ad_particle_out o = {p, id, pr, NULL, NULL};
+        ad_particle_out o = {p, id, pr, NULL, NULL, NULL};
         st = ad_world_read(r->w, 0, n, &o, &got);
     }
     char path[AD_PATH_MAX + 64];

@@ -76,7 +76,7 @@ static ad_status make(const char *kind, double n, const char *scene_path, const 
     ad_status st = ad_world_create(&d, out);
     if (st.code) return st;
     (*out)->bvh_shared_stack = v->shared;
-    ad_fill_def f = {0, 0, L, pile ? 0.5 * L : L, frac, 0, 0, pile ? 1e-4 : 1.0, 42};
+    ad_fill_def f = {0, 0, L, pile ? 0.5 * L : L, frac, 0, 0, pile ? 1e-4 : 1.0, 42, 0, 0, 0};
     return ad_world_fill(*out, &f, NULL);
 }
 

@@ -130,7 +130,7 @@ int main(int argc, char **argv)
             d.integrator = integ;
             st = ad_world_create(&d, &w);
             if (!st.code) {
-                ad_fill_def f = {0, 0, L, L, fraction, 0, 0, 1.0, 42};
+                ad_fill_def f = {0, 0, L, L, fraction, 0, 0, 1.0, 42, 0, 0, 0};
                 st = ad_world_fill(w, &f, NULL);
             }
         }

@@ -69,6 +69,7 @@ static inline ad_params bench_gas_params(unsigned n, int periodic, int *W_out, i
     p.nx = W;
     p.ny = H;
     p.reach_x = p.reach_y = 1;
+    ad_stencil_make(1, 0, &p.stencil);
     *W_out = W;
     *H_out = H;
     return p;

@@ -68,7 +68,7 @@ static int bench_csv(const char *prog, const char *path, const char *header, FIL
 }
 
 /* The scene at `path`, its tunnel, chord and body position scaled so that it holds about n discs. */
-static ad_status scaled_scene(const char *path, double n, ad_scene *sc)
+static inline ad_status scaled_scene(const char *path, double n, ad_scene *sc)
 {
     ad_scene_defaults(sc);
     ad_status st = ad_scene_load(sc, path);

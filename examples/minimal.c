@@ -9,7 +9,7 @@ int main(void)
     def.capacity = 10000;
     ad_world *w;
     ad_status st = ad_world_create(&def, &w);
-    ad_fill_def fill = {0, 0, 100, 100, 0.3, 0, 0, 1.0, 1}; /* region [m], area fraction, mean v, kT/m, seed */
+    ad_fill_def fill = {0, 0, 100, 100, 0.3, 0, 0, 1.0, 1, 0, 0, 0}; /* region [m], area fraction, mean v, kT/m, seed */
     if (!st.code) st = ad_world_fill(w, &fill, NULL);
     if (!st.code) st = ad_world_step(w, 1000);
     ad_stats s;

@@ -354,7 +354,7 @@ static void world_vs_grid(ad_integrator integ, uint64_t steps)
         REQUIRE_OK(ad_world_create(&d, &w[k]));
         ad_segment sq[] = {{30, 20, 36, 20}, {36, 20, 36, 26}, {36, 26, 30, 26}, {30, 26, 30, 20}, {50, 35, 60, 32}};
         REQUIRE_OK(ad_world_add_segments(w[k], sq, 5));
-        ad_fill_def f = {0, 0, 80, 50, 0.4, 3.0, 0.0, 1.0, 5};
+        ad_fill_def f = {0, 0, 80, 50, 0.4, 3.0, 0.0, 1.0, 5, 0, 0, 0};
         REQUIRE_OK(ad_world_fill(w[k], &f, NULL));
         REQUIRE_OK(ad_world_step(w[k], steps));
     }
@@ -402,7 +402,7 @@ static void periodic_momentum(void)
     d.broad_phase = AD_BROAD_PHASE_BVH;
     ad_world *w;
     REQUIRE_OK(ad_world_create(&d, &w));
-    ad_fill_def f = {0, 0, 60, 60, 0.45, 0.7, -0.3, 2.0, 9};
+    ad_fill_def f = {0, 0, 60, 60, 0.45, 0.7, -0.3, 2.0, 9, 0, 0, 0};
     REQUIRE_OK(ad_world_fill(w, &f, NULL));
     REQUIRE_OK(ad_world_step(w, 1)); /* the statistics of a state come with a step */
     ad_stats s0 = tu_stats(w);
@@ -619,7 +619,7 @@ static int gpu_tests(int quick)
         d.broad_phase = AD_BROAD_PHASE_BVH;
         ad_world *w;
         REQUIRE_OK(ad_world_create(&d, &w));
-        ad_fill_def f = {0, 0, side, side, 0.45, 0.7, -0.3, 2.0, 9};
+        ad_fill_def f = {0, 0, side, side, 0.45, 0.7, -0.3, 2.0, 9, 0, 0, 0};
         REQUIRE_OK(ad_world_fill(w, &f, NULL));
         REQUIRE_OK(ad_world_step(w, 1));
         ad_stats s0 = tu_stats(w);

@@ -18,13 +18,37 @@ static char g_dir[256];
 
 /* ------------------------------------------------------------ worlds -- */
 
-enum { W_BOX, W_TUNNEL, W_VERLET, W_RK4, W_BVH, W_COUNT };
-static const char *const W_NAME[W_COUNT] = {"box", "tunnel", "verlet", "rk4", "bvh"};
+enum { W_BOX, W_TUNNEL, W_VERLET, W_RK4, W_BVH, W_SPHERES, W_COUNT };
+static const char *const W_NAME[W_COUNT] = {"box", "tunnel", "verlet", "rk4", "bvh", "spheres"};
 
 /* Small worlds, a few KB as checkpoints: a closed box with fields, a far-field tunnel with a body, the
- * reservoir, fields and a probe, a periodic Verlet gas, an RK4 gas and a BVH gas with a plate. */
+ * reservoir, fields and a probe, a periodic Verlet gas, an RK4 gas, a BVH gas with a plate, and a 3D gas
+ * of spheres around a tetrahedron. */
+static ad_world *make_spheres(void)
+{
+    ad_world_def d = ad_default_world_def();
+    d.dimensions = 3;
+    d.backend = AD_BACKEND_CPU;
+    d.threads = 1;
+    d.capacity = 400;
+    d.x_max = d.y_max = d.z_max = 10;
+    d.boundary_z = AD_BOUNDARY_PERIODIC;
+    d.integrator = AD_INTEGRATOR_VERLET;
+    d.restitution = 0.9;
+    ad_world *w;
+    REQUIRE_OK(ad_world_create(&d, &w));
+    ad_triangle tet[4] = {{{{4, 4, 4}, {6, 4, 4}, {4, 6, 4}}}, {{{4, 4, 4}, {4, 6, 4}, {4, 4, 6}}},
+                          {{{4, 4, 4}, {4, 4, 6}, {6, 4, 4}}}, {{{6, 4, 4}, {4, 4, 6}, {4, 6, 4}}}};
+    REQUIRE_OK(ad_world_add_triangles(w, tet, 4));
+    ad_fill_def f = {0, 0, 10, 10, 0.15, 0.5, 0.0, 1.0, 9, 0, 10, -0.3};
+    REQUIRE_OK(ad_world_fill(w, &f, NULL));
+    REQUIRE_OK(ad_world_step(w, 150));
+    return w;
+}
+
 static ad_world *make_world(int kind)
 {
+    if (kind == W_SPHERES) return make_spheres();
     ad_world_def d = ad_default_world_def();
     d.backend = AD_BACKEND_CPU;
     d.threads = 1;
@@ -53,7 +77,7 @@ static ad_world *make_world(int kind)
         REQUIRE_OK(ad_world_add_segments(w, &plate, 1));
     }
     ad_fill_def f = {0, 0, d.x_max, d.y_max, kind == W_TUNNEL ? 0.12 : 0.2, kind == W_TUNNEL ? 2.0 : 0.0, 0.0, 1.0,
-                     (uint64_t)(kind + 3)};
+                     (uint64_t)(kind + 3), 0, 0, 0};
     REQUIRE_OK(ad_world_fill(w, &f, NULL));
     if (kind == W_BOX || kind == W_TUNNEL) {
         ad_field_def fd = {4, 2, 0, 0, d.x_max, d.y_max, 2};
@@ -152,6 +176,22 @@ static part_at part_of(const file *f)
     p.n = (size_t)n;
     p.state = at + 16;
     p.id = p.state + p.n * sizeof(ad_state);
+    p.pressure = p.id + 4 * p.n;
+    p.virial = p.pressure + 4 * p.n;
+    p.accel = p.virial + 4 * p.n;
+    return p;
+}
+
+/* The 3D particle section's arrays. */
+static part_at par3_of(const file *f)
+{
+    part_at p;
+    size_t at = find(f, "PAR3", NULL);
+    uint64_t n;
+    memcpy(&n, f->b + at, 8);
+    p.n = (size_t)n;
+    p.state = at + 16;
+    p.id = p.state + p.n * sizeof(ad_state3);
     p.pressure = p.id + 4 * p.n;
     p.virial = p.pressure + 4 * p.n;
     p.accel = p.virial + 4 * p.n;
@@ -281,7 +321,8 @@ static void box_container(void)
     refused("field_sum_nan", put_f64(&g, flds + sizeof(ad_field_def) + 16 + sizeof(ad_probe_def) + 8 + 8 * 3, NAN),
             0, "field sum 3", NULL);
     /* the container: version, sections, trailing bytes, the caller block */
-    refused("version_3", put_u32(&g, 8, 3), 0, "format version 3", NULL);
+    refused("version_2", put_u32(&g, 8, 2), 0, "format version 2", NULL);
+    refused("version_4", put_u32(&g, 8, 4), 0, "format version 4", NULL);
     refused("section_twice", put(&g, find(&g, "SEGS", NULL) - 16, "USER", 4), 0, "'USER' appears twice", NULL);
     refused("section_unknown", put(&g, find(&g, "SEGS", NULL) - 16, "S\001G\xff", 4),
             0, "unknown section 'S\\x01G\\xff'", NULL);
@@ -331,6 +372,32 @@ static void tunnel_fields(void)
     find(&g, "OPEN", &olen);
     f = copy(&g), memmove(f.b + open - 16, f.b + open + olen, g.n - (open + olen)), f.n -= 16 + (size_t)olen;
     refused("open_missing", f, 0, "has open sides and the file lacks their section", NULL);
+    free(g.b);
+}
+
+/* A 3D world's checkpoint: its spheres, its triangles and its dimensions checked by name. */
+static void spheres_bad(void)
+{
+    printf("3D gas, one bad field each (valid checksum):\n");
+    file g = saved(W_SPHERES, NULL);
+    part_at p = par3_of(&g);
+    size_t def = find(&g, "DEF ", NULL), tris = find(&g, "TRIS", NULL);
+    ENSURE(p.n > 20 && tris > 0);
+    refused("sphere_far_in_z", put_f32(&g, p.state + 7 * sizeof(ad_state3) + offsetof(ad_state3, z), 1e10f),
+            0, "sphere 7", "z = 1e+10 m, outside the domain [-4, 14] m");
+    refused("sphere_vz_nan", put_f32(&g, p.state + 3 * sizeof(ad_state3) + offsetof(ad_state3, vz), NAN),
+            0, "sphere 3", "velocity (");
+    refused("sphere_spare", put_f32(&g, p.state + 2 * sizeof(ad_state3) + offsetof(ad_state3, spare_v), 1.0f),
+            0, "sphere 2", "spare words");
+    refused("sphere_accel_inf", put_f32(&g, p.accel + 5 * sizeof(ad_accel3) + 8, INFINITY),
+            0, "sphere 5", "acceleration");
+    refused("sphere_duplicate_id", put(&g, p.id + 4 * 5, g.b + p.id + 4 * 6, 4), 0, "appears twice", NULL);
+    refused("triangle_degenerate", put(&g, tris + sizeof(ad_triangle) + 12, g.b + tris + sizeof(ad_triangle), 12),
+            0, "its triangles", "triangle 1 is degenerate");
+    refused("triangle_nan", put_f32(&g, tris + 2 * sizeof(ad_triangle) + 20, NAN), 0, "triangle 2", "not a finite");
+    refused("dimensions_2", put_u32(&g, def + offsetof(ad_world_def, dimensions), 2), 0, "dimensions = 2", NULL);
+    refused("dimensions_5", put_u32(&g, def + offsetof(ad_world_def, dimensions), 5), 0, "dimensions = 5", NULL);
+    refused("depth_zero", put_f64(&g, def + offsetof(ad_world_def, z_max), 0.0), 0, "z_max", NULL);
     free(g.b);
 }
 
@@ -497,6 +564,7 @@ int main(void)
     box_container();
     tunnel_fields();
     truncations();
+    spheres_bad();
     disk_full();
     stale_temps();
     seeds_load();

@@ -30,6 +30,7 @@ run info info
 expect_rc 0 "aerodem info" info
 expect_in "$T/info.out" "cpu backend: yes" "aerodem info"
 expect_in "$T/info.out" "cuda backend:" "aerodem info"
+expect_in "$T/info.out" "bytes per sphere" "aerodem info (3D memory)"
 expect_in "$T/info.out" "live view: yes" "aerodem info (the live view, built with libmicrohttpd)"
 expect_in "$T/info.out" "a run with threads = 0 takes" "aerodem info (the free cores)"
 ok "aerodem info: exit 0, backends listed"

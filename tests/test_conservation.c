@@ -84,7 +84,7 @@ int main(void)
         {(float)sq_x0, (float)sq_y1, (float)sq_x0, (float)sq_y0},
     };
     REQUIRE_OK(ad_world_add_segments(w, sq, 4));
-    ad_fill_def f = {d.x_min + R, d.y_min + R, d.x_max - R, d.y_max - R, FRACTION, 0.0, 0.0, 1.0, 31337};
+    ad_fill_def f = {d.x_min + R, d.y_min + R, d.x_max - R, d.y_max - R, FRACTION, 0.0, 0.0, 1.0, 31337, 0, 0, 0};
     size_t n = 0;
     REQUIRE_OK(ad_world_fill(w, &f, &n));
     ENSURE_MSG(n > N_TARGET / 2, "fill added %zu discs", n);

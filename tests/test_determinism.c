@@ -34,7 +34,7 @@ static ad_world *make(ad_integrator integ, size_t *n)
     ad_world *w = NULL;
     REQUIRE_OK(ad_world_create(&d, &w));
     REQUIRE_OK(ad_world_add_segments(w, segs, sizeof segs / sizeof segs[0]));
-    ad_fill_def f = {0.5, 0.0, 39.5, 40.0, 0.35, 0.5, 0.0, 2.0, 99};
+    ad_fill_def f = {0.5, 0.0, 39.5, 40.0, 0.35, 0.5, 0.0, 2.0, 99, 0, 0, 0};
     REQUIRE_OK(ad_world_fill(w, &f, n));
     return w;
 }
@@ -79,7 +79,7 @@ static observed observe(ad_integrator integ, int steps, int calls)
     o.pressure = calloc(o.n, sizeof *o.pressure);
     o.virial = calloc(o.n, sizeof *o.virial);
     o.accel = calloc(2 * o.n, sizeof *o.accel);
-    ad_particle_out out = {o.state, NULL, o.pressure, o.virial, o.accel};
+    ad_particle_out out = {o.state, NULL, o.pressure, o.virial, o.accel, NULL};
     ENSURE_OK(ad_world_read(w, AD_READ_BY_ID, o.n, &out, NULL));
     ENSURE_OK(ad_world_read_field(w, AD_FIELD_PRESSURE, o.field, NULL));
     ad_world_destroy(w);

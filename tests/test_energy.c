@@ -27,7 +27,7 @@ static run_result run(ad_integrator integ, uint64_t steps)
     ad_world *w = NULL;
     if (!ENSURE_OK(ad_world_create(&d, &w))) return r;
     /* inset by a radius so that no two discs overlap across the periodic seam */
-    ad_fill_def f = {0.5, 0.5, L - 0.5, L - 0.5, FRACTION, 0.0, 0.0, 1.0, 12345};
+    ad_fill_def f = {0.5, 0.5, L - 0.5, L - 0.5, FRACTION, 0.0, 0.0, 1.0, 12345, 0, 0, 0};
     size_t added = 0;
     if (!ENSURE_OK(ad_world_fill(w, &f, &added))) {
         ad_world_destroy(w);

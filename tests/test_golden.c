@@ -82,7 +82,7 @@ static uint64_t world_hash(ad_world *w, const ad_field_def *fd, uint64_t steps)
         fprintf(stderr, "out of memory\n");
         exit(1);
     }
-    ad_particle_out out = {p, id, pr, vi, acc};
+    ad_particle_out out = {p, id, pr, vi, acc, NULL};
     REQUIRE_OK(ad_world_read(w, AD_READ_BY_ID, n, &out, &got));
     ENSURE(got == n);
     hash64 x = {1469598103934665603ull};
@@ -153,7 +153,7 @@ static int periodic_box(ad_backend b, int threads, ad_integrator integ, uint64_t
     ad_status st = ad_world_create(&d, &w);
     if (unavailable(st)) return 0;
     REQUIRE_OK(st);
-    ad_fill_def f = {0.0, 0.0, 60.0, 40.0, 0.3, 0.7, -0.2, 1.0, 20261201};
+    ad_fill_def f = {0.0, 0.0, 60.0, 40.0, 0.3, 0.7, -0.2, 1.0, 20261201, 0, 0, 0};
     size_t added = 0;
     REQUIRE_OK(ad_world_fill(w, &f, &added));
     ad_field_def fd = field_grid(0.0, 0.0, 60.0, 40.0);

@@ -121,7 +121,7 @@ static void tunnel_kept(const char *what, ad_world_def d, int steps)
     REQUIRE_OK(ad_world_create(&d, &w));
     ad_segment sq[] = {{30, 20, 36, 20}, {36, 20, 36, 26}, {36, 26, 30, 26}, {30, 26, 30, 20}};
     REQUIRE_OK(ad_world_add_segments(w, sq, 4));
-    ad_fill_def f = {0, 0, 80, 50, 0.3, 3.0, 0.0, 1.0, 5};
+    ad_fill_def f = {0, 0, 80, 50, 0.3, 3.0, 0.0, 1.0, 5, 0, 0, 0};
     REQUIRE_OK(ad_world_fill(w, &f, NULL));
     size_t n = tu_stats(w).count;
     REQUIRE_OK(ad_world_step(w, (uint64_t)steps));
@@ -162,7 +162,7 @@ static void invariants(int steps)
     d.restitution = 0.7;
     d.deterministic = 0;
     REQUIRE_OK(ad_world_create(&d, &w));
-    ad_fill_def g = {0, 0, 100, 100, 0.3, 0.7, -0.4, 1.0, 9};
+    ad_fill_def g = {0, 0, 100, 100, 0.3, 0.7, -0.4, 1.0, 9, 0, 0, 0};
     REQUIRE_OK(ad_world_fill(w, &g, NULL));
     REQUIRE_OK(ad_world_step(w, 1)); /* statistics exist from the first step on */
     ad_stats a = tu_stats(w);

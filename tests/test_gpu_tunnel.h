@@ -39,7 +39,7 @@ static inline void gt_fill(ad_world *w)
 {
     ad_segment sq[] = {{30, 20, 36, 20}, {36, 20, 36, 26}, {36, 26, 30, 26}, {30, 26, 30, 20}, {50, 35, 60, 32}};
     REQUIRE_OK(ad_world_add_segments(w, sq, 5));
-    ad_fill_def f = {0, 0, 80, 50, 0.35, 3.0, 0.0, 1.0, 11};
+    ad_fill_def f = {0, 0, 80, 50, 0.35, 3.0, 0.0, 1.0, 11, 0, 0, 0};
     REQUIRE_OK(ad_world_fill(w, &f, NULL));
 }
 

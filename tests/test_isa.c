@@ -198,7 +198,7 @@ int main(void)
     d.capacity = 20000;
     d.restitution = 0.8;
     d.threads = 1;
-    ad_fill_def f = {0, 0, 60, 60, 0.35, 0.5, -0.2, 1.0, 3};
+    ad_fill_def f = {0, 0, 60, 60, 0.35, 0.5, -0.2, 1.0, 3, 0, 0, 0};
     worlds("periodic box, symplectic Euler, 1 thread", d, &f, 0, 600);
     d.integrator = AD_INTEGRATOR_EULER;
     d.threads = 2;
@@ -211,7 +211,7 @@ int main(void)
     d.gravity_y = -2.0;
     d.restitution = 0.9;
     d.threads = 2;
-    ad_fill_def g = {0, 0, 50, 40, 0.3, 0.0, 0.0, 1.0, 4};
+    ad_fill_def g = {0, 0, 50, 40, 0.3, 0.0, 0.0, 1.0, 4, 0, 0, 0};
     worlds("walled box with gravity, 2 threads", d, &g, 0, 600);
     worlds("flow tunnel with a body, open sides, reservoir", gt_def(AD_BACKEND_CPU, AD_INTEGRATOR_SYMPLECTIC_EULER),
            NULL, 1, 1500);

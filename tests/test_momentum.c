@@ -34,7 +34,7 @@ static void run(ad_integrator integ)
     ad_world *w = NULL;
     REQUIRE_OK(ad_world_create(&d, &w));
     const double vx = 0.7, vy = -0.4;
-    ad_fill_def f = {d.x_min + 0.5, d.y_min + 0.5, d.x_max - 0.5, d.y_max - 0.5, FRACTION, vx, vy, 1.0, 777};
+    ad_fill_def f = {d.x_min + 0.5, d.y_min + 0.5, d.x_max - 0.5, d.y_max - 0.5, FRACTION, vx, vy, 1.0, 777, 0, 0, 0};
     size_t n = 0;
     REQUIRE_OK(ad_world_fill(w, &f, &n));
     ad_particle *p = malloc(n * sizeof *p);

@@ -61,7 +61,7 @@ static world_copy take(const ad_world *w)
         fprintf(stderr, "out of memory\n");
         exit(1);
     }
-    ad_particle_out out = {c.p, c.id, c.pr, c.vi, c.acc};
+    ad_particle_out out = {c.p, c.id, c.pr, c.vi, c.acc, NULL};
     REQUIRE_OK(ad_world_read(w, AD_READ_BY_ID, n, &out, &got));
     c.n = got;
     return c;
@@ -186,7 +186,7 @@ static ad_status box(ad_backend b, ad_integrator integ, int periodic, ad_world *
     }
     AD_TRY(ad_world_create(&d, w));
     /* dense and warm: many contacts from the first steps; the drift crosses the periodic sides */
-    ad_fill_def f = {0.0, 0.0, d.x_max, d.y_max, periodic ? 0.55 : 0.5, periodic ? 2.0 : 0.0, -0.5, 1.0, 20260117};
+    ad_fill_def f = {0.0, 0.0, d.x_max, d.y_max, periodic ? 0.55 : 0.5, periodic ? 2.0 : 0.0, -0.5, 1.0, 20260117, 0, 0, 0};
     return ad_world_fill(*w, &f, NULL);
 }
 
@@ -224,7 +224,7 @@ static ad_status reservoir(ad_backend b, ad_integrator integ, ad_world **w)
     d.reservoir_rate = 30.0;
     d.restitution = 0.9;
     AD_TRY(ad_world_create(&d, w));
-    ad_fill_def f = {30.0, 0.0, 60.0, 30.0, 0.5, 8.0, 0.0, 1.0, 5};
+    ad_fill_def f = {30.0, 0.0, 60.0, 30.0, 0.5, 8.0, 0.0, 1.0, 5, 0, 0, 0};
     return ad_world_fill(*w, &f, NULL);
 }
 

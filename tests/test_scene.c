@@ -325,7 +325,7 @@ static void test_world_def(void)
     d.x_max = d.y_max = 20;
     ad_world *w;
     REQUIRE_OK(ad_world_create(&d, &w));
-    ad_fill_def f = {1, 1, 19, 19, 0.2, 0, 0, 1e300, 1};
+    ad_fill_def f = {1, 1, 19, 19, 0.2, 0, 0, 1e300, 1, 0, 0, 0};
     ad_status st = ad_world_fill(w, &f, NULL);
     ENSURE_MSG(st.code == AD_ERR_INVALID && !strcmp(st.field, "fill.velocity"), "%s", st.message);
     ad_world_destroy(w);

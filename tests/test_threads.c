@@ -33,7 +33,7 @@ static snapshot run(int threads)
     ad_world *w = NULL;
     REQUIRE_OK(ad_world_create(&d, &w));
     REQUIRE_OK(ad_world_add_segments(w, segs, sizeof segs / sizeof segs[0]));
-    ad_fill_def f = {0.0, 0.0, 100.0, 80.0, 0.3, 0.0, 0.0, 4.0, 2024};
+    ad_fill_def f = {0.0, 0.0, 100.0, 80.0, 0.3, 0.0, 0.0, 4.0, 2024, 0, 0, 0};
     REQUIRE_OK(ad_world_fill(w, &f, &sn.n));
     ENSURE_MSG(sn.n > 2000, "fill added %zu discs", sn.n);
     REQUIRE_OK(ad_world_step(w, STEPS));

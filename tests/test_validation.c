@@ -135,7 +135,7 @@ static void particles(void)
     s = tu_stats(w);
     ENSURE_MSG(s.count == 0, "failed adds left %zu particles", s.count);
 
-    ad_fill_def f = {0.0, 0.0, 20.0, 20.0, 0.9, 0.0, 0.0, 1.0, 1};
+    ad_fill_def f = {0.0, 0.0, 20.0, 20.0, 0.9, 0.0, 0.0, 1.0, 1, 0, 0, 0};
     size_t added = 12345;
     st = ad_world_fill(w, &f, &added);
     ENSURE_MSG(st.code == AD_ERR_INVALID, "fill at area fraction 0.9 returned %s: %s", ad_code_name(st.code),

@@ -68,7 +68,7 @@ static eos_result eos_run(double phi_acc, double k, double L, uint64_t seed, dou
     d.capacity = (size_t)(phi_acc * acc / (TU_PI * EOS_R * EOS_R)) + 16;
     ad_world *w = NULL;
     REQUIRE_OK(ad_world_create(&d, &w));
-    ad_fill_def f = {0.0, 0.0, L, L, phi_acc * acc / (L * L), 0.0, 0.0, EOS_KT, seed};
+    ad_fill_def f = {0.0, 0.0, L, L, phi_acc * acc / (L * L), 0.0, 0.0, EOS_KT, seed, 0, 0, 0};
     size_t n = 0;
     REQUIRE_OK(ad_world_fill(w, &f, &n));
     res.n = n;

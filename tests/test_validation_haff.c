@@ -64,7 +64,7 @@ static haff_fit haff_run(uint64_t seed, double drop_stop, double drop_run, FILE 
     d.threads = 1; /* a few hundred discs: one block of work */
     ad_world *w = NULL;
     REQUIRE_OK(ad_world_create(&d, &w));
-    ad_fill_def f = {0.0, 0.0, H_L, H_L, H_PHI, 0.0, 0.0, 1.0, seed};
+    ad_fill_def f = {0.0, 0.0, H_L, H_L, H_PHI, 0.0, 0.0, 1.0, seed, 0, 0, 0};
     size_t N = 0;
     REQUIRE_OK(ad_world_fill(w, &f, &N));
     double sigma = 2 * H_R;

@@ -123,6 +123,7 @@ int main(int argc, char **argv)
     p.cell_x = p.cell_y = (float)(L / p.nx);
     p.inv_cell_x = p.inv_cell_y = (float)(p.nx / L);
     p.reach_x = p.reach_y = 1;
+    ad_stencil_make(1, 0, &p.stencil);
     size_t ncell = (size_t)p.nx * p.ny;
     ad_state *raw = malloc(n * sizeof *raw), *s = malloc((n + AD_CPU_PAD) * sizeof *s);
     uint32_t *cell = malloc(n * 4), *start = calloc(ncell + 1, 4), *cur = calloc(ncell, 4);

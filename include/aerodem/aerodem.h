@@ -1,4 +1,4 @@
-/* aerodem public API: a 2D gas of equal discs (DEM) advanced on the CPU or a GPU. */
+/* aerodem public API: a gas of equal discs (2D) or spheres (3D), DEM, advanced on the CPU or a GPU. */
 #ifndef AERODEM_AERODEM_H
 #define AERODEM_AERODEM_H
 
@@ -84,6 +84,11 @@ typedef enum ad_bvh_traversal {
  * it to ad_world_create(). Every field lists its unit and default. */
 typedef struct ad_world_def {
     uint32_t internal_cookie; /* set by ad_default_world_def(); do not touch */
+    int dimensions;          /* 2 (discs in the plane, default) or 3 (spheres in a box). In 3D "disc" in these
+                                comments means a sphere, areas are volumes ([1/m^3] densities), the domain has
+                                a depth z_min..z_max with its own boundary, and the body is triangles
+                                (ad_world_add_triangles). 3D runs on backend = cpu (auto picks it); open
+                                sides, the reservoir, the BVH and field grids are 2D for now */
 
     size_t capacity;         /* most particles the world can hold [-]; default 65536 */
     double radius;           /* disc radius [m]; default 0.5 */
@@ -98,8 +103,11 @@ typedef struct ad_world_def {
     double y_min, y_max;     /* domain along y [m]; default 0, 100 */
     ad_boundary boundary_x;  /* left/right: solid walls, periodic or open; default solid */
     ad_boundary boundary_y;  /* bottom/top: solid walls, periodic or open; default solid */
+    double z_min, z_max;     /* 3D: domain along z [m]; default 0, 100 (ignored in 2D) */
+    ad_boundary boundary_z;  /* 3D: back/front: solid walls or periodic; default solid */
     double gravity_x;        /* uniform body acceleration [m/s^2]; default 0 */
     double gravity_y;        /* uniform body acceleration [m/s^2]; default 0 */
+    double gravity_z;        /* 3D: uniform body acceleration [m/s^2]; default 0 */
     /* The free stream beyond open sides (AD_BOUNDARY_OPEN), a drifting Maxwellian: */
     double stream_vx;        /* velocity [m/s]; default 0 */
     double stream_vy;        /* velocity [m/s]; default 0 */
@@ -154,6 +162,16 @@ typedef struct ad_particle {
     float x, y, vx, vy;
 } ad_particle;
 
+/* 3D: a sphere's position [m] and velocity [m/s]. */
+typedef struct ad_particle3 {
+    float x, y, z, vx, vy, vz;
+} ad_particle3;
+
+/* 3D: a static triangle, its three vertices [m]; spheres collide with it. */
+typedef struct ad_triangle {
+    float v[3][3];
+} ad_triangle;
+
 /* A static line segment from (x0, y0) to (x1, y1) [m]; discs collide with it. */
 typedef struct ad_segment {
     float x0, y0, x1, y1;
@@ -170,7 +188,7 @@ typedef enum ad_phase {
 } ad_phase;
 
 /* Indices into ad_stats.wall_impulse. */
-enum { AD_WALL_XMIN = 0, AD_WALL_XMAX = 1, AD_WALL_YMIN = 2, AD_WALL_YMAX = 3 };
+enum { AD_WALL_XMIN = 0, AD_WALL_XMAX = 1, AD_WALL_YMIN = 2, AD_WALL_YMAX = 3, AD_WALL_ZMIN = 4, AD_WALL_ZMAX = 5 };
 
 typedef struct ad_stats {
     uint64_t step;           /* steps taken since creation */
@@ -191,18 +209,27 @@ typedef struct ad_stats {
     double potential_energy; /* elastic energy stored in springs, k delta^2 / 2 [J] */
     double momentum_x;       /* sum m vx [kg m/s] */
     double momentum_y;       /* sum m vy [kg m/s] */
-    double contact_virial;   /* sum over disc pairs of r_ij . F_ij [N m]; 2D virial
-                                pressure is (2 KE + contact_virial) / (2 area) */
+    double momentum_z;       /* 3D: sum m vz [kg m/s] */
+    double contact_virial;   /* sum over disc pairs of r_ij . F_ij [N m]; the virial pressure is
+                                (2 KE + contact_virial) / (2 area) in 2D, / (3 volume) in 3D */
     double max_overlap;      /* largest overlap of any contact / radius [-] */
     double body_force_x;     /* force of the discs on the segments [N] */
     double body_force_y;
+    double body_force_z;     /* 3D */
+    double body_torque_x;    /* 3D: torque of the spheres on the triangles about the origin [N m] */
+    double body_torque_y;
+    double body_torque_z;
 
     /* Time integrals since creation: differences over an interval divided by
      * the interval give mean forces without per-step host round trips. */
     double body_impulse_x;   /* integral of body_force_x dt [N s] */
     double body_impulse_y;
-    double wall_impulse[4];  /* normal impulse of the discs on each wall [N s],
-                                outward positive, AD_WALL_* order */
+    double body_impulse_z;   /* 3D */
+    double body_angular_impulse_x; /* 3D: integral of body_torque dt [N m s] */
+    double body_angular_impulse_y;
+    double body_angular_impulse_z;
+    double wall_impulse[6];  /* normal impulse of the discs on each wall [N s],
+                                outward positive, AD_WALL_* order (the z walls in 3D) */
     double kinetic_energy_integral; /* integral of kinetic_energy dt [J s] */
     double contact_virial_integral; /* integral of contact_virial dt [N m s] */
 
@@ -216,8 +243,9 @@ typedef struct ad_stats {
                                     on the GPU, from the cell's size (docs/ARCHITECTURE.md) */
     uint64_t skin_violations;    /* RK4: discs that moved further than the grid's skin in a
                                     step, summed over steps (contacts may have been missed) */
-    uint32_t grid_nx, grid_ny;   /* cells along x and y */
-    double cell_size_x, cell_size_y; /* actual cell edges [m] */
+    uint32_t grid_nx, grid_ny, grid_nz; /* cells along x, y and z (1 in 2D) */
+    double cell_size_x, cell_size_y, cell_size_z; /* actual cell edges [m] */
+    int dimensions;              /* 2 or 3 */
 
     double phase_seconds[AD_PHASE_COUNT]; /* wall-clock time per phase since creation [s] */
     double contact_time;         /* duration of a disc-disc contact pi/omega_d [s]: with damping
@@ -239,6 +267,14 @@ void ad_world_destroy(ad_world *w);
 /* Appends particles; each gets a new id (ids are unique among the world's particles and below its
  * capacity; without open sides they are 0, 1, 2, ... in the order added). */
 ad_status ad_world_add_particles(ad_world *w, const ad_particle *p, size_t n);
+/* The same for a 3D world's spheres (a 2D world refuses these, and a 3D world ad_world_add_particles). */
+ad_status ad_world_add_particles3(ad_world *w, const ad_particle3 *p, size_t n);
+
+/* 3D: adds static triangles (a body's surface). Each is checked (finite vertices, not degenerate:
+ * refused by index and reason). Triangles that share vertices (equal coordinates) form one connected
+ * surface, and a sphere touching it feels one contact, from its closest point on the whole surface
+ * (face, edge or vertex), whatever the triangulation (src/physics/triangle.h). */
+ad_status ad_world_add_triangles(ad_world *w, const ad_triangle *t, size_t n);
 
 /* Adds static segments (an outline, a plate). Segments that share end points (equal
  * coordinates) form one connected outline, and a disc touching it feels one contact, from
@@ -251,10 +287,13 @@ ad_status ad_world_add_segments(ad_world *w, const ad_segment *s, size_t n);
  * (vx, vy). Reproducible from the seed. */
 typedef struct ad_fill_def {
     double x0, y0, x1, y1;   /* region [m] */
-    double area_fraction;    /* disc area / region area [-], (0, 0.78] */
+    double area_fraction;    /* disc area / region area [-], (0, 0.78]; 3D: sphere volume / region volume,
+                                (0, 0.5] on a jittered simple cubic lattice */
     double vx, vy;           /* mean velocity [m/s] */
     double temperature;      /* velocity variance per component kT/m [m^2/s^2] */
     uint64_t seed;           /* random stream */
+    double z0, z1;           /* 3D: the region along z [m] */
+    double vz;               /* 3D: mean velocity [m/s] */
 } ad_fill_def;
 ad_status ad_world_fill(ad_world *w, const ad_fill_def *fill, size_t *added);
 
@@ -283,11 +322,12 @@ ad_status ad_world_read_particles(const ad_world *w, int flags, size_t max, ad_p
 
 /* Everything that can be copied out per disc; a NULL pointer skips that array. */
 typedef struct ad_particle_out {
-    ad_particle *state; /* position and velocity */
+    ad_particle *state; /* position and velocity (2D) */
     uint32_t *id;
     float *pressure;    /* sum of contact force magnitudes [N] */
     float *virial;      /* the disc's half of sum_j r_ij . F_ij [N m] */
-    float *accel;       /* acceleration of the last force evaluation, 2 floats a disc [m/s^2] */
+    float *accel;       /* acceleration of the last force evaluation, 2 floats a disc (3 in 3D) [m/s^2] */
+    ad_particle3 *state3; /* position and velocity (3D; state is for 2D worlds) */
 } ad_particle_out;
 ad_status ad_world_read(const ad_world *w, int flags, size_t max, const ad_particle_out *out, size_t *count);
 

@@ -5,8 +5,10 @@
  *   sections: char tag[4], u32 zero, u64 length, payload; each at most once, in any order
  *     DEF   ad_world_def (its size must match this build's)
  *     STAT  ad_stats
- *     SEGS  ad_segment[]
- *     PART  u64 n, u32 primed, u32 zero, state[n], id[n], pressure[n], virial[n], accel[n]
+ *     SEGS  ad_segment[]   (2D)
+ *     TRIS  ad_triangle[]  (3D)
+ *     PART  u64 n, u32 primed, u32 zero, state[n], id[n], pressure[n], virial[n], accel[n]   (2D)
+ *     PAR3  the same with 3D states (ad_state3) and accelerations (ad_accel3)                  (3D)
  *     OPEN  double owed[4], u32 next_id, u32 nwaiting, ad_entry waiting[nwaiting], u32 res_boxes, u32 zero,
  *           double res_state[2 res_boxes]   (open sides and the reservoir, open.h)
  *     FLDS  ad_field_def, u64 samples, u32 probe, u32 zero, ad_probe_def, u64 probe_samples,
@@ -35,7 +37,7 @@
 #include "free_each.h"
 #include "world_internal.h"
 
-#define CKPT_VERSION 2u
+#define CKPT_VERSION 3u
 #define CKPT_ENDIAN 0x01020304u
 #define AD_CKPT_USER_MAX (1ull << 30) /* the caller block: a scene and some state, never near this */
 static const char CKPT_MAGIC[8] = {'A', 'E', 'R', 'O', 'D', 'E', 'M', 0x1a};
@@ -91,15 +93,17 @@ static void put_particles(writer *wr, const ad_snapshot *snap)
 {
     uint64_t n = snap->n;
     uint32_t primed = (uint32_t)snap->primed, zero = 0;
-    section(wr, "PART", 16 + n * (sizeof(ad_state) + 3 * 4 + sizeof(ad_accel)));
+    int three = snap->state3 != NULL;
+    size_t st = three ? sizeof(ad_state3) : sizeof(ad_state), acc = three ? sizeof(ad_accel3) : sizeof(ad_accel);
+    section(wr, three ? "PAR3" : "PART", 16 + n * (st + 3 * 4 + acc));
     put(wr, &n, 8);
     put(wr, &primed, 4);
     put(wr, &zero, 4);
-    put(wr, snap->state, n * sizeof(ad_state));
+    put(wr, three ? (const void *)snap->state3 : (const void *)snap->state, n * st);
     put(wr, snap->id, n * 4);
     put(wr, snap->pressure, n * 4);
     put(wr, snap->virial, n * 4);
-    put(wr, snap->accel, n * sizeof(ad_accel));
+    put(wr, three ? (const void *)snap->accel3 : (const void *)snap->accel, n * acc);
 }
 
 static void put_open(writer *wr, const ad_open_state *o)
@@ -144,8 +148,13 @@ static void put_file(writer *wr, const ad_world *w, const ad_snapshot *snap, con
     for (int k = 0; k < AD_PHASE_COUNT; k++) stats.phase_seconds[k] = 0.0;
     section(wr, "STAT", sizeof stats);
     put(wr, &stats, sizeof stats);
-    section(wr, "SEGS", w->seg.count * sizeof(ad_segment));
-    put(wr, w->seg.raw, w->seg.count * sizeof(ad_segment));
+    if (w->params.dims == 3) {
+        section(wr, "TRIS", w->tri.count * sizeof(ad_triangle));
+        put(wr, w->tri.raw, w->tri.count * sizeof(ad_triangle));
+    } else {
+        section(wr, "SEGS", w->seg.count * sizeof(ad_segment));
+        put(wr, w->seg.raw, w->seg.count * sizeof(ad_segment));
+    }
     put_particles(wr, snap);
     if (ad_world_open(w)) put_open(wr, &snap->open);
     if (w->fields.enabled) put_fields(wr, &w->fields);
@@ -279,7 +288,7 @@ ad_status ad_world_save(const ad_world *w, const char *path, const void *user, s
 
 /* ------------------------------------------------------------------ load -- */
 
-enum { SEC_DEF = 1, SEC_STAT = 2, SEC_SEGS = 4, SEC_PART = 8, SEC_OPEN = 16, SEC_FLDS = 32, SEC_USER = 64 };
+enum { SEC_DEF = 1, SEC_STAT = 2, SEC_SEGS = 4, SEC_PART = 8, SEC_OPEN = 16, SEC_FLDS = 32, SEC_USER = 64, SEC_TRIS = 128 };
 
 /* A checkpoint as read, before any of it has reached a world. */
 typedef struct loader {
@@ -292,6 +301,9 @@ typedef struct loader {
     ad_stats stats;
     ad_segment *segs;
     uint64_t nseg;
+    ad_triangle *tris;
+    uint64_t ntri;
+    int three;        /* the particles are 3D (PAR3) */
     ad_snapshot snap;
     ad_field_def fdef;
     uint64_t fsamples, psamples;
@@ -396,20 +408,31 @@ static ad_status read_stats(loader *ld, uint64_t len)
     return get(ld, &ld->stats, len, "the statistics");
 }
 
+/* The body's elements (segments or triangles, `size` bytes each): a whole number of them, at most 2^24. */
+static ad_status read_body(loader *ld, uint64_t len, size_t size, const char *what, void **out, uint64_t *n)
+{
+    if (len % size || len / size > ((uint64_t)1 << 24))
+        return bad(ld, "its %s section of %llu bytes is not a whole number of %ss up to 2^24", what,
+                   (unsigned long long)len, what);
+    *n = len / size;
+    *out = malloc(len ? (size_t)len : 1);
+    if (!*out) return ad_fail(AD_ERR_NO_MEMORY, "", "out of memory reading the %ss of %s", what, ld->path);
+    return get(ld, *out, len, what);
+}
 static ad_status read_segs(loader *ld, uint64_t len)
 {
-    if (len % sizeof(ad_segment) || len / sizeof(ad_segment) > ((uint64_t)1 << 24))
-        return bad(ld, "its segment section of %llu bytes is not a whole number of segments up to 2^24",
-                   (unsigned long long)len);
-    ld->nseg = len / sizeof(ad_segment);
-    ld->segs = malloc(len ? (size_t)len : 1);
-    if (!ld->segs) return ad_fail(AD_ERR_NO_MEMORY, "", "out of memory reading the segments of %s", ld->path);
-    return get(ld, ld->segs, len, "the segments");
+    return read_body(ld, len, sizeof(ad_segment), "segment", (void **)&ld->segs, &ld->nseg);
+}
+static ad_status read_tris(loader *ld, uint64_t len)
+{
+    return read_body(ld, len, sizeof(ad_triangle), "triangle", (void **)&ld->tris, &ld->ntri);
 }
 
-static ad_status read_part(loader *ld, uint64_t len)
+/* PART (2D) or PAR3 (3D, three = 1). */
+static ad_status read_particles(loader *ld, uint64_t len, int three)
 {
-    const uint64_t per = sizeof(ad_state) + 12 + sizeof(ad_accel);
+    const size_t st = three ? sizeof(ad_state3) : sizeof(ad_state), acc = three ? sizeof(ad_accel3) : sizeof(ad_accel);
+    const uint64_t per = st + 12 + acc;
     uint64_t n;
     uint32_t primed, z;
     AD_TRY(get(ld, &n, 8, "the particle count"));
@@ -423,20 +446,24 @@ static ad_status read_part(loader *ld, uint64_t len)
     ad_snapshot *s = &ld->snap;
     s->n = (size_t)n;
     s->primed = (int)primed;
-    s->state = malloc(n * sizeof(ad_state) + 1);
+    ld->three = three;
+    void *state = malloc(n * st + 1), *accel = malloc(n * acc + 1);
+    if (three) s->state3 = state, s->accel3 = accel;
+    else s->state = state, s->accel = accel;
     s->id = malloc(n * 4 + 1);
     s->pressure = malloc(n * 4 + 1);
     s->virial = malloc(n * 4 + 1);
-    s->accel = malloc(n * sizeof(ad_accel) + 1);
-    if (!s->state || !s->id || !s->pressure || !s->virial || !s->accel)
+    if (!state || !s->id || !s->pressure || !s->virial || !accel)
         return ad_fail(AD_ERR_NO_MEMORY, "", "out of memory reading %llu particles from %s", (unsigned long long)n,
                        ld->path);
-    AD_TRY(get(ld, s->state, n * sizeof(ad_state), "particle states"));
+    AD_TRY(get(ld, state, n * st, "particle states"));
     AD_TRY(get(ld, s->id, n * 4, "particle ids"));
     AD_TRY(get(ld, s->pressure, n * 4, "particle pressures"));
     AD_TRY(get(ld, s->virial, n * 4, "particle virials"));
-    return get(ld, s->accel, n * sizeof(ad_accel), "particle accelerations");
+    return get(ld, accel, n * acc, "particle accelerations");
 }
+static ad_status read_part(loader *ld, uint64_t len) { return read_particles(ld, len, 0); }
+static ad_status read_par3(loader *ld, uint64_t len) { return read_particles(ld, len, 1); }
 
 static ad_status read_open(loader *ld, uint64_t len)
 {
@@ -511,7 +538,8 @@ static const struct section_kind {
 } SECTIONS[] = {{{'D', 'E', 'F', ' '}, SEC_DEF, read_def},  {{'S', 'T', 'A', 'T'}, SEC_STAT, read_stats},
                 {{'S', 'E', 'G', 'S'}, SEC_SEGS, read_segs}, {{'P', 'A', 'R', 'T'}, SEC_PART, read_part},
                 {{'O', 'P', 'E', 'N'}, SEC_OPEN, read_open}, {{'F', 'L', 'D', 'S'}, SEC_FLDS, read_fields},
-                {{'U', 'S', 'E', 'R'}, SEC_USER, read_user}};
+                {{'U', 'S', 'E', 'R'}, SEC_USER, read_user}, {{'P', 'A', 'R', '3'}, SEC_PART, read_par3},
+                {{'T', 'R', 'I', 'S'}, SEC_TRIS, read_tris}};
 
 /* A tag as text: printable characters as they are, others as \xNN. */
 static const char *tag_text(const char tag[4], char out[20])
@@ -578,6 +606,7 @@ static ad_status build(loader *ld, ad_backend backend, int threads, ad_world **o
     ad_world *w = *out;
     AD_TRY(check_clock(ld, w));
     if (ld->nseg) AD_TRY(refused(ld, ad_world_add_segments(w, ld->segs, (size_t)ld->nseg), "its segments"));
+    if (ld->ntri) AD_TRY(refused(ld, ad_world_add_triangles(w, ld->tris, (size_t)ld->ntri), "its triangles"));
     if (ld->fsums) {
         AD_TRY(refused(ld, ad_world_set_fields(w, &ld->fdef), "its field grid"));
         if (ld->fprobe) AD_TRY(refused(ld, ad_world_set_probe(w, &ld->pdef), "its probe"));
@@ -595,8 +624,11 @@ static ad_status build(loader *ld, ad_backend backend, int threads, ad_world **o
     w->stats.cell_capacity = mine.cell_capacity;
     w->stats.grid_nx = mine.grid_nx;
     w->stats.grid_ny = mine.grid_ny;
+    w->stats.grid_nz = mine.grid_nz;
     w->stats.cell_size_x = mine.cell_size_x;
     w->stats.cell_size_y = mine.cell_size_y;
+    w->stats.cell_size_z = mine.cell_size_z;
+    w->stats.dimensions = mine.dimensions;
     w->stats.contact_time = mine.contact_time;
     w->stats.count = ld->snap.n;
     for (int k = 0; k < AD_PHASE_COUNT; k++) w->stats.phase_seconds[k] = 0.0;
@@ -631,6 +663,7 @@ ad_status ad_world_load(const char *path, ad_backend backend, int threads, ad_wo
     if (!st.code) st = build(&ld, backend, threads, &w);
     fclose(ld.f);
     free(ld.segs);
+    free(ld.tris);
     free(ld.fsums);
     ad_snapshot_free(&ld.snap);
     if (st.code != AD_OK) {
@@ -650,7 +683,7 @@ void ad_snapshot_free(ad_snapshot *s)
     if (!s) return;
     ad_open_state_free(&s->open_alloc);
     if (s->owned) {
-        AD_FREE_EACH(s->state, s->id, s->pressure, s->virial, s->accel);
+        AD_FREE_EACH(s->state, s->state3, s->id, s->pressure, s->virial, s->accel, s->accel3);
     }
     memset(s, 0, sizeof *s);
 }

@@ -87,7 +87,16 @@ static ad_status check_moves(const loader *ld)
 {
     const ad_snapshot *s = &ld->snap;
     double m = ckpt_margin(&ld->def), dt = ld->stats.dt;
-    for (size_t i = 0; i < s->n; i++) {
+    for (size_t i = 0; i < s->n && ld->three; i++) {
+        ad_state3 q = s->state3[i];
+        ad_accel3 a = s->accel3[i];
+        double move = (sqrt((double)q.vx * q.vx + (double)q.vy * q.vy + (double)q.vz * q.vz) +
+                       sqrt((double)a.ax * a.ax + (double)a.ay * a.ay + (double)a.az * a.az) * dt) * dt;
+        if (!(move <= m))
+            return bad(ld, "sphere %zu (id %u), of velocity (%g, %g, %g) m/s, would move %g m in the next step of %g s: "
+                       "more than the %g m of the domain's margin", i, s->id[i], q.vx, q.vy, q.vz, move, dt, m);
+    }
+    for (size_t i = 0; i < s->n && !ld->three; i++) {
         ad_state q = s->state[i];
         ad_accel a = s->accel[i];
         double move = ckpt_move(q.vx, q.vy, a.ax, a.ay, dt);
@@ -128,6 +137,38 @@ static ad_status check_clock(const loader *ld, const ad_world *w)
     return check_moves(ld);
 }
 
+/* 3D: every sphere inside the box (with the margin), its spare words zero, moving at a speed a float
+ * can square, with finite forces. */
+static ad_status check_spheres(const loader *ld)
+{
+    const ad_world_def *d = &ld->def;
+    const ad_snapshot *s = &ld->snap;
+    double m = ckpt_margin(d);
+    const double lo[3] = {d->x_min - m, d->y_min - m, d->z_min - m}, hi[3] = {d->x_max + m, d->y_max + m, d->z_max + m};
+    for (size_t i = 0; i < s->n; i++) {
+        ad_state3 q = s->state3[i];
+        const float x[3] = {q.x, q.y, q.z}, v[3] = {q.vx, q.vy, q.vz};
+        ad_accel3 a = s->accel3[i];
+        unsigned id = s->id[i];
+        for (int k = 0; k < 3; k++)
+            if (!(x[k] >= lo[k] && x[k] <= hi[k]))
+                return bad(ld, "sphere %zu (id %u) at %c = %g m, outside the domain [%g, %g] m", i, id, "xyz"[k], x[k],
+                           lo[k], hi[k]);
+        if (!(fabsf(v[0]) <= CKPT_VMAX && fabsf(v[1]) <= CKPT_VMAX && fabsf(v[2]) <= CKPT_VMAX))
+            return bad(ld, "sphere %zu (id %u) has velocity (%g, %g, %g) m/s: not finite, or a component above %g m/s",
+                       i, id, v[0], v[1], v[2], CKPT_VMAX);
+        if (q.spare_p != 0.0f || q.spare_v != 0.0f)
+            return bad(ld, "sphere %zu (id %u) has spare words %g and %g (0)", i, id, q.spare_p, q.spare_v);
+        if (!isfinite(a.ax) || !isfinite(a.ay) || !isfinite(a.az))
+            return bad(ld, "sphere %zu (id %u) has acceleration (%g, %g, %g) m/s^2: not finite", i, id, a.ax, a.ay,
+                       a.az);
+        if (!(s->pressure[i] >= 0.0f && s->pressure[i] <= FLT_MAX) || !isfinite(s->virial[i]))
+            return bad(ld, "sphere %zu (id %u) has pressure %g N (finite, >= 0) and virial %g N m (finite)", i, id,
+                       s->pressure[i], s->virial[i]);
+    }
+    return ad_ok();
+}
+
 /* Every disc inside the domain (with the margin), moving at a speed a float can square, with finite
  * forces. */
 static ad_status check_particles(const loader *ld)
@@ -136,6 +177,9 @@ static ad_status check_particles(const loader *ld)
     const ad_snapshot *s = &ld->snap;
     if (s->n > d->capacity)
         return bad(ld, "it holds %zu particles, more than the world's capacity of %zu", s->n, d->capacity);
+    if (ld->three != (d->dimensions == 3))
+        return bad(ld, "its world has dimensions = %d and its particles are %s", d->dimensions, ld->three ? "3D" : "2D");
+    if (ld->three) return check_spheres(ld);
     double m = ckpt_margin(d), x0 = d->x_min - m, x1 = d->x_max + m, y0 = d->y_min - m, y1 = d->y_max + m;
     for (size_t i = 0; i < s->n; i++) {
         ad_state q = s->state[i];
@@ -291,6 +335,8 @@ static ad_status check_all(loader *ld)
     AD_TRY(check_ids(ld, open));
     if (open) AD_TRY(check_open(ld));
     if (ld->seen & SEC_FLDS) AD_TRY(check_fields(ld));
+    if ((ld->seen & SEC_TRIS) && ld->def.dimensions != 3) return bad(ld, "its 2D world holds triangles");
+    if ((ld->seen & SEC_SEGS) && ld->nseg && ld->def.dimensions == 3) return bad(ld, "its 3D world holds segments");
     return check_segments(ld);
 }
 

@@ -8,6 +8,8 @@
 ad_status ad_world_set_fields(ad_world *w, const ad_field_def *d)
 {
     if (!w || !d) return ad_fail(AD_ERR_INVALID, "fields", "world or field definition is NULL");
+    if (w->params.dims == 3)
+        return ad_fail(AD_ERR_INVALID, "dimensions", "field grids are 2D for now: a 3D world samples no fields");
     if (d->nx < 1 || d->ny < 1 || (double)d->nx * (double)d->ny > 1e8)
         return ad_fail(AD_ERR_INVALID, "fields.nx", "field grid %d x %d is invalid: 1 to 1e8 cells", d->nx, d->ny);
     if (!isfinite(d->x0) || !isfinite(d->x1) || !isfinite(d->y0) || !isfinite(d->y1) || !(d->x1 > d->x0) ||

@@ -242,7 +242,7 @@ ad_status ad_scene_build(const ad_scene *s, ad_world **out)
     if (!st.code && nseg) st = ad_world_add_segments(w, segs, nseg);
     free(segs);
     if (!st.code) {
-        ad_fill_def f = {l.x_min, l.y_min, l.x_max, l.y_max, s->area_fraction, s->velocity, 0, s->temperature, s->seed};
+        ad_fill_def f = {l.x_min, l.y_min, l.x_max, l.y_max, s->area_fraction, s->velocity, 0, s->temperature, s->seed, 0, 0, 0};
         size_t added;
         st = ad_world_fill(w, &f, &added);
         /* a closed world with no disc has nothing to step: its clock would stand still */

@@ -187,6 +187,9 @@ static ad_status build_segment_tree(ad_world *w)
 ad_status ad_world_add_segments(ad_world *w, const ad_segment *seg, size_t n)
 {
     if (!w) return ad_fail(AD_ERR_INVALID, "w", "world is NULL");
+    if (w && w->params.dims == 3)
+        return ad_fail(AD_ERR_INVALID, "dimensions", "segments are the body of a 2D world: a 3D world's body is "
+                       "triangles (ad_world_add_triangles)");
     if (n == 0) return ad_ok();
     if (!seg) return ad_fail(AD_ERR_INVALID, "segments", "segment array is NULL");
     for (size_t i = 0; i < n; i++) {

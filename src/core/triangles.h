@@ -4,13 +4,10 @@
 
 #include <stddef.h>
 
+#include "aerodem/aerodem.h"
 #include "../physics/triangle.h"
 #include "status.h"
 
-/* A triangle as given: its three vertices [m]. */
-typedef struct ad_triangle {
-    float v[3][3];
-} ad_triangle;
 
 /* The kernels' triangles: every coordinate finite, no triangle degenerate (its area below 1e-6 of its
  * longest edge squared: repeated or collinear vertices), refused by the triangle's index and what is

@@ -12,9 +12,11 @@
 #include "../physics/rng.h"
 #include "world_internal.h"
 
-static const ad_backend_ops *pick_backend(ad_backend b, ad_status *st)
+static const ad_backend_ops *pick_backend(const ad_world_def *def, ad_status *st)
 {
+    ad_backend b = def->backend;
     *st = ad_ok();
+    if (def->dimensions == 3) return &ad_cpu3_backend; /* the definition's checks refused other backends */
     if (b == AD_BACKEND_REFERENCE) return &ad_reference_backend;
 #if defined(AD_HAVE_CUDA)
     if (b == AD_BACKEND_CUDA || b == AD_BACKEND_AUTO) {
@@ -59,7 +61,7 @@ size_t ad_world_bytes_needed(const ad_world_def *def)
     ad_params p;
     if (ad_params_from_def(def, &p).code != AD_OK) return 0;
     ad_status st;
-    const ad_backend_ops *ops = pick_backend(def->backend, &st);
+    const ad_backend_ops *ops = pick_backend(def, &st);
     return ops ? ops->bytes_needed(def, &p) : 0;
 }
 
@@ -86,7 +88,7 @@ ad_status ad_world_create(const ad_world_def *def, ad_world **out)
     ad_params p;
     AD_TRY(ad_params_from_def(def, &p));
     ad_status st;
-    const ad_backend_ops *ops = pick_backend(def->backend, &st);
+    const ad_backend_ops *ops = pick_backend(def, &st);
     if (!ops) return st;
 
     ad_world *w = calloc(1, sizeof *w);
@@ -100,17 +102,26 @@ ad_status ad_world_create(const ad_world_def *def, ad_world **out)
         0.5 * def->mass, def->stiffness, ad_damping_for_restitution(def->restitution, 0.5 * def->mass, def->stiffness));
     w->stats.grid_nx = (uint32_t)p.nx;
     w->stats.grid_ny = (uint32_t)p.ny;
+    w->stats.grid_nz = (uint32_t)p.nz;
     w->stats.cell_size_x = p.cell_x;
     w->stats.cell_size_y = p.cell_y;
+    w->stats.cell_size_z = p.dims == 3 ? p.cell_z : 0.0;
+    w->stats.dimensions = p.dims;
     if (def->cell_capacity) {
         w->stats.cell_capacity = def->cell_capacity;
+    } else if (p.dims == 3) {
+        /* face-centred cubic packing of centres over the cell grown by a radius each side: one centre
+         * per 4 sqrt(2) r^3 */
+        double r = def->radius;
+        double n = floor((p.cell_x + 2 * r) * (p.cell_y + 2 * r) * (p.cell_z + 2 * r) / (5.656854249492381 * r * r * r));
+        w->stats.cell_capacity = (uint32_t)fmin(n + 1.0, 4294967295.0);
     } else {
         /* discs whose centres fit in a cell with no two closer than a diameter:
          * hexagonal packing of centres over the cell grown by a radius each side */
         double n = floor(ad_cell_packing(p.cell_x, p.cell_y, def->radius)) + 1.0;
         w->stats.cell_capacity = (uint32_t)fmin(n, 4294967295.0);
     }
-    w->stats.backend = ops == &ad_cpu_backend         ? AD_BACKEND_CPU
+    w->stats.backend = ops == &ad_cpu_backend || ops == &ad_cpu3_backend ? AD_BACKEND_CPU
                        : ops == &ad_reference_backend ? AD_BACKEND_REFERENCE
                                                       : AD_BACKEND_CUDA;
     w->stats.dt = ad_dt_next(&w->dt_rule, 0.0);
@@ -133,6 +144,7 @@ void ad_world_destroy(ad_world *w)
     free(w->seg.start);
     free(w->seg.index);
     ad_segment_tree_free(&w->seg.tree_nodes);
+    ad_triangles_free(&w->tri);
     free(w->fields.sums);
     free(w);
 }
@@ -140,6 +152,9 @@ void ad_world_destroy(ad_world *w)
 ad_status ad_world_add_particles(ad_world *w, const ad_particle *p, size_t n)
 {
     if (!w) return ad_fail(AD_ERR_INVALID, "w", "world is NULL");
+    if (w->params.dims == 3)
+        return ad_fail(AD_ERR_INVALID, "dimensions", "ad_world_add_particles adds discs to 2D worlds: this world has "
+                       "dimensions = 3 (use ad_world_add_particles3)");
     if (n == 0) return ad_ok();
     if (!p) return ad_fail(AD_ERR_INVALID, "p", "particle array is NULL");
     if (n > w->def.capacity - w->count)
@@ -198,6 +213,7 @@ ad_status ad_world_fill(ad_world *w, const ad_fill_def *f, size_t *added)
     if (added) *added = 0;
     if (!w) return ad_fail(AD_ERR_INVALID, "w", "world is NULL");
     if (!f) return ad_fail(AD_ERR_INVALID, "fill", "fill definition is NULL");
+    if (w->params.dims == 3) return ad_world_fill3(w, f, added);
     const ad_world_def *d = &w->def;
     double r = d->radius;
     double x0 = f->x0, x1 = f->x1, y0 = f->y0, y1 = f->y1;
@@ -313,7 +329,7 @@ void ad_stats_fold(ad_world *w, const ad_step_sums *b, size_t nblocks, double dt
     for (size_t i = 0; i < nblocks; i++) ad_step_sums_add(&t, &b[i]);
     t.vmax2 = fmaxf(t.vmax2, vmax2_new);
     ad_stats *s = &w->stats;
-    ad_stats_add_step(s, &t, dt, &w->dt_rule);
+    ad_stats_add_step(s, &t, dt, &w->dt_rule, w->params.dims);
     s->max_overlap = t.max_overlap / w->def.radius;
     s->left += t.left;
     s->reservoir_removed += t.res_removed;
@@ -379,18 +395,34 @@ ad_status ad_slot_order(const ad_state *s, const uint32_t *id, size_t slots, siz
     return ad_ok();
 }
 
+void ad_particle_out_put(const ad_particle_out *out, size_t o, int dims, const float *x, const float *v, uint32_t id,
+                         float pressure, float virial, const float *acc)
+{
+    if (out->state && dims == 2) out->state[o] = (ad_particle){x[0], x[1], v[0], v[1]};
+    if (out->state3 && dims == 3) out->state3[o] = (ad_particle3){x[0], x[1], x[2], v[0], v[1], v[2]};
+    if (out->id) out->id[o] = id;
+    if (out->pressure) out->pressure[o] = pressure;
+    if (out->virial) out->virial[o] = virial;
+    if (out->accel)
+        for (int k = 0; k < dims; k++) out->accel[(size_t)dims * o + (size_t)k] = acc[k];
+}
+
 ad_status ad_world_read(const ad_world *w, int flags, size_t max, const ad_particle_out *out, size_t *count)
 {
     if (!w || !out) return ad_fail(AD_ERR_INVALID, "w", "world or output is NULL");
     if ((flags & AD_READ_BY_ID) && max < w->count)
         return ad_fail(AD_ERR_INVALID, "max", "max = %zu: reading by id needs room for all %zu particles", max,
                        w->count);
+    if (w->params.dims == 3 && out->state)
+        return ad_fail(AD_ERR_INVALID, "state", "a 3D world's spheres are read into state3 (ad_particle3), not state");
+    if (w->params.dims == 2 && out->state3)
+        return ad_fail(AD_ERR_INVALID, "state3", "a 2D world's discs are read into state (ad_particle), not state3");
     return w->ops->read(w, flags, max, out, count);
 }
 
 ad_status ad_world_read_particles(const ad_world *w, int flags, size_t max, ad_particle *state, uint32_t *id,
                                   float *pressure, float *virial, size_t *count)
 {
-    ad_particle_out out = {state, id, pressure, virial, NULL};
+    ad_particle_out out = {state, id, pressure, virial, NULL, NULL};
     return ad_world_read(w, flags, max, &out, count);
 }

@@ -7,6 +7,7 @@
 
 #include "../physics/contact.h"
 #include "../physics/open.h"
+#include "../physics/stencil.h"
 #include "world_internal.h"
 #define AD_DEF_COOKIE 0xAE0D3E01u
 #define AD_MIN_CONTACT_STEPS 8.0
@@ -17,6 +18,10 @@ ad_world_def ad_default_world_def(void)
     ad_world_def d;
     memset(&d, 0, sizeof d);
     d.internal_cookie = AD_DEF_COOKIE;
+    d.dimensions = 2;
+    d.z_min = 0.0;
+    d.z_max = 100.0;
+    d.boundary_z = AD_BOUNDARY_SOLID;
     d.capacity = 65536;
     d.radius = 0.5;
     d.mass = 1.0;
@@ -159,6 +164,13 @@ static ad_status reservoir_layout(const ad_world_def *d, ad_params *p, double cx
     return ad_ok();
 }
 
+/* The largest coordinate of the domain's corners (z in 3D). */
+static double ad_def_extent(const ad_world_def *d)
+{
+    double e = fmax(fmax(fabs(d->x_min), fabs(d->x_max)), fmax(fabs(d->y_min), fabs(d->y_max)));
+    return d->dimensions == 3 ? fmax(e, fmax(fabs(d->z_min), fabs(d->z_max))) : e;
+}
+
 /* The state is float: what the step computes in float must be a float (the mass and its inverse, the
  * contact force over a diameter of overlap and its acceleration, the squared diameter, the squared
  * speed the step is chosen from and the kinetic energy at the stream), and the step must move a disc:
@@ -169,10 +181,10 @@ static ad_status check_float_scales(const ad_world_def *d)
 {
     double m = d->mass, dia = 2.0 * d->radius, f = d->stiffness * dia, move = d->max_move * d->radius;
     double v = hypot(d->stream_vx, d->stream_vy) + 10.0 * sqrt(d->stream_temperature);
-    double extent = fmax(fmax(fabs(d->x_min), fabs(d->x_max)), fmax(fabs(d->y_min), fabs(d->y_max)));
+    double extent = ad_def_extent(d);
     int e;
     frexp(extent, &e);
-    double tc = AD_PI * sqrt(0.5 * m / d->stiffness), g = hypot(d->gravity_x, d->gravity_y);
+    double tc = AD_PI * sqrt(0.5 * m / d->stiffness), g = hypot(hypot(d->gravity_x, d->gravity_y), d->dimensions == 3 ? d->gravity_z : 0.0);
     double dt = d->adaptive_dt ? fmin(d->dt, tc / d->contact_steps) : d->dt;
     const struct {
         const char *field, *why;
@@ -194,6 +206,37 @@ static ad_status check_float_scales(const ad_world_def *d)
     return ad_ok();
 }
 
+/* A 3D world's depth and what 3D does not have yet, refused by name. */
+static ad_status check_depth(const ad_world_def *d)
+{
+    AD_TRY(ad_check_range("z_min", d->z_min, -FLT_MAX, 0, FLT_MAX, "it must be a finite coordinate in m"));
+    AD_TRY(ad_check_range("z_max", d->z_max, -FLT_MAX, 0, FLT_MAX, "it must be a finite coordinate in m"));
+    if (!(d->z_max - d->z_min >= 2.0 * d->radius))
+        return ad_fail(AD_ERR_INVALID, "z_max",
+                       "z_max = %g must exceed z_min = %g by at least one diameter (%g m): a 3D domain needs a depth",
+                       d->z_max, d->z_min, 2.0 * d->radius);
+    AD_TRY(ad_check_range("gravity_z", d->gravity_z, -FLT_MAX, 0, FLT_MAX, "it must be finite (m/s^2)"));
+    if (d->boundary_z != AD_BOUNDARY_SOLID && d->boundary_z != AD_BOUNDARY_PERIODIC)
+        return ad_fail(AD_ERR_INVALID, "boundary_z", "boundary_z = %d is invalid in 3D: solid (0) or periodic (1)",
+                       (int)d->boundary_z);
+    const char *axis = d->boundary_x == AD_BOUNDARY_OPEN ? "boundary_x" : d->boundary_y == AD_BOUNDARY_OPEN ? "boundary_y" : NULL;
+    if (axis)
+        return ad_fail(AD_ERR_INVALID, axis,
+                       "%s = open: open sides (the free stream) are 2D for now; a 3D world's sides are solid or periodic",
+                       axis);
+    if (d->reservoir > 0.0)
+        return ad_fail(AD_ERR_INVALID, "reservoir", "reservoir = %g m: the free-stream reservoir is 2D for now",
+                       d->reservoir);
+    if (d->broad_phase != AD_BROAD_PHASE_GRID)
+        return ad_fail(AD_ERR_INVALID, "broad_phase",
+                       "broad_phase = bvh is 2D for now: a 3D world finds its contacts on the grid");
+    if (d->backend == AD_BACKEND_CUDA || d->backend == AD_BACKEND_REFERENCE)
+        return ad_fail(AD_ERR_INVALID, "backend",
+                       "backend = %s does not run 3D worlds yet: use backend = cpu (or auto)",
+                       d->backend == AD_BACKEND_CUDA ? "cuda" : "reference");
+    return ad_ok();
+}
+
 /* Everything about a def except memory; fills the derived float parameters. */
 /* Every field of a definition in its range, one by one, naming the field. */
 static ad_status check_fields(const ad_world_def *d)
@@ -201,6 +244,9 @@ static ad_status check_fields(const ad_world_def *d)
     if (d->internal_cookie != AD_DEF_COOKIE)
         return ad_fail(AD_ERR_INVALID, "internal_cookie",
                        "internal_cookie: the definition was not made by ad_default_world_def()");
+    if (d->dimensions != 2 && d->dimensions != 3)
+        return ad_fail(AD_ERR_INVALID, "dimensions", "dimensions = %d is invalid: 2 (discs) or 3 (spheres)",
+                       d->dimensions);
     if (d->capacity == 0 || d->capacity > (size_t)UINT32_MAX - 1)
         return ad_fail(AD_ERR_INVALID, "capacity", "capacity = %zu is invalid: it must be between 1 and %u",
                        d->capacity, UINT32_MAX - 1);
@@ -219,6 +265,7 @@ static ad_status check_fields(const ad_world_def *d)
     if (!(d->y_max - d->y_min >= 2.0 * d->radius))
         return ad_fail(AD_ERR_INVALID, "y_max", "y_max = %g must exceed y_min = %g by at least one diameter (%g m)",
                        d->y_max, d->y_min, 2.0 * d->radius);
+    if (d->dimensions == 3) AD_TRY(check_depth(d));
     if ((unsigned)d->boundary_x > (unsigned)AD_BOUNDARY_OPEN)
         return ad_fail(AD_ERR_INVALID, "boundary_x", "boundary_x = %d is invalid: solid (0), periodic (1) or open (2)",
                        (int)d->boundary_x);
@@ -303,7 +350,39 @@ static void derive_physics(const ad_world_def *d, ad_params *p)
     p->len_y = p->y_max - p->y_min;
     p->half_x = 0.5f * p->len_x;
     p->half_y = 0.5f * p->len_y;
+    p->dims = d->dimensions;
+    if (d->dimensions == 3) {
+        p->gz = (float)d->gravity_z;
+        p->z_min = (float)d->z_min;
+        p->z_max = (float)d->z_max;
+        p->len_z = p->z_max - p->z_min;
+        p->half_z = 0.5f * p->len_z;
+        p->periodic_z = d->boundary_z == AD_BOUNDARY_PERIODIC;
+        p->wall[4] = p->wall[5] = d->boundary_z == AD_BOUNDARY_SOLID;
+    }
 
+}
+
+/* 3D: the grid's z axis, and the limits of the 3D grid: at most 25 neighbour rows (a reach of 2 cells
+ * along y and z: cells of at least half the search distance) and 2^32 - 2 cells. */
+static ad_status derive_depth_grid(const ad_world_def *d, ad_params *p, double req, double cutoff)
+{
+    double cz;
+    AD_TRY(axis_grid("z_max", d->z_min, d->z_max, p->periodic_z, req, cutoff, &cz, &p->nz, &p->reach_z));
+    if (p->reach_y > 2 || p->reach_z > 2)
+        return ad_fail(AD_ERR_INVALID, "cell_size",
+                       "cell_size: %g m is below half the contact search distance %g m; a 3D grid searches at most "
+                       "two cells each side",
+                       d->cell_size, cutoff);
+    double cells = (double)p->nx * (double)p->ny * (double)p->nz;
+    if (cells > (double)UINT32_MAX - 2.0)
+        return ad_fail(AD_ERR_INVALID, "cell_size",
+                       "cell_size: the grid would have %.3g cells; at most 2^32-2 are supported (use larger cells)",
+                       cells);
+    p->origin_z = p->z_min;
+    p->cell_z = (float)cz;
+    p->inv_cell_z = (float)(1.0 / cz);
+    return ad_ok();
 }
 
 /* The grid (cells, reach), the search distance and the reservoir's layout. */
@@ -322,7 +401,7 @@ static ad_status derive_grid(const ad_world_def *d, ad_params *p)
     p->broad_phase = (int)d->broad_phase;
     /* the query box must hold every centre closer than the cutoff after float
      * rounding of centre +- search: a relative margin, and one for large coordinates */
-    double extent = fmax(fmax(fabs(d->x_min), fabs(d->x_max)), fmax(fabs(d->y_min), fabs(d->y_max)));
+    double extent = ad_def_extent(d);
     p->search = (float)(cutoff * (1.0 + 1e-4) + 1e-6 * extent);
     /* a periodic query box and its image must not overlap, or a pair would be found twice */
     if (p->broad_phase == AD_BROAD_PHASE_BVH && ((p->periodic_x && !(p->len_x > 2.0f * p->search)) ||
@@ -336,6 +415,9 @@ static ad_status derive_grid(const ad_world_def *d, ad_params *p)
     p->cell_y = (float)cy;
     p->inv_cell_x = (float)(1.0 / cx);
     p->inv_cell_y = (float)(1.0 / cy);
+    p->nz = 1;
+    if (d->dimensions == 3) AD_TRY(derive_depth_grid(d, p, req, cutoff));
+    ad_stencil_make(p->reach_y, p->reach_z, &p->stencil); /* 2D: reach_y <= AD_MAX_REACH, 17 rows at most */
     AD_TRY(reservoir_layout(d, p, cx, cy));
     for (int f = 0; f < 4; f++) p->side_rate[f] = ad_side_rate(p, f);
     return ad_ok();

@@ -11,6 +11,7 @@
 #include "../physics/state.h"
 #include "../physics/step_sums.h"
 #include "../physics/bvh.h"
+#include "../physics/gather3.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -44,6 +45,19 @@ typedef struct ad_accel {
     float ax, ay;
 } ad_accel;
 
+typedef struct ad_accel3 {
+    float ax, ay, az;
+} ad_accel3;
+
+/* 3D: the body's triangles as given and as the kernels read them, and their coarse grid (world3.c). */
+typedef struct ad_triangles {
+    ad_triangle *raw;
+    ad_tri *tris;
+    size_t count;
+    uint32_t *start, *index;
+    ad_tri_grid grid;
+} ad_triangles;
+
 /* What a world carries from step to step besides its discs for its open sides (open.h): the entries
  * owed per side, the entering discs waiting for room, and the next id. Ids count up in the order
  * discs are added or enter (the order of a step's new discs is fixed: it does not depend on the
@@ -62,10 +76,12 @@ typedef struct ad_open_state {
 /* A world's particle arrays in internal order, as a checkpoint holds them. */
 typedef struct ad_snapshot {
     size_t n;
-    ad_state *state;
+    ad_state *state;     /* 2D */
+    ad_state3 *state3;   /* 3D */
     uint32_t *id;
     float *pressure, *virial;
-    ad_accel *accel;
+    ad_accel *accel;     /* 2D */
+    ad_accel3 *accel3;   /* 3D */
     int primed;         /* Verlet: accel holds the forces of this state */
     int owned;          /* the arrays were allocated for the snapshot: free them */
     ad_open_state open;       /* its arrays point into the world, or into open_alloc */
@@ -87,8 +103,9 @@ typedef struct ad_backend_ops {
     const char *name;
     ad_status (*create)(ad_world *w);
     void (*destroy)(ad_world *w);
-    ad_status (*add_particles)(ad_world *w, const ad_particle *p, size_t n); /* ids follow count */
-    ad_status (*set_segments)(ad_world *w);                                /* w->seg changed */
+    ad_status (*add_particles)(ad_world *w, const ad_particle *p, size_t n); /* ids follow count (2D) */
+    ad_status (*add_particles3)(ad_world *w, const ad_particle3 *p, size_t n); /* 3D */
+    ad_status (*set_segments)(ad_world *w);   /* the body changed: w->seg (2D) or w->tri (3D) */
     ad_status (*step)(ad_world *w, uint64_t n);
     ad_status (*read)(const ad_world *w, int flags, size_t max, const ad_particle_out *out, size_t *count);
     ad_status (*export_state)(const ad_world *w, ad_snapshot *s);
@@ -107,7 +124,8 @@ struct ad_world {
     const ad_backend_ops *ops;
     void *impl;            /* the backend's own state */
     size_t count;          /* particles */
-    ad_segments seg;
+    ad_segments seg;       /* 2D: the body's segments */
+    ad_triangles tri;      /* 3D: the body's triangles */
     ad_fields fields;
     ad_stats stats;        /* kept current by the backend */
     ad_dt_rule dt_rule;    /* how the next step is chosen (step_sums.h); its move is RK4's skin too */
@@ -142,6 +160,11 @@ void ad_snapshot_free(ad_snapshot *s);
  * of the discs (removed ones left out), in slot order or by ascending id. */
 ad_status ad_slot_order(const ad_state *s, const uint32_t *id, size_t slots, size_t count, int by_id, uint32_t **order);
 
+/* Writes one particle into out's arrays at place o (those that are not NULL): its position and velocity
+ * (dims floats each, into state or state3), id, pressure, virial and acceleration (dims floats). */
+void ad_particle_out_put(const ad_particle_out *out, size_t o, int dims, const float *x, const float *v, uint32_t id,
+                         float pressure, float virial, const float *acc);
+
 /* Bytes available for a new world on this host (MemAvailable). */
 size_t ad_host_bytes_available(void);
 void ad_format_bytes(double bytes, char *buf, size_t n);
@@ -161,6 +184,12 @@ ad_status ad_cuda_bvh_dump(const ad_world *w, ad_bvh_dump *out);
 #endif
 
 extern const ad_backend_ops ad_cpu_backend;
+/* The CPU backend's 3D worlds (src/cpu/world3_cpu.c): the same pipeline over spheres. */
+extern const ad_backend_ops ad_cpu3_backend;
+
+/* 3D (world3.c): the fill of a 3D world, the triangles' grid's release. */
+ad_status ad_world_fill3(ad_world *w, const ad_fill_def *f, size_t *added);
+void ad_triangles_free(ad_triangles *t);
 /* The plain reference (src/reference/reference_backend.c): the yardstick of the fast backends. */
 extern const ad_backend_ops ad_reference_backend;
 #if defined(AD_HAVE_CUDA)

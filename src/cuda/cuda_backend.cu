@@ -478,6 +478,7 @@ extern "C" const ad_backend_ops ad_cuda_backend = {
     cuda_create,
     cuda_destroy,
     cuda_add_particles,
+    nullptr, /* add_particles3: 3D runs on the CPU for now */
     cuda_set_segments,
     ad_cuda_step,
     ad_cuda_read,

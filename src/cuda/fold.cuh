@@ -95,7 +95,7 @@ __global__ void __launch_bounds__(AD_CUDA_BLOCK) k_fold_step(const ad_step_sums 
     if (threadIdx.x == 0) {
         ctrl->fold_done = 0;
         if (vmax2_new) s.vmax2 = fmaxf(s.vmax2, __uint_as_float(*vmax2_new));
-        ad_stats_add_step(&ctrl->stats, &s, ctrl->stats.dt, &rule);
+        ad_stats_add_step(&ctrl->stats, &s, ctrl->stats.dt, &rule, 2); /* the GPU runs 2D worlds */
         ctrl->stats.max_overlap = s.max_overlap * inv_radius; /* the CPU divides by the radius (step_sums.h) */
         ctrl->nonfinite += s.nonfinite;
         ctrl->max_occupancy = s.occupancy;

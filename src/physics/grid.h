@@ -1,5 +1,6 @@
 /* Uniform-grid cell arithmetic shared by both backends: the one place positions are clamped to the grid. */
-/* Two dimensions: a cell is (cx, cy) and its index cy * nx + cx; 3D adds cz and nz. */
+/* The per-axis arithmetic here is the same in every dimension; the cell index and the domain test are
+ * written once for both (grid_dim.h): cy * nx + cx in 2D, (cz * ny + cy) * nx + cx in 3D. */
 #ifndef AD_PHYSICS_GRID_H
 #define AD_PHYSICS_GRID_H
 
@@ -25,21 +26,6 @@ AD_HD static inline int ad_cell_coord(float x, float origin, float inv_cell, int
 AD_HD static inline double ad_cell_packing(double cx, double cy, double r)
 {
     return (cx + 2.0 * r) * (cy + 2.0 * r) / (2.0 * 1.7320508075688772 * r * r);
-}
-
-AD_HD static inline uint32_t ad_cell_index(const ad_params *p, float x, float y)
-{
-    int cx = ad_cell_coord(x, p->origin_x, p->inv_cell_x, p->nx);
-    int cy = ad_cell_coord(y, p->origin_y, p->inv_cell_y, p->ny);
-    return (uint32_t)cy * (uint32_t)p->nx + (uint32_t)cx;
-}
-
-/* 1 when the centre lies outside the domain (it was clamped into a border cell). Along an
- * open axis a disc is past its side only until the end of its step (Verlet's drift leaves
- * the removal to then): not counted. */
-AD_HD static inline int ad_outside_domain(const ad_params *p, float x, float y)
-{
-    return !((p->open_x || (x >= p->x_min && x <= p->x_max)) && (p->open_y || (y >= p->y_min && y <= p->y_max)));
 }
 
 /* The columns [lo, hi] of neighbour cells of column cx within `reach`, split in
@@ -99,5 +85,12 @@ AD_HD static inline float ad_wrap(float x, float lo, float len)
     }
     return x;
 }
+
+#define AD_DIM 2
+#include "grid_dim.h"
+#undef AD_DIM
+#define AD_DIM 3
+#include "grid_dim.h"
+#undef AD_DIM
 
 #endif

@@ -1,26 +1,35 @@
 /* The numbers every contact, cell and integration kernel reads, in float, derived once per world. */
-/* Two dimensions: the domain, grid and sides are per axis x and y (x_min..y_max, nx, ny, periodic_x/y,
- * open_x/y, four side rates), gravity is (gx, gy). */
+/* Per axis x, y and (3D) z: the domain, the grid, periodic and solid sides; open sides and the
+ * free-stream reservoir are 2D (x and y) for now: a 3D world has none. */
 #ifndef AD_PHYSICS_PARAMS_H
 #define AD_PHYSICS_PARAMS_H
 
 #include "hd.h"
 
+enum { AD_STENCIL_ROWS_MAX = 25 };
+
+/* The neighbour cells of a cell as data (stencil.h): rows along x at offsets (dy, dz), z outermost. */
+typedef struct ad_stencil {
+    int rows;
+    signed char dy[AD_STENCIL_ROWS_MAX], dz[AD_STENCIL_ROWS_MAX];
+} ad_stencil;
+
 /* Derived from ad_world_def by ad_params_from_def() (src/core/world.c); both backends
  * pass it by value to their kernels. */
 typedef struct ad_params {
+    int dims;           /* 2 or 3 */
     float radius, diameter, diameter_sq;
     float mass, inv_mass;
     float k;            /* normal stiffness [N/m] */
     float gamma_pp;     /* disc-disc damping coefficient [N s/m] */
     float gamma_wall;   /* disc-wall / disc-segment damping coefficient [N s/m] */
-    float gx, gy;       /* body acceleration [m/s^2] */
-    float x_min, x_max, y_min, y_max;
-    float len_x, len_y, half_x, half_y;
+    float gx, gy, gz;   /* body acceleration [m/s^2] */
+    float x_min, x_max, y_min, y_max, z_min, z_max;
+    float len_x, len_y, len_z, half_x, half_y, half_z;
     int disc_contacts;        /* 0: discs pass through each other (free-molecular flow) */
-    int periodic_x, periodic_y; /* the axis wraps */
-    int open_x, open_y;       /* the axis is open (far field, open.h): its disc count changes */
-    int wall[4];              /* per side (x_min, x_max, y_min, y_max): a solid spring-dashpot wall */
+    int periodic_x, periodic_y, periodic_z; /* the axis wraps */
+    int open_x, open_y, open_z; /* the axis is open (far field, open.h): its disc count changes (z: never) */
+    int wall[6];              /* per side (x_min, x_max, y_min, y_max, z_min, z_max): a solid spring-dashpot wall */
     int open[4];              /* per side: discs past it are removed, the free stream enters through it */
     float stream_vx, stream_vy, stream_sigma, stream_density; /* free stream: velocity, thermal speed per
                                                                  component, number density [1/m^2] */
@@ -34,11 +43,12 @@ typedef struct ad_params {
     double side_rate[4];      /* discs of the free stream entering per second through each open side
                                  (ad_side_rate, computed once on the host: both backends add the same) */
     /* grid */
-    float origin_x, origin_y; /* lower corner of cell (0,0) [m] */
-    float cell_x, cell_y;     /* cell edges [m] */
-    float inv_cell_x, inv_cell_y;
-    int nx, ny;               /* cells per axis */
-    int reach_x, reach_y;     /* neighbour cells searched on each side (1 when cell >= cutoff) */
+    float origin_x, origin_y, origin_z; /* lower corner of cell (0,0,0) [m] */
+    float cell_x, cell_y, cell_z;       /* cell edges [m] */
+    float inv_cell_x, inv_cell_y, inv_cell_z;
+    int nx, ny, nz;           /* cells per axis (nz = 1 in 2D) */
+    int reach_x, reach_y, reach_z; /* neighbour cells searched on each side (1 when cell >= cutoff; reach_z 0 in 2D) */
+    ad_stencil stencil;       /* the neighbour rows of reach_y by reach_z */
     /* BVH broad phase */
     int broad_phase;          /* ad_broad_phase */
     float search;             /* half-edge of a disc's query box [m]: the contact search distance

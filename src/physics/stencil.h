@@ -10,18 +10,14 @@
 
 #include "grid.h"
 
-enum { AD_STENCIL_REACH_MAX = 2, AD_STENCIL_ROWS_MAX = 25 }; /* (2 * 2 + 1)^2 */
-
-typedef struct ad_stencil {
-    int rows;
-    signed char dy[AD_STENCIL_ROWS_MAX], dz[AD_STENCIL_ROWS_MAX];
-} ad_stencil;
+/* The table itself, ad_stencil, is in params.h: every kernel reads it there. */
 
 /* The rows of a search reach_y by reach_z cells (reach_z = 0 in 2D), z outermost, then y: the order of
- * the cells in memory. 0 where a reach is past AD_STENCIL_REACH_MAX. */
+ * the cells in memory. 0 where the rows are more than AD_STENCIL_ROWS_MAX (a reach past 12 in 2D, past
+ * 2 in 3D). */
 static inline int ad_stencil_make(int reach_y, int reach_z, ad_stencil *s)
 {
-    if (reach_y < 0 || reach_z < 0 || reach_y > AD_STENCIL_REACH_MAX || reach_z > AD_STENCIL_REACH_MAX) return 0;
+    if (reach_y < 0 || reach_z < 0 || (2 * reach_y + 1) * (2 * reach_z + 1) > AD_STENCIL_ROWS_MAX) return 0;
     s->rows = 0;
     for (int dz = -reach_z; dz <= reach_z; dz++)
         for (int dy = -reach_y; dy <= reach_y; dy++) {

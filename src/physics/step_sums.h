@@ -9,8 +9,8 @@
  * which is why the two backends' golden hashes differ (tests/data/golden.txt); the record, its
  * fold and what the statistics make of it are these, on both.
  *
- * Two components: momentum (AD_SUM_PX, AD_SUM_PY), the body's force, the four walls and the
- * speed's square vx^2 + vy^2 are 2D; 3D adds z and two walls (issue 18). */
+ * A 2D record uses its first AD_SUMS sums; a 3D one all AD_SUMS3: z's momentum and force, the body's
+ * torque and two more walls. */
 #ifndef AD_PHYSICS_STEP_SUMS_H
 #define AD_PHYSICS_STEP_SUMS_H
 
@@ -51,13 +51,19 @@ enum {
     AD_SUM_VIRIAL,  /* contact virial [N m] */
     AD_SUM_BODY_FX, /* force on the body [N] */
     AD_SUM_BODY_FY,
-    AD_SUM_WALL0,   /* normal force on wall k at AD_SUM_WALL0 + k, AD_WALL_* order [N] */
-    AD_SUMS = AD_SUM_WALL0 + 4
+    AD_SUM_WALL0,   /* normal force on wall k at AD_SUM_WALL0 + k, AD_WALL_* order [N] (6 in 3D) */
+    AD_SUMS = AD_SUM_WALL0 + 4, /* the sums of a 2D step */
+    AD_SUM_PZ = AD_SUM_WALL0 + 6, /* 3D: momentum along z */
+    AD_SUM_BODY_FZ, /* 3D: the body's force along z [N] */
+    AD_SUM_BODY_TX, /* 3D: the torque of the discs on the body about the origin [N m] */
+    AD_SUM_BODY_TY,
+    AD_SUM_BODY_TZ,
+    AD_SUMS3        /* the sums of a 3D step */
 };
 
-/* A step's sums over a block of discs, or over all of them once folded. 128 bytes. */
+/* A step's sums over a block of discs, or over all of them once folded. 184 bytes. */
 typedef struct ad_step_sums {
-    double v[AD_SUMS];        /* AD_SUM_* */
+    double v[AD_SUMS3];       /* AD_SUM_*; a 2D step uses the first AD_SUMS */
     float vmax2;              /* largest speed squared [m^2/s^2] */
     float max_overlap;        /* largest overlap of a contact [m] */
     uint32_t nonfinite;       /* discs whose state is not finite */
@@ -73,7 +79,7 @@ typedef struct ad_step_sums {
 /* a += b: sums add, largest values stay largest. */
 AD_HD static inline void ad_step_sums_add(ad_step_sums *a, const ad_step_sums *b)
 {
-    for (int k = 0; k < AD_SUMS; k++) a->v[k] += b->v[k];
+    for (int k = 0; k < AD_SUMS3; k++) a->v[k] += b->v[k];
     a->vmax2 = fmaxf(a->vmax2, b->vmax2);
     a->max_overlap = fmaxf(a->max_overlap, b->max_overlap);
     a->nonfinite += b->nonfinite;
@@ -91,23 +97,15 @@ AD_HD static inline void ad_step_sums_add(ad_step_sums *a, const ad_step_sums *b
  * quantity (src/cpu/integrate8_cpu.h) where the scalar code adds one lane, and the reference
  * backend's, so that the two agree bit for bit. */
 typedef struct ad_motion8 {
-    double ke[8], px[8], py[8];
+    double ke[8], px[8], py[8], pz[8];
 } ad_motion8;
 
-/* A disc's motion sums, for slot s0 + l (mod 8): the lane sums, and the block's largest speed and
- * non-finite count. */
-AD_HD static inline void ad_motion8_add(ad_motion8 *m, ad_step_sums *b, const ad_params *p, ad_state s, unsigned l)
-{
-    float v2 = s.vx * s.vx + s.vy * s.vy;
-    l &= 7u;
-    m->ke[l] += 0.5 * (double)p->mass * (double)v2;
-    m->px[l] += (double)p->mass * (double)s.vx;
-    m->py[l] += (double)p->mass * (double)s.vy;
-    b->vmax2 = b->vmax2 > v2 ? b->vmax2 : v2;
-    /* x - x is NaN exactly when x is infinite or NaN, and a NaN survives the sum */
-    float z = (s.x - s.x) + (s.y - s.y) + (s.vx - s.vx) + (s.vy - s.vy);
-    b->nonfinite += z != z;
-}
+#define AD_DIM 2
+#include "step_sums_dim.h"
+#undef AD_DIM
+#define AD_DIM 3
+#include "step_sums_dim.h"
+#undef AD_DIM
 
 AD_HD static inline double ad_fold8(const double *v)
 {
@@ -122,6 +120,13 @@ AD_HD static inline void ad_motion8_fold(const ad_motion8 *m, ad_step_sums *b)
     b->v[AD_SUM_PY] = ad_fold8(m->py);
 }
 
+/* 3D: the lane sums of z's momentum too. */
+AD_HD static inline void ad_motion8_fold3(const ad_motion8 *m, ad_step_sums *b)
+{
+    ad_motion8_fold(m, b);
+    b->v[AD_SUM_PZ] = ad_fold8(m->pz);
+}
+
 /* ----------------------------------------------------- into the statistics -- */
 
 /* The statistics after a step of length dt whose folded record is t (vmax2 including the discs
@@ -129,7 +134,8 @@ AD_HD static inline void ad_motion8_fold(const ad_motion8 *m, ad_step_sums *b)
  * time integrals, the clock and the next step. Left to the caller: the largest overlap in radii
  * (the CPU divides by the radius in double, the GPU multiplies by its float inverse: golden.txt
  * holds both) and the counts of removed discs (the GPU counts them as they happen). */
-AD_HD static inline void ad_stats_add_step(ad_stats *s, const ad_step_sums *t, double dt, const ad_dt_rule *rule)
+AD_HD static inline void ad_stats_add_step(ad_stats *s, const ad_step_sums *t, double dt, const ad_dt_rule *rule,
+                                          int dims)
 {
     s->kinetic_energy = t->v[AD_SUM_KE];
     s->potential_energy = t->v[AD_SUM_PE];
@@ -141,6 +147,18 @@ AD_HD static inline void ad_stats_add_step(ad_stats *s, const ad_step_sums *t, d
     s->body_impulse_x += t->v[AD_SUM_BODY_FX] * dt;
     s->body_impulse_y += t->v[AD_SUM_BODY_FY] * dt;
     for (int k = 0; k < 4; k++) s->wall_impulse[k] += t->v[AD_SUM_WALL0 + k] * dt;
+    if (dims == 3) {
+        for (int k = 4; k < 6; k++) s->wall_impulse[k] += t->v[AD_SUM_WALL0 + k] * dt;
+        s->momentum_z = t->v[AD_SUM_PZ];
+        s->body_force_z = t->v[AD_SUM_BODY_FZ];
+        s->body_impulse_z += t->v[AD_SUM_BODY_FZ] * dt;
+        s->body_torque_x = t->v[AD_SUM_BODY_TX];
+        s->body_torque_y = t->v[AD_SUM_BODY_TY];
+        s->body_torque_z = t->v[AD_SUM_BODY_TZ];
+        s->body_angular_impulse_x += t->v[AD_SUM_BODY_TX] * dt;
+        s->body_angular_impulse_y += t->v[AD_SUM_BODY_TY] * dt;
+        s->body_angular_impulse_z += t->v[AD_SUM_BODY_TZ] * dt;
+    }
     s->kinetic_energy_integral += t->v[AD_SUM_KE] * dt;
     s->contact_virial_integral += t->v[AD_SUM_VIRIAL] * dt;
     s->skin_violations += t->skin_violations;
@@ -154,7 +172,9 @@ AD_HD static inline void ad_stats_add_step(ad_stats *s, const ad_step_sums *t, d
     X(kinetic_energy) X(potential_energy) X(momentum_x) X(momentum_y) X(contact_virial) X(max_overlap)           \
     X(body_force_x) X(body_force_y) X(body_impulse_x) X(body_impulse_y) X(wall_impulse[0]) X(wall_impulse[1])     \
     X(wall_impulse[2]) X(wall_impulse[3]) X(kinetic_energy_integral) X(contact_virial_integral)                  \
-    X(skin_violations) X(time) X(step) X(dt)
+    X(skin_violations) X(time) X(step) X(dt) X(wall_impulse[4]) X(wall_impulse[5]) X(momentum_z) X(body_force_z)  \
+    X(body_impulse_z) X(body_torque_x) X(body_torque_y) X(body_torque_z) X(body_angular_impulse_x)                 \
+    X(body_angular_impulse_y) X(body_angular_impulse_z)
 
 /* Those statistics copied (a backend that keeps them elsewhere, the GPU's control record, brings
  * them to the world's and back). */

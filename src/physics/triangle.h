@@ -26,7 +26,11 @@ typedef enum ad_tri_feature {
     AD_TRI_VERTEX_C = 6,
 } ad_tri_feature;
 
-enum { AD_TRI_COMP_SHIFT = 8 }; /* flags >> AD_TRI_COMP_SHIFT: the triangle's component */
+enum {
+    AD_TRI_CLOSED = 1,     /* the triangle's component is a closed surface: each of its edges is shared by two
+                              of its triangles (it has an inside) */
+    AD_TRI_COMP_SHIFT = 8, /* flags >> AD_TRI_COMP_SHIFT: the triangle's component */
+};
 
 /* A triangle as the kernels read it: vertex a and the edges ab = b - a, ac = c - a. 40 bytes. */
 typedef struct ad_tri {

@@ -579,14 +579,9 @@ static ad_status ref_read(const ad_world *w, int flags, size_t max, const ad_par
     AD_TRY(ad_slot_order(r->state, r->id, r->n, w->count, (flags & AD_READ_BY_ID) != 0, &order));
     for (size_t o = 0; o < n; o++) {
         size_t k = order ? order[o] : o;
-        if (out->state) out->state[o] = (ad_particle){r->state[k].x, r->state[k].y, r->state[k].vx, r->state[k].vy};
-        if (out->id) out->id[o] = r->id[k];
-        if (out->pressure) out->pressure[o] = r->pressure[k];
-        if (out->virial) out->virial[o] = r->virial[k];
-        if (out->accel) {
-            out->accel[2 * o] = r->acc[k].ax;
-            out->accel[2 * o + 1] = r->acc[k].ay;
-        }
+        const ad_state q = r->state[k];
+        ad_particle_out_put(out, o, 2, (const float[2]){q.x, q.y}, (const float[2]){q.vx, q.vy}, r->id[k],
+                            r->pressure[k], r->virial[k], (const float[2]){r->acc[k].ax, r->acc[k].ay});
     }
     free(order);
     if (count) *count = n;

@@ -1,0 +1,133 @@
+/* 3D benchmark (issue 18): sphere-steps per second, time per phase and bytes per sphere, for two cases:
+ *   gas      a periodic cube of spheres at volume fraction F (default 0.2) drifting at 1 m/s along x,
+ *            velocity variance 1 m^2/s^2 per component (the tunnel with an inlet comes with the 3D
+ *            free stream: issue 19)
+ *   lattice  the scene of NVIDIA's cuda-samples `particles`: spheres on a cubic lattice of one diameter
+ *            spacing filling a closed box, jittered by 1 % of the radius, at rest under weak gravity,
+ *            cells of one diameter (cuda-samples runs 256^3 of them)
+ * Radius 0.5 m, mass 1 kg, k_n = 1e4 N/m, e = 1 (the lattice e = 0.9), fixed dt = t_c / 20. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "aerodem/aerodem.h"
+#include "core/world_internal.h"
+#include "bench_util.h"
+
+static void usage(void)
+{
+    printf("usage: bench_3d [--case gas|lattice|both] [--sizes N,N,...] [--steps S] [--threads T]\n"
+           "                [--fraction F] [--warmup W] [--csv FILE]\n"
+           "  S steps (default: about 1e7 sphere-steps per size, at least 10) after W warm-up steps (default 3).\n");
+}
+
+static ad_world *make(int lattice, double n, double fraction, int threads, ad_status *st)
+{
+    ad_world_def d = ad_default_world_def();
+    d.dimensions = 3;
+    d.backend = AD_BACKEND_CPU;
+    d.threads = threads;
+    d.adaptive_dt = 0;
+    d.dt = M_PI * sqrt(0.5 / d.stiffness) / 20.0;
+    double side = lattice ? ceil(cbrt(n)) : cbrt(n * M_PI / 6.0 / fraction);
+    d.x_max = d.y_max = d.z_max = side;
+    d.capacity = (size_t)(lattice ? side * side * side : n * 1.1) + 16;
+    if (lattice) {
+        d.gravity_y = -0.03;
+        d.restitution = d.wall_restitution = 0.9;
+    } else {
+        d.boundary_x = d.boundary_y = d.boundary_z = AD_BOUNDARY_PERIODIC;
+    }
+    ad_world *w = NULL;
+    *st = ad_world_create(&d, &w);
+    if (st->code) return NULL;
+    if (lattice) {
+        size_t k = (size_t)side, cnt = k * k * k;
+        ad_particle3 *p = malloc(cnt * sizeof *p);
+        if (!p) {
+            *st = ad_fail(AD_ERR_NO_MEMORY, "", "out of memory");
+            ad_world_destroy(w);
+            return NULL;
+        }
+        uint64_t r = 12345;
+        for (size_t i = 0; i < cnt; i++) {
+            float j[3];
+            for (int a = 0; a < 3; a++) {
+                r = r * 6364136223846793005ull + 1442695040888963407ull;
+                j[a] = (float)(0.005 * (2.0 * (double)(r >> 11) / 9007199254740992.0 - 1.0)); /* 1 % of r */
+            }
+            p[i] = (ad_particle3){(float)(i % k) + 0.5f + j[0], (float)((i / k) % k) + 0.5f + j[1],
+                                  (float)(i / (k * k)) + 0.5f + j[2], 0, 0, 0};
+        }
+        *st = ad_world_add_particles3(w, p, cnt);
+        free(p);
+    } else {
+        ad_fill_def f = {0, 0, side, side, fraction, 1.0, 0.0, 1.0, 42, 0, side, 0.0};
+        *st = ad_world_fill(w, &f, NULL);
+    }
+    if (st->code) {
+        ad_world_destroy(w);
+        return NULL;
+    }
+    return w;
+}
+
+int main(int argc, char **argv)
+{
+    bench_args a = {{1e4, 1e5, 1e6}, 3, 0, 0, 3, NULL, NULL};
+    double fraction = 0.2;
+    int cases = 3; /* bit 0: gas, bit 1: lattice */
+    for (int i = 1; i < argc; i++) {
+        if (bench_arg(argc, argv, &i, &a)) continue;
+        if (!strcmp(argv[i], "--fraction") && i + 1 < argc) fraction = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--case") && i + 1 < argc) {
+            const char *c = argv[++i];
+            cases = !strcmp(c, "gas") ? 1 : !strcmp(c, "lattice") ? 2 : !strcmp(c, "both") ? 3 : 0;
+            if (!cases) return usage(), 2;
+        } else return usage(), strcmp(argv[i], "--help") ? 2 : 0;
+    }
+    FILE *csv;
+    if (!bench_csv("bench_3d", a.csv, "case,spheres,steps,threads,sphere_steps_per_s,ns_per_sphere_step,bytes_per_sphere,"
+                   "bin_s,scan_s,scatter_s,interact_s\n", &csv))
+        return 1;
+    printf("%-8s %10s %6s %7s %14s %9s %9s  %s\n", "case", "spheres", "steps", "threads", "sphere-steps/s",
+           "ns/s-step", "B/sphere", "bin / scan / scatter / interact [%]");
+    for (int c = 0; c < 2; c++) {
+        if (!(cases & (1 << c))) continue;
+        for (int s = 0; s < a.nsizes; s++) {
+            ad_status st;
+            ad_world *w = make(c, a.sizes[s], fraction, a.threads, &st);
+            if (!w) {
+                fprintf(stderr, "bench_3d: %s\n", st.message);
+                return 1;
+            }
+            double n = (double)w->count;
+            long steps = a.steps ? a.steps : (long)fmax(10.0, 1e7 / n);
+            st = ad_world_step(w, (uint64_t)a.warmup);
+            ad_stats s0, s1;
+            ad_world_get_stats(w, &s0);
+            double t0 = wall();
+            if (!st.code) st = ad_world_step(w, (uint64_t)steps);
+            double t = wall() - t0;
+            ad_world_get_stats(w, &s1);
+            if (st.code) {
+                fprintf(stderr, "bench_3d: %s\n", st.message);
+                return 1;
+            }
+            double ph[AD_PHASE_COUNT], tot = 0;
+            for (int k = 0; k < AD_PHASE_COUNT; k++) tot += ph[k] = s1.phase_seconds[k] - s0.phase_seconds[k];
+            double rate = n * steps / t, bytes = (double)ad_world_bytes_needed(&w->def) / (double)w->def.capacity;
+            const char *name = c ? "lattice" : "gas";
+            printf("%-8s %10.0f %6ld %7d %14.4g %9.1f %9.0f  %.0f / %.0f / %.0f / %.0f\n", name, n, steps,
+                   s1.threads, rate, 1e9 / rate, bytes, 100 * ph[0] / tot, 100 * ph[1] / tot, 100 * ph[2] / tot,
+                   100 * ph[3] / tot);
+            if (csv)
+                fprintf(csv, "%s,%.0f,%ld,%d,%.6g,%.4g,%.1f,%.4g,%.4g,%.4g,%.4g\n", name, n, steps, s1.threads, rate,
+                        1e9 / rate, bytes, ph[0], ph[1], ph[2], ph[3]);
+            ad_world_destroy(w);
+        }
+    }
+    if (csv) fclose(csv);
+    return 0;
+}
