@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "../src/physics/contact.h"
+#include "../src/physics/stencil.h"
 #include "bench_gas.h"
 
 #define CK(x)                                                                                                     \
