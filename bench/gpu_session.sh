@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds aerodem on the lent GPU machine and runs the GPU tests and benchmarks; logs go to $OUT.
-# Usage: bench/gpu_session.sh STAGE...   stages: build tests golden shock bvh broadphase sanitize bench
+# Usage: bench/gpu_session.sh STAGE...   stages: build tests golden shock bvh broadphase sanitize bench bench3
 #        compare dev bench-big grid profile resources live
 # Libraries the machine lacks (libinih, libpng headers) come as Debian packages in .debs/ (an ignored
 # folder carried to the machine), unpacked under /tmp/dep. Fetch them once on the development machine:
@@ -51,6 +51,8 @@ for stage in "$@"; do
     ./build-gpu/tests/test_scan_gpu 2>&1 | tee "$OUT/test_scan_gpu.log" | tail -30
     log "gpu test"
     ./build-gpu/tests/test_gpu 2>&1 | tee "$OUT/test_gpu.log" | tail -25
+    log "3D on the GPU against the CPU"
+    ./build-gpu/tests/test_gpu3 2>&1 | tee "$OUT/test_gpu3.log" | grep -vE "^sphere-triangle" | tail -22
     log "core suite on the GPU backend"
     (cd build-gpu && AERODEM_TEST_BACKEND=cuda ctest -L core -E "threads|grid" --output-on-failure 2>&1 | tail -15) | tee "$OUT/ctest_core_cuda.log"
     ;;
@@ -116,10 +118,16 @@ for stage in "$@"; do
     log "benchmark: grid vs BVH, 1e5..1e7"
     ./build-gpu/bench_broadphase --backend cuda --sizes ${BP_SIZES:-1e5,1e6,1e7} --scene scenes/default.ini --csv "$OUT/broadphase.csv" 2>&1 | tee "$OUT/broadphase.log" | tail -40
     ;;
+  bench3)
+    setup_deps
+    log "benchmark: 3D gas and lattice on the GPU"
+    ./build-gpu/bench_3d --backend cuda --sizes 1e6,1.6777216e7,1e8 --csv "$OUT/bench_3d_cuda.csv" 2>&1 | tee "$OUT/bench_3d_cuda.log"
+    ;;
   sanitize)
     setup_deps
     log "compute-sanitizer memcheck"
     compute-sanitizer --tool memcheck --error-exitcode 9 ./build-gpu/tests/test_gpu quick > "$OUT/memcheck.log" 2>&1; echo "memcheck rc=$?"; tail -4 "$OUT/memcheck.log"
+    compute-sanitizer --tool memcheck --error-exitcode 9 ./build-gpu/tests/test_gpu3 quick > "$OUT/memcheck3.log" 2>&1; echo "memcheck 3D rc=$?"; tail -2 "$OUT/memcheck3.log"
     log "compute-sanitizer racecheck"
     compute-sanitizer --tool racecheck --error-exitcode 9 stdbuf -oL ./build-gpu/tests/test_gpu race > "$OUT/racecheck.log" 2>&1; echo "racecheck rc=$?"; tail -4 "$OUT/racecheck.log"
     ;;

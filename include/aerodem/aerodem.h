@@ -87,7 +87,7 @@ typedef struct ad_world_def {
     int dimensions;          /* 2 (discs in the plane, default) or 3 (spheres in a box). In 3D "disc" in these
                                 comments means a sphere, areas are volumes ([1/m^3] densities), the domain has
                                 a depth z_min..z_max with its own boundary, and the body is triangles
-                                (ad_world_add_triangles). 3D runs on backend = cpu (auto picks it); open
+                                (ad_world_add_triangles). 3D runs on backend = cpu or cuda (not reference); open
                                 sides, the reservoir, the BVH and field grids are 2D for now */
 
     size_t capacity;         /* most particles the world can hold [-]; default 65536 */

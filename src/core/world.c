@@ -15,12 +15,12 @@
 static const ad_backend_ops *pick_backend(const ad_world_def *def, ad_status *st)
 {
     ad_backend b = def->backend;
+    int three = def->dimensions == 3; /* the definition's checks refused 3D on the reference backend */
     *st = ad_ok();
-    if (def->dimensions == 3) return &ad_cpu3_backend; /* the definition's checks refused other backends */
     if (b == AD_BACKEND_REFERENCE) return &ad_reference_backend;
 #if defined(AD_HAVE_CUDA)
     if (b == AD_BACKEND_CUDA || b == AD_BACKEND_AUTO) {
-        if (ad_cuda_device_count() > 0) return &ad_cuda_backend;
+        if (ad_cuda_device_count() > 0) return three ? &ad_cuda3_backend : &ad_cuda_backend;
         if (b == AD_BACKEND_CUDA) {
             *st = ad_fail(AD_ERR_BACKEND, "backend", "backend = cuda: no CUDA GPU was found on this machine");
             return NULL;
@@ -33,7 +33,7 @@ static const ad_backend_ops *pick_backend(const ad_world_def *def, ad_status *st
         return NULL;
     }
 #endif
-    return &ad_cpu_backend;
+    return three ? &ad_cpu3_backend : &ad_cpu_backend;
 }
 
 int ad_backend_describe(ad_backend b, char *buf, size_t n)

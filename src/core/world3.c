@@ -40,6 +40,36 @@ ad_status ad_world_add_particles3(ad_world *w, const ad_particle3 *p, size_t n)
     return ad_ok();
 }
 
+static int by_id(const void *a, const void *b)
+{
+    uint32_t x = ((const uint32_t *)a)[0], y = ((const uint32_t *)b)[0];
+    return (x > y) - (x < y);
+}
+
+ad_status ad_read3_host(const ad_state3 *s, const uint32_t *id, const float *pressure, const float *virial,
+                        const ad_accel3 *acc, size_t n, int flags, size_t max, const ad_particle_out *out,
+                        size_t *count)
+{
+    size_t m = n < max ? n : max;
+    uint32_t *order = NULL; /* pairs (id, slot) sorted by id */
+    if (flags & AD_READ_BY_ID) {
+        order = malloc((2 * n + 1) * sizeof *order);
+        if (!order) return ad_fail(AD_ERR_NO_MEMORY, "", "out of host memory reading %zu spheres", n);
+        for (size_t k = 0; k < n; k++) order[2 * k] = id[k], order[2 * k + 1] = (uint32_t)k;
+        qsort(order, n, 2 * sizeof *order, by_id);
+    }
+    for (size_t k = 0; k < m; k++) {
+        size_t i = order ? order[2 * k + 1] : k;
+        const ad_state3 q = s[i];
+        const ad_accel3 a = acc[i];
+        ad_particle_out_put(out, k, 3, (const float[3]){q.x, q.y, q.z}, (const float[3]){q.vx, q.vy, q.vz}, id[i],
+                            pressure[i], virial[i], (const float[3]){a.ax, a.ay, a.az});
+    }
+    free(order);
+    if (count) *count = m;
+    return ad_ok();
+}
+
 /* ------------------------------------------------------------- triangles -- */
 
 void ad_triangles_free(ad_triangles *t)

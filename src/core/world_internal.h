@@ -165,6 +165,12 @@ ad_status ad_slot_order(const ad_state *s, const uint32_t *id, size_t slots, siz
 void ad_particle_out_put(const ad_particle_out *out, size_t o, int dims, const float *x, const float *v, uint32_t id,
                          float pressure, float virial, const float *acc);
 
+/* A 3D world's spheres from host arrays of n slots (in slot order) into out, by id where flags say so
+ * (world3.c; the CPU reads its own arrays, the GPU copies them to the host first). */
+ad_status ad_read3_host(const ad_state3 *s, const uint32_t *id, const float *pressure, const float *virial,
+                        const ad_accel3 *acc, size_t n, int flags, size_t max, const ad_particle_out *out,
+                        size_t *count);
+
 /* Bytes available for a new world on this host (MemAvailable). */
 size_t ad_host_bytes_available(void);
 void ad_format_bytes(double bytes, char *buf, size_t n);
@@ -194,6 +200,7 @@ void ad_triangles_free(ad_triangles *t);
 extern const ad_backend_ops ad_reference_backend;
 #if defined(AD_HAVE_CUDA)
 extern const ad_backend_ops ad_cuda_backend;
+extern const ad_backend_ops ad_cuda3_backend; /* 3D worlds on the GPU (src/cuda/cuda3.cu) */
 int ad_cuda_device_count(void);
 double ad_cuda_copy_rate(size_t bytes, int reps);
 int ad_cuda_describe(char *buf, size_t n);

@@ -101,33 +101,10 @@ static ad_status cpu3_body_changed(ad_world *w)
     return ad_ok();
 }
 
-static int by_id(const void *a, const void *b)
-{
-    uint32_t x = ((const uint32_t *)a)[0], y = ((const uint32_t *)b)[0];
-    return (x > y) - (x < y);
-}
-
 static ad_status cpu3_read(const ad_world *w, int flags, size_t max, const ad_particle_out *out, size_t *count)
 {
     const cpu3_world *c = w->impl;
-    size_t n = c->n < max ? c->n : max;
-    uint32_t *order = NULL; /* pairs (id, slot) sorted by id */
-    if (flags & AD_READ_BY_ID) {
-        order = malloc((2 * c->n + 1) * sizeof *order);
-        if (!order) return ad_fail(AD_ERR_NO_MEMORY, "", "out of host memory reading %zu spheres", c->n);
-        for (size_t s = 0; s < c->n; s++) order[2 * s] = c->id[s], order[2 * s + 1] = (uint32_t)s;
-        qsort(order, c->n, 2 * sizeof *order, by_id);
-    }
-    for (size_t k = 0; k < n; k++) {
-        size_t s = order ? order[2 * k + 1] : k;
-        const ad_state3 q = c->state[s];
-        const ad_accel3 a = c->acc[s];
-        ad_particle_out_put(out, k, 3, (const float[3]){q.x, q.y, q.z}, (const float[3]){q.vx, q.vy, q.vz}, c->id[s],
-                            c->pressure[s], c->virial[s], (const float[3]){a.ax, a.ay, a.az});
-    }
-    free(order);
-    if (count) *count = n;
-    return ad_ok();
+    return ad_read3_host(c->state, c->id, c->pressure, c->virial, c->acc, c->n, flags, max, out, count);
 }
 
 /* The snapshot points into the world's arrays (nothing copied). */

@@ -11,24 +11,26 @@
 /* ----------------------------------------------- block sums (fixed order) -- */
 
 /* One disc's share of the step sums (ad_step_sums' fields, src/physics/step_sums.h), in float (a
- * single disc's values): few registers. */
-struct ad_thread_sums {
-    float v[AD_SUMS];
+ * single disc's values): few registers. N: the sums of a 2D step (AD_SUMS) or a 3D one (AD_SUMS3). */
+template <int N>
+struct ad_thread_sums_n {
+    float v[N];
     float vmax2, max_overlap;
     unsigned nonfinite, skin_violations;
 };
+typedef ad_thread_sums_n<AD_SUMS> ad_thread_sums;
 
-template <bool OBS = true>
-__device__ __forceinline__ void ad_block_reduce(const ad_thread_sums &mine, ad_step_sums *out)
+template <bool OBS = true, int N = AD_SUMS>
+__device__ __forceinline__ void ad_block_reduce(const ad_thread_sums_n<N> &mine, ad_step_sums *out)
 {
-    __shared__ double sh[AD_CUDA_BLOCK / 32][AD_SUMS];
+    __shared__ double sh[AD_CUDA_BLOCK / 32][N];
     __shared__ float shf[AD_CUDA_BLOCK / 32][2];
     __shared__ unsigned shu[AD_CUDA_BLOCK / 32][2];
     int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     /* within a warp in float (32 terms), across warps in double; a sum that is zero in
      * every lane (walls, the body, most contacts) skips its shuffles */
 #pragma unroll
-    for (int k = 0; k < AD_SUMS; k++) {
+    for (int k = 0; k < N; k++) {
         float x = mine.v[k];
         const bool snapshot = k >= AD_SUM_PE && k <= AD_SUM_PY; /* zero on steps nobody reads (ad_sums_contacts) */
         if (!OBS && snapshot) x = 0.0f;
@@ -54,14 +56,14 @@ __device__ __forceinline__ void ad_block_reduce(const ad_thread_sums &mine, ad_s
     if (threadIdx.x == 0) {
         ad_step_sums t = {};
         for (int w = 0; w < AD_CUDA_BLOCK / 32; w++) {
-            for (int k = 0; k < AD_SUMS; k++) t.v[k] += sh[w][k];
+            for (int k = 0; k < N; k++) t.v[k] += sh[w][k];
             t.vmax2 = fmaxf(t.vmax2, shf[w][0]);
             t.max_overlap = fmaxf(t.max_overlap, shf[w][1]);
             t.nonfinite += shu[w][0];
             t.skin_violations += shu[w][1];
         }
         /* field by field: the bin kernel's diagnostics in the same record stay */
-        for (int k = 0; k < AD_SUMS; k++) out->v[k] = t.v[k];
+        for (int k = 0; k < N; k++) out->v[k] = t.v[k];
         out->vmax2 = t.vmax2;
         out->max_overlap = t.max_overlap;
         out->nonfinite = t.nonfinite;

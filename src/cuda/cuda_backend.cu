@@ -42,7 +42,8 @@ static size_t per_particle(const ad_world_def *d)
     return b;
 }
 
-static size_t sort_temp_bytes(size_t n, int bits)
+/* The scratch CUB's radix sort of n (key, value) pairs of 32 bits over `bits` key bits needs. */
+size_t ad_cuda_sort_bytes(size_t n, int bits)
 {
     size_t t = 0;
     cub::DeviceRadixSort::SortPairs(nullptr, t, (const unsigned *)nullptr, (unsigned *)nullptr,
@@ -75,7 +76,7 @@ static size_t cuda_bytes_needed(const ad_world_def *d, const ad_params *p)
     size_t ncell = grid_cells(d, p);
     size_t blocks = (d->capacity + AD_CUDA_BLOCK - 1) / AD_CUDA_BLOCK;
     size_t temp = 0;
-    if (d->broad_phase == AD_BROAD_PHASE_BVH) temp = sort_temp_bytes(d->capacity, 32);
+    if (d->broad_phase == AD_BROAD_PHASE_BVH) temp = ad_cuda_sort_bytes(d->capacity, 32);
     unsigned lg = count_lg(d, p);
     size_t cells = ad_count_bytes(ncell, lg) + ad_start_slots(ncell, lg) * 4 + ad_scan_state_bytes(ncell, lg);
     size_t open = 0;
@@ -176,7 +177,7 @@ static cudaError_t alloc_broad_phase(cuda_world *c, const ad_world_def *d, size_
         ALLOC(c->visits, n * 4);
         ALLOC(c->box, n * sizeof(ad_bvh_box));
         if (d->bvh_traversal == AD_BVH_REFLEXIVE) ALLOC(c->forces, 6 * n * 4);
-        size_t t2 = sort_temp_bytes(n, 32);
+        size_t t2 = ad_cuda_sort_bytes(n, 32);
         if (t2 > c->temp_bytes) c->temp_bytes = t2;
     } else if (d->deterministic) {
         ALLOC(c->cell_of, n * 4);

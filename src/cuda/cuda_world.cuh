@@ -90,6 +90,7 @@ static inline cuda_world *CW(const ad_world *w) { return (cuda_world *)w->impl; 
 
 /* cuda_backend.cu */
 cudaError_t ad_cuda_forget_bin(cuda_world *c);
+size_t ad_cuda_sort_bytes(size_t n, int bits);
 cudaError_t ad_cuda_pull_count(cuda_world *c);
 
 /* cuda_step.cu */

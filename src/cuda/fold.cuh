@@ -12,10 +12,12 @@
 
 /* A record written by another block of the running kernel: read through L2 (__ldcg), never
  * from a cache that is not kept coherent within a kernel. */
+template <int N = AD_SUMS>
 __device__ __forceinline__ ad_step_sums ad_sums_load_cg(const ad_step_sums *p)
 {
     ad_step_sums r;
-    for (int k = 0; k < AD_SUMS; k++) r.v[k] = __ldcg(&p->v[k]);
+    for (int k = 0; k < N; k++) r.v[k] = __ldcg(&p->v[k]);
+    for (int k = N; k < AD_SUMS3; k++) r.v[k] = 0.0;
     r.vmax2 = __ldcg(&p->vmax2);
     r.max_overlap = __ldcg(&p->max_overlap);
     r.nonfinite = __ldcg(&p->nonfinite);
@@ -30,10 +32,11 @@ __device__ __forceinline__ ad_step_sums ad_sums_load_cg(const ad_step_sums *p)
 
 /* Lane + o's record added to this lane's (a warp shuffle per field; none for the CPU's counts of
  * removed discs, zero here). */
+template <int N = AD_SUMS>
 __device__ __forceinline__ void ad_sums_add_down(ad_step_sums &t, unsigned o)
 {
     const unsigned m = 0xffffffffu;
-    for (int k = 0; k < AD_SUMS; k++) t.v[k] += __shfl_down_sync(m, t.v[k], o);
+    for (int k = 0; k < N; k++) t.v[k] += __shfl_down_sync(m, t.v[k], o);
     t.vmax2 = fmaxf(t.vmax2, __shfl_down_sync(m, t.vmax2, o));
     t.max_overlap = fmaxf(t.max_overlap, __shfl_down_sync(m, t.max_overlap, o));
     t.nonfinite += __shfl_down_sync(m, t.nonfinite, o);
@@ -46,18 +49,19 @@ __device__ __forceinline__ void ad_sums_add_down(ad_step_sums &t, unsigned o)
 /* The records in[a..b) folded in a fixed order (each thread's strided share, then a warp
  * tree of shuffles, then the warps in order by thread 0: registers, not a tree of
  * 128-byte records in shared memory, whose same-bank accesses serialised 32 ways).
- * CG: written by other blocks of this kernel. The result is valid in thread 0. */
-template <bool CG = false>
+ * CG: written by other blocks of this kernel. N: the sums of a 2D (AD_SUMS) or 3D (AD_SUMS3) step. The
+ * result is valid in thread 0. */
+template <bool CG = false, int N = AD_SUMS>
 __device__ __forceinline__ ad_step_sums ad_sums_range(const ad_step_sums *in, unsigned a, unsigned b,
                                                      ad_step_sums *part /* shared, AD_CUDA_BLOCK / 32 records */)
 {
     ad_step_sums t = {};
     for (unsigned i = a + threadIdx.x; i < b; i += blockDim.x) {
-        ad_step_sums r = CG ? ad_sums_load_cg(in + i) : in[i];
+        ad_step_sums r = CG ? ad_sums_load_cg<N>(in + i) : in[i];
         r.left = r.res_removed = 0; /* as in ad_sums_load_cg: the fold keeps them out of its registers */
         ad_step_sums_add(&t, &r);
     }
-    for (unsigned o = 16; o > 0; o >>= 1) ad_sums_add_down(t, o);
+    for (unsigned o = 16; o > 0; o >>= 1) ad_sums_add_down<N>(t, o);
     if ((threadIdx.x & 31) == 0) part[threadIdx.x >> 5] = t;
     __syncthreads();
     if (threadIdx.x == 0)
@@ -73,6 +77,7 @@ __device__ __forceinline__ ad_step_sums ad_sums_range(const ad_step_sums *in, un
  * fence) folds the shares in their fixed order, advances time and chooses the next step, on
  * the device: nothing goes back to the host, and the sums do not depend on which block came
  * last. vmax2_new (may be NULL): the largest speed squared of the discs that entered after the pass. */
+template <int N = AD_SUMS> /* the sums of a 2D step, or AD_SUMS3: a 3D one (src/cuda/step3.cu) */
 __global__ void __launch_bounds__(AD_CUDA_BLOCK) k_fold_step(const ad_step_sums *__restrict__ blocks,
                                                              unsigned nblocks, ad_step_sums *shares, ad_ctrl *ctrl,
                                                              ad_dt_rule rule, float inv_radius,
@@ -82,7 +87,7 @@ __global__ void __launch_bounds__(AD_CUDA_BLOCK) k_fold_step(const ad_step_sums 
     __shared__ bool last;
     unsigned chunk = (nblocks + gridDim.x - 1) / gridDim.x;
     unsigned a = blockIdx.x * chunk, b = min(a + chunk, nblocks);
-    ad_step_sums share = ad_sums_range(blocks, min(a, nblocks), b, part);
+    ad_step_sums share = ad_sums_range<false, N>(blocks, min(a, nblocks), b, part);
     if (threadIdx.x == 0) {
         shares[blockIdx.x] = share;
         __threadfence();
@@ -91,11 +96,11 @@ __global__ void __launch_bounds__(AD_CUDA_BLOCK) k_fold_step(const ad_step_sums 
     __syncthreads();
     if (!last) return;
     __threadfence();
-    ad_step_sums s = ad_sums_range<true>(shares, 0, gridDim.x, part);
+    ad_step_sums s = ad_sums_range<true, N>(shares, 0, gridDim.x, part);
     if (threadIdx.x == 0) {
         ctrl->fold_done = 0;
         if (vmax2_new) s.vmax2 = fmaxf(s.vmax2, __uint_as_float(*vmax2_new));
-        ad_stats_add_step(&ctrl->stats, &s, ctrl->stats.dt, &rule, 2); /* the GPU runs 2D worlds */
+        ad_stats_add_step(&ctrl->stats, &s, ctrl->stats.dt, &rule, N == AD_SUMS3 ? 3 : 2);
         ctrl->stats.max_overlap = s.max_overlap * inv_radius; /* the CPU divides by the radius (step_sums.h) */
         ctrl->nonfinite += s.nonfinite;
         ctrl->max_occupancy = s.occupancy;

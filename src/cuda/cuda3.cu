@@ -1,0 +1,428 @@
+/* The CUDA backend's 3D worlds (dimensions = 3): the device buffers, spheres and triangles in, the step
+ * as kernels on one stream captured as a CUDA graph (no host round trip in a step), read-back and
+ * checkpoints. The kernels: kernels3.cuh. The sort is CUB's stable radix sort of (cell, slot), so
+ * the order of a cell's spheres is their previous order and a run is the same bits every time
+ * (there is no non-deterministic mode in 3D). What the 2D GPU path adds for speed (8-bit counters
+ * and the counting sort, the bin fused into the pass, steps nobody reads skipping their
+ * observables) is not here yet. */
+#include <cuda_runtime.h>
+
+#include <cub/device/device_radix_sort.cuh>
+
+#include <cstdlib>
+#include <cstring>
+
+#include "cuda_world.cuh"
+#include "fold.cuh"
+#include "kernels3.cuh"
+
+struct cuda3_world {
+    size_t cap, n, ncell;
+    int key_bits;
+    cudaStream_t stream;
+    ad_state3 *state, *sorted; /* the world's state between steps; the step's in cell order */
+    unsigned *id, *id_sorted;
+    ad_accel3 *acc, *acc_sorted;
+    float *pressure, *virial;
+    unsigned *key, *key_sorted, *slot, *perm, *start;
+    ad_state3 *rk[3]; /* RK4: two stage buffers and the weighted sum */
+    ad_step_sums *blocks, *blocks2;
+    ad_ctrl *ctrl, *ctrl_host;
+    void *temp;
+    size_t temp_bytes;
+    ad_tri *tris;
+    unsigned *tri_start, *tri_index;
+    ad_tri_grid gdev;
+    cudaEvent_t batch[2];
+    cudaGraphExec_t graph;
+    int graph_ok, primed, dt_stale;
+};
+
+static cuda3_world *C3(const ad_world *w) { return (cuda3_world *)w->impl; }
+static unsigned grid3_of(size_t n) { return (unsigned)((n + AD_CUDA_BLOCK - 1) / AD_CUDA_BLOCK); }
+
+/* Bytes a sphere takes: two states, ids and accelerations, pressure, virial, the sort's keys and values
+ * (twice each); RK4 three states more. */
+static size_t per_sphere(const ad_world_def *d)
+{
+    size_t b = 2 * sizeof(ad_state3) + 2 * 4 + 2 * sizeof(ad_accel3) + 2 * 4 + 4 * 4;
+    return d->integrator == AD_INTEGRATOR_RK4 ? b + 3 * sizeof(ad_state3) : b;
+}
+
+static int key_bits(size_t ncell)
+{
+    int b = 1;
+    while (b < 32 && ((size_t)1 << b) < ncell) b++;
+    return b;
+}
+
+static size_t cuda3_bytes_needed(const ad_world_def *d, const ad_params *p)
+{
+    size_t cells = (size_t)p->nx * (size_t)p->ny * (size_t)p->nz;
+    return d->capacity * per_sphere(d) + (cells + 1) * 4 + 2 * (grid3_of(d->capacity) + 1) * sizeof(ad_step_sums) +
+           AD_REDUCE_BLOCKS * sizeof(ad_step_sums) + ad_cuda_sort_bytes(d->capacity, key_bits(cells)) + sizeof(ad_ctrl);
+}
+
+static void free_triangles(cuda3_world *c)
+{
+    cudaFree(c->tris);
+    cudaFree(c->tri_start);
+    cudaFree(c->tri_index);
+    c->tris = NULL;
+    c->tri_start = c->tri_index = NULL;
+}
+
+static void cuda3_destroy(ad_world *w)
+{
+    cuda3_world *c = C3(w);
+    if (!c) return;
+    if (c->graph_ok) cudaGraphExecDestroy(c->graph);
+    void *dev[] = {c->state, c->sorted, c->id,    c->id_sorted, c->acc,   c->acc_sorted, c->pressure, c->virial,
+                   c->key,   c->key_sorted, c->slot, c->perm,   c->start, c->rk[0],      c->rk[1],    c->rk[2],
+                   c->blocks, c->blocks2, c->ctrl, c->temp};
+    for (size_t k = 0; k < sizeof dev / sizeof dev[0]; k++) cudaFree(dev[k]);
+    free_triangles(c);
+    cudaFreeHost(c->ctrl_host);
+    for (int k = 0; k < 2; k++)
+        if (c->batch[k]) cudaEventDestroy(c->batch[k]);
+    if (c->stream) cudaStreamDestroy(c->stream);
+    free(c);
+    w->impl = NULL;
+}
+
+static ad_status cuda3_create(ad_world *w)
+{
+    const ad_world_def *d = &w->def;
+    cuda3_world *c = (cuda3_world *)calloc(1, sizeof *c);
+    if (!c) return ad_fail(AD_ERR_NO_MEMORY, "", "out of host memory");
+    w->impl = c;
+    size_t free_b = 0, total_b = 0, need = cuda3_bytes_needed(d, &w->params);
+    CU(cudaMemGetInfo(&free_b, &total_b));
+    if (need > free_b)
+        return ad_fail(AD_ERR_NO_MEMORY, "capacity", "capacity: the world needs %zu bytes of GPU memory (%zu spheres x "
+                       "%zu bytes, the grid, the sort) but %zu are free", need, d->capacity, per_sphere(d), free_b);
+    c->cap = d->capacity;
+    c->ncell = (size_t)w->params.nx * (size_t)w->params.ny * (size_t)w->params.nz;
+    c->key_bits = key_bits(c->ncell);
+    w->stats.threads = 1;
+    w->stats.cell_counter_bits = 32;
+    CU(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking));
+    for (int k = 0; k < 2; k++) CU(cudaEventCreateWithFlags(&c->batch[k], cudaEventDisableTiming));
+    size_t cap = c->cap, nb = grid3_of(cap) + 1;
+    int rk4 = d->integrator == AD_INTEGRATOR_RK4;
+    const struct {
+        void **p;
+        size_t bytes;
+    } arrays[] = {
+        {(void **)&c->state, cap * sizeof(ad_state3)},      {(void **)&c->sorted, cap * sizeof(ad_state3)},
+        {(void **)&c->id, cap * 4},                         {(void **)&c->id_sorted, cap * 4},
+        {(void **)&c->acc, cap * sizeof(ad_accel3)},        {(void **)&c->acc_sorted, cap * sizeof(ad_accel3)},
+        {(void **)&c->pressure, cap * 4},                   {(void **)&c->virial, cap * 4},
+        {(void **)&c->key, cap * 4},                        {(void **)&c->key_sorted, cap * 4},
+        {(void **)&c->slot, cap * 4},                       {(void **)&c->perm, cap * 4},
+        {(void **)&c->start, (c->ncell + 1) * 4},           {(void **)&c->blocks, 2 * nb * sizeof(ad_step_sums)},
+        {(void **)&c->blocks2, AD_REDUCE_BLOCKS * sizeof(ad_step_sums)}, {(void **)&c->ctrl, sizeof(ad_ctrl)},
+        {(void **)&c->rk[0], rk4 ? cap * sizeof(ad_state3) : 0}, {(void **)&c->rk[1], rk4 ? cap * sizeof(ad_state3) : 0},
+        {(void **)&c->rk[2], rk4 ? cap * sizeof(ad_state3) : 0},
+    };
+    for (size_t k = 0; k < sizeof arrays / sizeof arrays[0]; k++) {
+        if (!arrays[k].bytes) continue;
+        if (cudaMalloc(arrays[k].p, arrays[k].bytes) != cudaSuccess) {
+            cudaGetLastError();
+            return ad_fail(AD_ERR_NO_MEMORY, "capacity", "capacity: allocating %zu bytes of GPU memory failed",
+                           arrays[k].bytes);
+        }
+        CU(cudaMemsetAsync(*arrays[k].p, 0, arrays[k].bytes, c->stream));
+    }
+    c->temp_bytes = ad_cuda_sort_bytes(cap, c->key_bits);
+    CU(cudaMalloc(&c->temp, c->temp_bytes + 1));
+    CU(cudaMallocHost((void **)&c->ctrl_host, sizeof(ad_ctrl)));
+    memset(c->ctrl_host, 0, sizeof(ad_ctrl));
+    c->ctrl_host->stats = w->stats;
+    CU(cudaMemcpyAsync(c->ctrl, c->ctrl_host, sizeof(ad_ctrl), cudaMemcpyHostToDevice, c->stream));
+    CU(cudaStreamSynchronize(c->stream));
+    return ad_ok();
+}
+
+static void forget_graph(cuda3_world *c)
+{
+    if (c->graph_ok) cudaGraphExecDestroy(c->graph);
+    c->graph_ok = 0;
+}
+
+/* The host's statistics of the step into the device's control record (a new world, a load). */
+static ad_status push_stats(ad_world *w)
+{
+    cuda3_world *c = C3(w);
+    ad_stats_copy_step(&c->ctrl_host->stats, &w->stats);
+    c->ctrl_host->nonfinite = 0;
+    c->ctrl_host->fold_done = 0;
+    CU(cudaMemcpyAsync(c->ctrl, c->ctrl_host, sizeof(ad_ctrl), cudaMemcpyHostToDevice, c->stream));
+    CU(cudaStreamSynchronize(c->stream));
+    return ad_ok();
+}
+
+static ad_status cuda3_pull_stats(ad_world *w)
+{
+    cuda3_world *c = C3(w);
+    CU(cudaMemcpyAsync(c->ctrl_host, c->ctrl, sizeof(ad_ctrl), cudaMemcpyDeviceToHost, c->stream));
+    CU(cudaStreamSynchronize(c->stream));
+    const ad_ctrl &h = *c->ctrl_host;
+    ad_stats_copy_step(&w->stats, &h.stats);
+    if (h.nonfinite)
+        return ad_fail(AD_ERR_UNSTABLE, "dt",
+                       "by step %llu, %llu sphere states became non-finite on the GPU (the step is too large for the "
+                       "stiffness, or spheres were placed overlapping)",
+                       (unsigned long long)h.stats.step, (unsigned long long)h.nonfinite);
+    return ad_ok();
+}
+
+static ad_status cuda3_add(ad_world *w, const ad_particle3 *p, size_t n)
+{
+    cuda3_world *c = C3(w);
+    ad_state3 *s = (ad_state3 *)malloc(n * sizeof *s + 1);
+    unsigned *id = (unsigned *)malloc(n * 4 + 1);
+    if (!s || !id) {
+        free(s);
+        free(id);
+        return ad_fail(AD_ERR_NO_MEMORY, "", "out of host memory adding %zu spheres", n);
+    }
+    for (size_t i = 0; i < n; i++) {
+        ad_state3 q = {p[i].x, p[i].y, p[i].z, 0.0f, p[i].vx, p[i].vy, p[i].vz, 0.0f};
+        s[i] = ad_wrap_state3(&w->params, q);
+        id[i] = (unsigned)(c->n + i); /* no sphere leaves a 3D world yet: ids are the slots of first placement */
+    }
+    cudaError_t e = cudaMemcpyAsync(c->state + c->n, s, n * sizeof *s, cudaMemcpyHostToDevice, c->stream);
+    if (!e) e = cudaMemcpyAsync(c->id + c->n, id, n * 4, cudaMemcpyHostToDevice, c->stream);
+    if (!e) e = cudaMemsetAsync(c->acc + c->n, 0, n * sizeof(ad_accel3), c->stream);
+    if (!e) e = cudaStreamSynchronize(c->stream);
+    free(s);
+    free(id);
+    CU(e);
+    c->n += n;
+    c->primed = 0;
+    c->dt_stale = 1;
+    forget_graph(c);
+    return ad_ok();
+}
+
+/* The triangles and their grid on the device (the host built them: world3.c). */
+static ad_status cuda3_body_changed(ad_world *w)
+{
+    cuda3_world *c = C3(w);
+    const ad_triangles *t = &w->tri;
+    free_triangles(c);
+    c->gdev = t->grid;
+    if (t->count) {
+        const ad_tri_grid *g = &t->grid;
+        size_t cells = (size_t)g->n[0] * g->n[1] * g->n[2], places = t->start[cells];
+        CU(cudaMalloc(&c->tris, t->count * sizeof(ad_tri)));
+        CU(cudaMalloc(&c->tri_start, (cells + 1) * 4));
+        CU(cudaMalloc(&c->tri_index, (places + 1) * 4));
+        CU(cudaMemcpy(c->tris, t->tris, t->count * sizeof(ad_tri), cudaMemcpyHostToDevice));
+        CU(cudaMemcpy(c->tri_start, t->start, (cells + 1) * 4, cudaMemcpyHostToDevice));
+        CU(cudaMemcpy(c->tri_index, t->index, places * 4, cudaMemcpyHostToDevice));
+        c->gdev.tris = c->tris;
+        c->gdev.start = c->tri_start;
+        c->gdev.index = c->tri_index;
+    }
+    c->primed = 0;
+    forget_graph(c);
+    return ad_ok();
+}
+
+/* ------------------------------------------------------------ the step -- */
+
+static ad3_pass pass_io(cuda3_world *c)
+{
+    ad3_pass io = {c->start, c->sorted, c->id_sorted, c->acc_sorted, c->state, c->id, c->acc, c->pressure,
+                   c->virial, c->blocks, NULL, NULL, c->rk[2]};
+    return io;
+}
+
+/* Steps 1-3: the world's state into cell order (sorted, id_sorted, acc_sorted) and the cells' starts. */
+static cudaError_t enqueue_sort(ad_world *w, cuda3_world *c)
+{
+    unsigned n = (unsigned)c->n, g = grid3_of(n);
+    cudaStream_t st = c->stream;
+    k3_bin<<<g, AD_CUDA_BLOCK, 0, st>>>(w->params, c->state, n, c->key, c->slot);
+    size_t tb = c->temp_bytes;
+    cudaError_t e = cub::DeviceRadixSort::SortPairs(c->temp, tb, c->key, c->key_sorted, c->slot, c->perm, (int)n, 0,
+                                                    c->key_bits, st);
+    if (e) return e;
+    k3_reorder<<<g, AD_CUDA_BLOCK, 0, st>>>(c->perm, c->state, c->id, c->acc, n, c->sorted, c->id_sorted, c->acc_sorted);
+    k3_starts<<<grid3_of(n + 1), AD_CUDA_BLOCK, 0, st>>>(c->key_sorted, n, (unsigned)c->ncell, c->start);
+    return cudaGetLastError();
+}
+
+/* One step: [Verlet's drift], the sort, the pass (or RK4's four stages), the fold. */
+static cudaError_t enqueue_step(ad_world *w, cuda3_world *c)
+{
+    unsigned n = (unsigned)c->n, g = grid3_of(n);
+    cudaStream_t st = c->stream;
+    ad_integrator integ = w->def.integrator;
+    const ad_params &p = w->params;
+    if (integ == AD_INTEGRATOR_VERLET) k3_drift<<<g, AD_CUDA_BLOCK, 0, st>>>(p, c->state, c->acc, n, c->ctrl);
+    cudaError_t e = enqueue_sort(w, c);
+    if (e) return e;
+    ad3_pass io = pass_io(c);
+    unsigned nrec = g;
+    if (integ == AD_INTEGRATOR_RK4) {
+        float skin = (float)w->dt_rule.move;
+        io.rk_out = c->rk[0];
+        k3_rk4<0><<<g, AD_CUDA_BLOCK, 0, st>>>(p, c->gdev, io, n, c->ctrl, skin);
+        io.rk_in = c->rk[0], io.rk_out = c->rk[1];
+        k3_rk4<1><<<g, AD_CUDA_BLOCK, 0, st>>>(p, c->gdev, io, n, c->ctrl, skin);
+        io.rk_in = c->rk[1], io.rk_out = c->rk[0];
+        k3_rk4<2><<<g, AD_CUDA_BLOCK, 0, st>>>(p, c->gdev, io, n, c->ctrl, skin);
+        io.rk_in = c->rk[0], io.rk_out = NULL;
+        k3_rk4<3><<<g, AD_CUDA_BLOCK, 0, st>>>(p, c->gdev, io, n, c->ctrl, skin);
+        nrec = 2 * g;
+    } else if (integ == AD_INTEGRATOR_EULER) {
+        k3_interact<AD_INTEGRATOR_EULER><<<g, AD_CUDA_BLOCK, 0, st>>>(p, c->gdev, io, n, c->ctrl);
+    } else if (integ == AD_INTEGRATOR_VERLET) {
+        k3_interact<AD_INTEGRATOR_VERLET><<<g, AD_CUDA_BLOCK, 0, st>>>(p, c->gdev, io, n, c->ctrl);
+    } else {
+        k3_interact<AD_INTEGRATOR_SYMPLECTIC_EULER><<<g, AD_CUDA_BLOCK, 0, st>>>(p, c->gdev, io, n, c->ctrl);
+    }
+    unsigned nr = (nrec + AD_FOLD_SHARE - 1) / AD_FOLD_SHARE;
+    if (nr > AD_REDUCE_BLOCKS) nr = AD_REDUCE_BLOCKS;
+    k_fold_step<AD_SUMS3><<<nr, AD_CUDA_BLOCK, 0, st>>>(c->blocks, nrec, c->blocks2, c->ctrl, w->dt_rule,
+                                                         (float)(1.0 / w->def.radius), NULL);
+    return cudaGetLastError();
+}
+
+static ad_status step_graph(ad_world *w, cuda3_world *c)
+{
+    if (c->graph_ok) return ad_ok();
+    cudaGraph_t g;
+    CU(cudaStreamBeginCapture(c->stream, cudaStreamCaptureModeThreadLocal));
+    cudaError_t e = enqueue_step(w, c);
+    cudaError_t e2 = cudaStreamEndCapture(c->stream, &g);
+    if (e || e2) return ad_fail(AD_ERR_BACKEND, "cuda", "capturing the 3D step: %s", cudaGetErrorString(e ? e : e2));
+    e = cudaGraphInstantiate(&c->graph, g, 0);
+    cudaGraphDestroy(g);
+    if (e) return ad_fail(AD_ERR_BACKEND, "cuda", "instantiating the 3D step graph: %s", cudaGetErrorString(e));
+    c->graph_ok = 1;
+    return ad_ok();
+}
+
+/* After spheres were added the next step's size comes from the fastest sphere (read once). */
+static ad_status refresh_dt(ad_world *w, cuda3_world *c)
+{
+    ad_state3 *s = (ad_state3 *)malloc(c->n * sizeof *s + 1);
+    if (!s) return ad_fail(AD_ERR_NO_MEMORY, "", "out of host memory");
+    cudaError_t e = cudaMemcpy(s, c->state, c->n * sizeof *s, cudaMemcpyDeviceToHost);
+    float v2 = 0.0f;
+    for (size_t k = 0; !e && k < c->n; k++) v2 = fmaxf(v2, s[k].vx * s[k].vx + s[k].vy * s[k].vy + s[k].vz * s[k].vz);
+    free(s);
+    CU(e);
+    w->stats.dt = ad_dt_next(&w->dt_rule, sqrt((double)v2));
+    c->dt_stale = 0;
+    return push_stats(w);
+}
+
+static ad_status cuda3_step(ad_world *w, uint64_t nsteps)
+{
+    cuda3_world *c = C3(w);
+    if (c->dt_stale) AD_TRY(refresh_dt(w, c));
+    if (w->def.integrator == AD_INTEGRATOR_VERLET && !c->primed) {
+        if (enqueue_sort(w, c) != cudaSuccess) return ad_fail(AD_ERR_BACKEND, "cuda", "the sort's launch failed");
+        unsigned n = (unsigned)c->n;
+        k3_prime<<<grid3_of(n), AD_CUDA_BLOCK, 0, c->stream>>>(w->params, c->gdev, pass_io(c), n);
+        CU(cudaGetLastError());
+        c->primed = 1;
+    }
+    AD_TRY(step_graph(w, c));
+    for (uint64_t k = 0; k < nsteps; k++) {
+        CU(cudaGraphLaunch(c->graph, c->stream));
+        /* a bounded queue: at most two batches of 32 steps in flight, so Ctrl-C stops soon */
+        if ((k & 31) == 31) {
+            int b = (int)((k >> 5) & 1);
+            CU(cudaEventRecord(c->batch[b], c->stream));
+            CU(cudaEventSynchronize(c->batch[!b]));
+            if (w->interrupt && *w->interrupt) break;
+        }
+    }
+    return cuda3_pull_stats(w);
+}
+
+/* ---------------------------------------------- read-back, checkpoints -- */
+
+/* The world's arrays copied to host arrays of c->n (s, id, pressure, virial, acc). */
+static ad_status copy_out(const cuda3_world *c, ad_snapshot *s)
+{
+    size_t n = c->n;
+    s->n = n;
+    s->state3 = (ad_state3 *)malloc(n * sizeof(ad_state3) + 1);
+    s->id = (uint32_t *)malloc(n * 4 + 1);
+    s->pressure = (float *)malloc(n * 4 + 1);
+    s->virial = (float *)malloc(n * 4 + 1);
+    s->accel3 = (ad_accel3 *)malloc(n * sizeof(ad_accel3) + 1);
+    s->owned = 1;
+    if (!s->state3 || !s->id || !s->pressure || !s->virial || !s->accel3)
+        return ad_fail(AD_ERR_NO_MEMORY, "", "out of host memory reading %zu spheres", n);
+    CU(cudaMemcpy(s->state3, c->state, n * sizeof(ad_state3), cudaMemcpyDeviceToHost));
+    CU(cudaMemcpy(s->id, c->id, n * 4, cudaMemcpyDeviceToHost));
+    CU(cudaMemcpy(s->pressure, c->pressure, n * 4, cudaMemcpyDeviceToHost));
+    CU(cudaMemcpy(s->virial, c->virial, n * 4, cudaMemcpyDeviceToHost));
+    CU(cudaMemcpy(s->accel3, c->acc, n * sizeof(ad_accel3), cudaMemcpyDeviceToHost));
+    return ad_ok();
+}
+
+static ad_status cuda3_read(const ad_world *w, int flags, size_t max, const ad_particle_out *out, size_t *count)
+{
+    const cuda3_world *c = C3(w);
+    CU(cudaStreamSynchronize(c->stream));
+    ad_snapshot s;
+    memset(&s, 0, sizeof s);
+    ad_status st = copy_out(c, &s);
+    if (!st.code) st = ad_read3_host(s.state3, s.id, s.pressure, s.virial, s.accel3, s.n, flags, max, out, count);
+    ad_snapshot_free(&s);
+    return st;
+}
+
+static ad_status cuda3_export(const ad_world *w, ad_snapshot *s)
+{
+    const cuda3_world *c = C3(w);
+    memset(s, 0, sizeof *s);
+    CU(cudaStreamSynchronize(c->stream));
+    s->primed = c->primed;
+    return copy_out(c, s);
+}
+
+static ad_status cuda3_import(ad_world *w, const ad_snapshot *s)
+{
+    cuda3_world *c = C3(w);
+    if (s->n > c->cap)
+        return ad_fail(AD_ERR_CAPACITY, "capacity", "capacity: the snapshot holds %zu spheres, the world %zu", s->n,
+                       c->cap);
+    size_t n = s->n;
+    CU(cudaMemcpy(c->state, s->state3, n * sizeof(ad_state3), cudaMemcpyHostToDevice));
+    CU(cudaMemcpy(c->id, s->id, n * 4, cudaMemcpyHostToDevice));
+    CU(cudaMemcpy(c->pressure, s->pressure, n * 4, cudaMemcpyHostToDevice));
+    CU(cudaMemcpy(c->virial, s->virial, n * 4, cudaMemcpyHostToDevice));
+    CU(cudaMemcpy(c->acc, s->accel3, n * sizeof(ad_accel3), cudaMemcpyHostToDevice));
+    c->n = n;
+    c->primed = s->primed;
+    c->dt_stale = 0;
+    forget_graph(c);
+    return push_stats(w);
+}
+
+extern "C" const ad_backend_ops ad_cuda3_backend = {
+    "cuda",
+    cuda3_create,
+    cuda3_destroy,
+    nullptr, /* add_particles: 2D */
+    cuda3_add,
+    cuda3_body_changed,
+    cuda3_step,
+    cuda3_read,
+    cuda3_export,
+    cuda3_import,
+    nullptr, /* fields: 2D for now */
+    nullptr,
+    cuda3_pull_stats,
+    cuda3_bytes_needed,
+};

@@ -1,0 +1,194 @@
+/* The kernels of a 3D step on the GPU (included by cuda3.cu only): the bin (each sphere's cell, the
+ * sort's keys), the reorder into cell order after CUB's stable radix sort, the cells' starts, and the
+ * pass (each sphere gathers its own contacts with ad_gather_all3 and integrates itself: the shared
+ * physics headers, as on the CPU), Verlet's drift and priming, the RK4 stages. A pass's sums are
+ * reduced per block in a fixed order (block_sums.cuh) and folded by k_fold_step<AD_SUMS3>
+ * (fold.cuh): deterministic. */
+#ifndef AD_CUDA_KERNELS3_CUH
+#define AD_CUDA_KERNELS3_CUH
+
+#include "../physics/gather3.h"
+#include "../physics/integrate.h"
+#include "block_sums.cuh"
+
+typedef ad_thread_sums_n<AD_SUMS3> ad_thread_sums3;
+
+__device__ __forceinline__ unsigned ad3_thread() { return blockIdx.x * blockDim.x + threadIdx.x; }
+
+/* Step 1: the sphere's cell (the sort's key) and its slot (the sort's value). */
+__global__ void k3_bin(ad_params p, const ad_state3 *__restrict__ s, unsigned n, unsigned *key, unsigned *slot)
+{
+    unsigned i = ad3_thread();
+    if (i >= n) return;
+    ad_state3 q = s[i];
+    key[i] = ad_cell_index3(&p, q.x, q.y, q.z);
+    slot[i] = i;
+}
+
+/* Step 3: the spheres in the stable order of their cells (perm: the sorted slots). */
+__global__ void k3_reorder(const unsigned *__restrict__ perm, const ad_state3 *__restrict__ s,
+                           const unsigned *__restrict__ id, const ad_accel3 *__restrict__ acc, unsigned n,
+                           ad_state3 *s_out, unsigned *id_out, ad_accel3 *acc_out)
+{
+    unsigned i = ad3_thread();
+    if (i >= n) return;
+    unsigned j = perm[i];
+    s_out[i] = s[j];
+    id_out[i] = id[j];
+    acc_out[i] = acc[j];
+}
+
+/* The cells' starts from the sorted keys: thread i (0..n) writes the starts of the cells from the one
+ * after key[i - 1] to key[i] (to the last cell for i = n), so every cell's start is written once. */
+__global__ void k3_starts(const unsigned *__restrict__ key, unsigned n, unsigned ncell, unsigned *start)
+{
+    unsigned i = ad3_thread();
+    if (i > n) return;
+    unsigned from = i == 0 ? 0u : key[i - 1] + 1u, to = i == n ? ncell : key[i];
+    for (unsigned c = from; c <= to; c++) start[c] = i;
+}
+
+/* What the pass reads and writes besides the parameters. */
+struct ad3_pass {
+    const unsigned *start;
+    const ad_state3 *sorted; /* the step's state in cell order */
+    const unsigned *id_sorted;
+    const ad_accel3 *acc_sorted;
+    ad_state3 *out; /* the new state, in the same order */
+    unsigned *id_out;
+    ad_accel3 *acc_out;
+    float *pressure, *virial;
+    ad_step_sums *blocks;
+    ad_state3 *rk_in, *rk_out, *rk_sum; /* RK4's stages */
+};
+
+/* Slot i's contacts at `me`, binned in the cell of `cell_at` (the grid's). */
+__device__ __forceinline__ ad_accum3 ad3_gather(const ad_params &p, const ad_tri_grid &g, const unsigned *start,
+                                                 const ad_state3 *in, unsigned i, ad_state3 cell_at, ad_state3 me)
+{
+    int cx = ad_cell_coord(cell_at.x, p.origin_x, p.inv_cell_x, p.nx);
+    int cy = ad_cell_coord(cell_at.y, p.origin_y, p.inv_cell_y, p.ny);
+    int cz = ad_cell_coord(cell_at.z, p.origin_z, p.inv_cell_z, p.nz);
+    ad_accum3 a;
+    ad_gather_all3(&p, &g, start, in, i, me, cx, cy, cz, &a);
+    return a;
+}
+
+__device__ __forceinline__ ad_accel3 ad3_accel(const ad_params &p, const ad_accum3 &a)
+{
+    ad_accel3 r = {a.fx * p.inv_mass + p.gx, a.fy * p.inv_mass + p.gy, a.fz * p.inv_mass + p.gz};
+    return r;
+}
+
+/* A force evaluation's share of the sums, and the sphere's observables. */
+__device__ __forceinline__ void ad3_observe(ad_thread_sums3 &t, const ad_accum3 &a, const ad3_pass &io, unsigned i)
+{
+    io.pressure[i] = a.pressure;
+    io.virial[i] = a.virial;
+    t.v[AD_SUM_PE] += a.energy;
+    t.v[AD_SUM_VIRIAL] += a.virial;
+    t.v[AD_SUM_BODY_FX] += a.body_fx;
+    t.v[AD_SUM_BODY_FY] += a.body_fy;
+    t.v[AD_SUM_BODY_FZ] += a.body_fz;
+    t.v[AD_SUM_BODY_TX] += a.body_tx;
+    t.v[AD_SUM_BODY_TY] += a.body_ty;
+    t.v[AD_SUM_BODY_TZ] += a.body_tz;
+    for (int k = 0; k < 6; k++) t.v[AD_SUM_WALL0 + k] += a.wall[k];
+    t.max_overlap = fmaxf(t.max_overlap, a.max_overlap);
+}
+
+/* The new state's share: kinetic energy, momentum, largest speed, non-finite. */
+__device__ __forceinline__ void ad3_motion(ad_thread_sums3 &t, const ad_params &p, ad_state3 s)
+{
+    float v2 = s.vx * s.vx + s.vy * s.vy + s.vz * s.vz;
+    t.v[AD_SUM_KE] += 0.5f * p.mass * v2;
+    t.v[AD_SUM_PX] += p.mass * s.vx;
+    t.v[AD_SUM_PY] += p.mass * s.vy;
+    t.v[AD_SUM_PZ] += p.mass * s.vz;
+    t.vmax2 = fmaxf(t.vmax2, v2);
+    t.nonfinite += !(isfinite(s.x) && isfinite(s.y) && isfinite(s.z) && isfinite(v2));
+}
+
+/* Step 4 of the one-evaluation integrators: gather, integrate, wrap, sum. */
+template <int INTEG>
+__global__ void __launch_bounds__(AD_CUDA_BLOCK) k3_interact(ad_params p, ad_tri_grid g, ad3_pass io, unsigned n,
+                                                             const ad_ctrl *__restrict__ ctrl)
+{
+    unsigned i = ad3_thread();
+    ad_thread_sums3 t = {};
+    if (i < n) {
+        const float dt = (float)ctrl->stats.dt;
+        ad_state3 me = io.sorted[i];
+        ad_accum3 a = ad3_gather(p, g, io.start, io.sorted, i, me, me);
+        ad3_observe(t, a, io, i);
+        ad_accel3 ac = ad3_accel(p, a), old = io.acc_sorted[i];
+        ad_state3 nw = INTEG == AD_INTEGRATOR_EULER    ? ad_step_euler3(me, ac.ax, ac.ay, ac.az, dt)
+                       : INTEG == AD_INTEGRATOR_VERLET ? ad_verlet_kick3(me, old.ax, old.ay, old.az, ac.ax, ac.ay, ac.az, dt)
+                                                       : ad_step_symplectic3(me, ac.ax, ac.ay, ac.az, dt);
+        nw = ad_wrap_state3(&p, nw);
+        io.out[i] = nw;
+        io.id_out[i] = io.id_sorted[i];
+        io.acc_out[i] = ac;
+        ad3_motion(t, p, nw);
+    }
+    ad_block_reduce<true, AD_SUMS3>(t, &io.blocks[blockIdx.x]);
+}
+
+/* Velocity Verlet's drift (before the bin) with the acceleration of the last evaluation. */
+__global__ void k3_drift(ad_params p, ad_state3 *s, const ad_accel3 *__restrict__ acc, unsigned n,
+                         const ad_ctrl *__restrict__ ctrl)
+{
+    unsigned i = ad3_thread();
+    if (i >= n) return;
+    ad_accel3 a = acc[i];
+    s[i] = ad_wrap_state3(&p, ad_verlet_drift3(s[i], a.ax, a.ay, a.az, (float)ctrl->stats.dt));
+}
+
+/* Verlet's first evaluation: the accelerations of the sorted state, which becomes the world's. */
+__global__ void k3_prime(ad_params p, ad_tri_grid g, ad3_pass io, unsigned n)
+{
+    unsigned i = ad3_thread();
+    if (i >= n) return;
+    ad_state3 me = io.sorted[i];
+    ad_accum3 a = ad3_gather(p, g, io.start, io.sorted, i, me, me);
+    io.out[i] = me;
+    io.id_out[i] = io.id_sorted[i];
+    io.acc_out[i] = ad3_accel(p, a);
+    io.pressure[i] = a.pressure;
+    io.virial[i] = a.virial;
+}
+
+/* RK4 stage K: gathers on the grid of the step's start (cells from the sorted base state), the other
+ * spheres at the stage. Stage 0's forces are the observed ones (its sums in blocks[0, nb)), stage 3
+ * writes the step (its motion sums in blocks[nb, 2 nb)). */
+template <int K>
+__global__ void __launch_bounds__(AD_CUDA_BLOCK) k3_rk4(ad_params p, ad_tri_grid g, ad3_pass io, unsigned n,
+                                                        const ad_ctrl *__restrict__ ctrl, float skin)
+{
+    unsigned i = ad3_thread();
+    ad_thread_sums3 t = {};
+    if (i < n) {
+        const float dt = (float)ctrl->stats.dt;
+        const ad_state3 *in = K == 0 ? io.sorted : io.rk_in;
+        ad_state3 base = io.sorted[i], stage = in[i];
+        ad_accum3 a = ad3_gather(p, g, io.start, in, i, base, stage);
+        ad_accel3 ac = ad3_accel(p, a);
+        if (K == 0) {
+            ad3_observe(t, a, io, i);
+            io.acc_out[i] = ac;
+        }
+        ad_state3 nx = ad_rk4_stage3(base, stage, ac.ax, ac.ay, ac.az, dt, K, &io.rk_sum[i]);
+        if (K < 3) {
+            io.rk_out[i] = nx;
+        } else {
+            nx = ad_wrap_state3(&p, nx);
+            t.skin_violations += ad_moved_sq3(&p, nx, base) > skin * skin;
+            io.out[i] = nx;
+            io.id_out[i] = io.id_sorted[i];
+            ad3_motion(t, p, nx);
+        }
+    }
+    if (K == 0 || K == 3) ad_block_reduce<true, AD_SUMS3>(t, &io.blocks[(K == 3 ? gridDim.x : 0) + blockIdx.x]);
+}
+
+#endif
