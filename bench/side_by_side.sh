@@ -10,6 +10,9 @@
 #        NSIDE [320]   lattice side: N = NSIDE^2 discs (102400)
 #        LABEL [side_by_side]  -> bench/results/LABEL.csv (every run) and LABEL.txt (the table)
 #        BENCH [build/bench_core]  LMP [lmp]
+#        DIM [2]  3: the 3D sphere gas instead (issue 18): bench/lammps/in.gas3d against bench_3d's gas
+#                 (--case gas --drift 0; symplectic Euler only), NSIDE [46] -> N = NSIDE^3 (97336),
+#                 BENCH3 [build/bench_3d]; LABEL [side_by_side_3d]
 #        OMP_WAIT_POLICY  as in the caller's environment (unset: OpenMP's default, what a user gets).
 #
 # The gas is bench/lammps/in.gas2d (LAMMPS) and bench_core's box (aerodem): discs d = 1 m, m = 1 kg,
@@ -25,13 +28,24 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/.." && pwd)"
 REPS="${REPS:-5}"
-INTEGRATORS="${INTEGRATORS:-symplectic verlet}"
+DIM="${DIM:-2}"
 STEPS="${STEPS:-2000}"
-NSIDE="${NSIDE:-320}"
-LABEL="${LABEL:-side_by_side}"
-BENCH="${BENCH:-$root/build/bench_core}"
 LMP="${LMP:-lmp}"
-n=$((NSIDE * NSIDE))
+if [ "$DIM" = 3 ]; then
+    INTEGRATORS=symplectic
+    NSIDE="${NSIDE:-46}"
+    LABEL="${LABEL:-side_by_side_3d}"
+    BENCH="${BENCH3:-$root/build/bench_3d}"
+    n=$((NSIDE * NSIDE * NSIDE))
+    input="$here/lammps/in.gas3d"
+else
+    INTEGRATORS="${INTEGRATORS:-symplectic verlet}"
+    NSIDE="${NSIDE:-320}"
+    LABEL="${LABEL:-side_by_side}"
+    BENCH="${BENCH:-$root/build/bench_core}"
+    n=$((NSIDE * NSIDE))
+    input="$here/lammps/in.gas2d"
+fi
 out="$root/bench/results/$LABEL.csv"
 txt="$root/bench/results/$LABEL.txt"
 
@@ -48,6 +62,7 @@ trap 'rm -rf "$work"' EXIT
 thermo() { # log -> the thermo rows
     awk '/^ *Step/{on=1; next} /^Loop time/{on=0} on' "$1"
 }
+if [ "$DIM" = 2 ]; then
 "$LMP" -in "$here/lammps/in.gas2d" -log "$work/old.log" -screen none -nocite -var nside 64 -var steps 500 \
     -var integ nve/sphere -var twod 1 -var skin 0.2 >/dev/null
 "$LMP" -in "$here/lammps/in.gas2d" -log "$work/new.log" -screen none -nocite -var nside 64 -var steps 500 >/dev/null
@@ -57,12 +72,13 @@ if ! cmp -s <(thermo "$work/old.log") <(thermo "$work/new.log"); then
     exit 1
 fi
 echo "LAMMPS tuned (fix nve, skin 0.4) gives the old input's thermo to every digit ($(thermo "$work/new.log" | wc -l) rows)" >&2
+fi
 
 cpu_of() { awk '{print $1 + $2}' "$1"; } # /usr/bin/time -f "%U %S" output -> CPU seconds
 
 lammps() { # ranks -> "wall cpu" of the timed loop / the process
     local np=$1 log="$work/log.$1"
-    local cmd=("$LMP" -in "$here/lammps/in.gas2d" -log "$log" -screen none -nocite
+    local cmd=("$LMP" -in "$input" -log "$log" -screen none -nocite
                -var nside "$NSIDE" -var steps "$STEPS" -var warm 100)
     if [ "$np" -gt 1 ]; then
         OMP_NUM_THREADS=1 /usr/bin/time -f "%U %S" -o "$work/t" mpirun "${mpiflags[@]}" -np "$np" "${cmd[@]}" >/dev/null
@@ -71,6 +87,13 @@ lammps() { # ranks -> "wall cpu" of the timed loop / the process
 }
 
 aerodem() { # threads integrator -> "wall cpu"
+    if [ "$DIM" = 3 ]; then
+        /usr/bin/time -f "%U %S" -o "$work/t" "$BENCH" --case gas --drift 0 --sizes "$n" --steps "$STEPS" --warmup 100 \
+            --threads "$1" --csv "$work/a.csv" >/dev/null
+        # bench_3d's CSV: sphere-steps/s in column 6; the wall time of the timed steps from it
+        echo "$(tail -1 "$work/a.csv" | awk -F, -v n="$n" -v st="$STEPS" '{printf "%.6f", n * st / $6}') $(cpu_of "$work/t")"
+        return
+    fi
     /usr/bin/time -f "%U %S" -o "$work/t" "$BENCH" --sizes "$n" --steps "$STEPS" --warmup 100 --threads "$1" \
         --integrator "$2" --csv "$work/a.csv" >/dev/null
     echo "$(tail -1 "$work/a.csv" | cut -d, -f7) $(cpu_of "$work/t")"
@@ -96,7 +119,7 @@ for r in $(seq 1 "$REPS"); do
     done
 done
 
-python3 - "$out" <<'EOF' | tee "$txt"
+python3 - "$out" "$DIM" <<'EOF' | tee "$txt"
 import csv, statistics, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 v, c = {}, {}
@@ -107,7 +130,8 @@ for r in rows:
 r0 = rows[0]
 print(f"{max(int(r['round']) for r in rows)} interleaved rounds, N = {r0['n']}, {r0['steps']} timed steps, commit "
       f"{r0['commit']}, {r0['date'][:10]}, OMP_WAIT_POLICY {r0['omp_wait_policy']}, CPU {r0['cpu']}")
-print("LAMMPS tuned: fix nve, skin 0.4 (the old input's thermo to every digit)")
+print("LAMMPS tuned: fix nve, skin 0.4" + (" (the old input's thermo to every digit)" if sys.argv[2] != "3" else
+      ", the 3D gas (bench/lammps/in.gas3d)"))
 print("| cores | code | particle-steps/s per core: median (min - max) | median / LAMMPS's | process CPU s (median) |")
 print("|---:|---|---:|---:|---:|")
 for cores in (1, 2):

@@ -62,55 +62,7 @@ struct ad3_pass {
     ad_state3 *rk_in, *rk_out, *rk_sum; /* RK4's stages */
 };
 
-/* The sphere-sphere contacts of ad_gather_discs3 (gather_dim.h) for the usual grid (reach 1 on every
- * axis) away from a periodic seam in x: the nine rows' slot ranges are one list, walked by one loop.
- * Row by row, a warp waits for its longest row nine times; one list waits once for the longest list
- * (the 2D kernel's ad_gather_discs_list, interact.cuh, for three rows). The terms come in gather_dim.h's
- * order (the stencil's rows, slots ascending) with the same minimum images, so the sums are the
- * same; the sphere itself is not skipped: at zero distance ad_contact_disc3 adds exact zeros. Returns
- * 0, having done nothing, where this shape does not apply (the caller takes gather_dim.h's loops). */
-__device__ __forceinline__ int ad3_gather_list(const ad_params &p, const unsigned *__restrict__ start,
-                                               const ad_state3 *__restrict__ s, ad_state3 me, int cx, int cy, int cz,
-                                               ad_accum3 *a)
-{
-    if (p.reach_x != 1 || p.reach_y != 1 || p.reach_z != 1) return 0;
-    if (p.periodic_x && (cx == 0 || cx == p.nx - 1)) return 0;
-    int lo = cx > 0 ? cx - 1 : 0, hi = cx < p.nx - 1 ? cx + 1 : cx;
-    unsigned b[9], n[9], total = 0;
-#pragma unroll
-    for (int k = 0; k < 9; k++) { /* ad_stencil_make's order: z outermost, then y */
-        int row = ad_neighbour_row(cy, k % 3 - 1, p.ny, p.periodic_y);
-        int layer = ad_neighbour_row(cz, k / 3 - 1, p.nz, p.periodic_z);
-        unsigned base = ((unsigned)(layer < 0 ? 0 : layer) * (unsigned)p.ny + (unsigned)(row < 0 ? 0 : row)) *
-                        (unsigned)p.nx;
-        unsigned j0 = start[base + (unsigned)lo], j1 = start[base + (unsigned)hi + 1];
-        b[k] = j0;
-        n[k] = row < 0 || layer < 0 ? 0u : j1 - j0;
-        total += n[k];
-    }
-    const float4 *s4 = reinterpret_cast<const float4 *>(s);
-    int r = 0;
-    unsigned j = 0, left = 0;
-#pragma unroll 1
-    for (unsigned k = 0; k < total; k++) {
-        while (left == 0) { /* the next row with candidates (one exists: k < total) */
-            j = b[r];
-            left = n[r];
-            r++;
-        }
-        float4 q = s4[2 * j], v = s4[2 * j + 1];
-        j++;
-        left--;
-        float dx = ad_min_image(q.x - me.x, p.periodic_x, p.len_x, p.half_x);
-        float dy = ad_min_image(q.y - me.y, p.periodic_y, p.len_y, p.half_y);
-        float dz = ad_min_image(q.z - me.z, p.periodic_z, p.len_z, p.half_z);
-        ad_contact_disc3(&p, dx, dy, dz, v.x - me.vx, v.y - me.vy, v.z - me.vz, a);
-    }
-    return 1;
-}
-
-/* Slot i's contacts at `me`, binned in the cell of `cell_at` (the grid's): ad_gather_all3 with the
- * list's loop where it applies. */
+/* Slot i's contacts at `me`, binned in the cell of `cell_at` (the grid's). */
 __device__ __forceinline__ ad_accum3 ad3_gather(const ad_params &p, const ad_tri_grid &g, const unsigned *start,
                                                  const ad_state3 *in, unsigned i, ad_state3 cell_at, ad_state3 me)
 {
@@ -118,11 +70,7 @@ __device__ __forceinline__ ad_accum3 ad3_gather(const ad_params &p, const ad_tri
     int cy = ad_cell_coord(cell_at.y, p.origin_y, p.inv_cell_y, p.ny);
     int cz = ad_cell_coord(cell_at.z, p.origin_z, p.inv_cell_z, p.nz);
     ad_accum3 a;
-    ad_accum_zero3(&a);
-    if (p.disc_contacts && !ad3_gather_list(p, start, in, me, cx, cy, cz, &a))
-        ad_gather_discs3(&p, start, in, i, me, cx, cy, cz, &a);
-    ad_contact_triangles(&p, &g, ad_v3(me.x, me.y, me.z), ad_v3(me.vx, me.vy, me.vz), &a);
-    ad_contact_walls3(&p, me.x, me.y, me.z, me.vx, me.vy, me.vz, &a);
+    ad_gather_all3(&p, &g, start, in, i, me, cx, cy, cz, &a);
     return a;
 }
 
