@@ -306,6 +306,8 @@ static int cmd_info(int argc, char **argv)
         printf("cuda backend: yes\n%s", gpus);
         printf("  memory: %.0f bytes per disc in deterministic mode (fewer in the fast path; docs/ARCHITECTURE.md)\n",
                bytes_per_disc(AD_BACKEND_CUDA));
+        printf("  3D (dimensions = 3): %.0f bytes per sphere (symplectic Euler, volume fraction 0.2)\n",
+               bytes_per_sphere(AD_BACKEND_CUDA));
     } else if (n == 0) {
         printf("cuda backend: built in, but no CUDA GPU was found\n");
     } else {

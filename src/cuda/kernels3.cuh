@@ -13,6 +13,12 @@
 
 typedef ad_thread_sums_n<AD_SUMS3> ad_thread_sums3;
 
+/* Blocks per multiprocessor the 3D pass is compiled for: 6 caps it at 40 registers (75 % occupancy,
+ * 380 bytes of spills to L1). Measured on the H200 at 1.68e7 spheres (docs/PERFORMANCE.md): 1 (64
+ * registers, the compiler's choice) 3.07e9 / 3.71e9 sphere-steps/s for the gas / the lattice, 5
+ * 4.84e9 / 5.74e9, 6 5.04e9 / 5.92e9. */
+#define AD3_PASS_BLOCKS 6
+
 __device__ __forceinline__ unsigned ad3_thread() { return blockIdx.x * blockDim.x + threadIdx.x; }
 
 /* Step 1: the sphere's cell (the sort's key) and its slot (the sort's value). */
@@ -111,7 +117,7 @@ __device__ __forceinline__ void ad3_motion(ad_thread_sums3 &t, const ad_params &
 
 /* Step 4 of the one-evaluation integrators: gather, integrate, wrap, sum. */
 template <int INTEG>
-__global__ void __launch_bounds__(AD_CUDA_BLOCK) k3_interact(ad_params p, ad_tri_grid g, ad3_pass io, unsigned n,
+__global__ void __launch_bounds__(AD_CUDA_BLOCK, AD3_PASS_BLOCKS) k3_interact(ad_params p, ad_tri_grid g, ad3_pass io, unsigned n,
                                                              const ad_ctrl *__restrict__ ctrl)
 {
     unsigned i = ad3_thread();
@@ -162,7 +168,7 @@ __global__ void k3_prime(ad_params p, ad_tri_grid g, ad3_pass io, unsigned n)
  * spheres at the stage. Stage 0's forces are the observed ones (its sums in blocks[0, nb)), stage 3
  * writes the step (its motion sums in blocks[nb, 2 nb)). */
 template <int K>
-__global__ void __launch_bounds__(AD_CUDA_BLOCK) k3_rk4(ad_params p, ad_tri_grid g, ad3_pass io, unsigned n,
+__global__ void __launch_bounds__(AD_CUDA_BLOCK, AD3_PASS_BLOCKS) k3_rk4(ad_params p, ad_tri_grid g, ad3_pass io, unsigned n,
                                                         const ad_ctrl *__restrict__ ctrl, float skin)
 {
     unsigned i = ad3_thread();
