@@ -326,7 +326,7 @@ void ad_stats_fold(ad_world *w, const ad_step_sums *b, size_t nblocks, double dt
 {
     ad_step_sums t;
     memset(&t, 0, sizeof t);
-    for (size_t i = 0; i < nblocks; i++) ad_step_sums_add(&t, &b[i]);
+    for (size_t i = 0; i < nblocks; i++) ad_step_sums_add(&t, &b[i], w->params.dims == 3 ? AD_SUMS3 : AD_SUMS);
     t.vmax2 = fmaxf(t.vmax2, vmax2_new);
     ad_stats *s = &w->stats;
     ad_stats_add_step(s, &t, dt, &w->dt_rule, w->params.dims);

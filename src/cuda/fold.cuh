@@ -17,7 +17,6 @@ __device__ __forceinline__ ad_step_sums ad_sums_load_cg(const ad_step_sums *p)
 {
     ad_step_sums r;
     for (int k = 0; k < N; k++) r.v[k] = __ldcg(&p->v[k]);
-    for (int k = N; k < AD_SUMS3; k++) r.v[k] = 0.0;
     r.vmax2 = __ldcg(&p->vmax2);
     r.max_overlap = __ldcg(&p->max_overlap);
     r.nonfinite = __ldcg(&p->nonfinite);
@@ -59,13 +58,13 @@ __device__ __forceinline__ ad_step_sums ad_sums_range(const ad_step_sums *in, un
     for (unsigned i = a + threadIdx.x; i < b; i += blockDim.x) {
         ad_step_sums r = CG ? ad_sums_load_cg<N>(in + i) : in[i];
         r.left = r.res_removed = 0; /* as in ad_sums_load_cg: the fold keeps them out of its registers */
-        ad_step_sums_add(&t, &r);
+        ad_step_sums_add(&t, &r, N);
     }
     for (unsigned o = 16; o > 0; o >>= 1) ad_sums_add_down<N>(t, o);
     if ((threadIdx.x & 31) == 0) part[threadIdx.x >> 5] = t;
     __syncthreads();
     if (threadIdx.x == 0)
-        for (unsigned w = 1; w < blockDim.x / 32; w++) ad_step_sums_add(&t, &part[w]);
+        for (unsigned w = 1; w < blockDim.x / 32; w++) ad_step_sums_add(&t, &part[w], N);
     __syncthreads(); /* part is free again */
     return t;
 }

@@ -76,10 +76,11 @@ typedef struct ad_step_sums {
     uint32_t pad;
 } ad_step_sums;
 
-/* a += b: sums add, largest values stay largest. */
-AD_HD static inline void ad_step_sums_add(ad_step_sums *a, const ad_step_sums *b)
+/* a += b over the first nsums sums (AD_SUMS for a 2D step, whose records leave the others unset;
+ * AD_SUMS3 for a 3D one): sums add, largest values stay largest. */
+AD_HD static inline void ad_step_sums_add(ad_step_sums *a, const ad_step_sums *b, int nsums)
 {
-    for (int k = 0; k < AD_SUMS3; k++) a->v[k] += b->v[k];
+    for (int k = 0; k < nsums; k++) a->v[k] += b->v[k];
     a->vmax2 = fmaxf(a->vmax2, b->vmax2);
     a->max_overlap = fmaxf(a->max_overlap, b->max_overlap);
     a->nonfinite += b->nonfinite;
