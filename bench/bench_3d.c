@@ -25,6 +25,23 @@ static void usage(void)
            "  steps (default 3).\n");
 }
 
+/* The GPU step's modelled memory traffic [bytes a sphere] (symplectic Euler, the counting sort of
+ * src/cuda/cuda3.cu), counting each array a kernel must read or write once (neighbours' states and the
+ * cells' starts come from cache):
+ *   k3_count        reads the position half (16), writes cell and rank (8), adds to a counter (4);
+ *   cell members    reads cell, rank and the cell's start (12), writes the member (4);
+ *   stable rank     reads cell, two starts and the cell's members (about 16), writes perm (4);
+ *   k3_reorder      reads perm, state, id, acceleration (52), writes state, id, acceleration (48);
+ *   k3_interact     reads the state (32), its rows' starts (about 8) and id (4), writes state, id,
+ *                   acceleration, pressure and virial (56);
+ * and per cell the scan: the counters read twice and cleared (3 b, b the counter's bytes) and start
+ * written (4). 271 bytes a sphere for the lattice (one cell a sphere, 8-bit counters). */
+static double model_bytes3(double cells_per_sphere, unsigned counter_bits)
+{
+    double b = counter_bits / 8.0;
+    return 28 + 16 + 20 + 100 + 100 + (3 * b + 4) * cells_per_sphere;
+}
+
 static ad_world *make(int lattice, double n, double fraction, double drift, int threads, ad_backend backend,
                       ad_status *st)
 {
@@ -98,9 +115,16 @@ int main(int argc, char **argv)
             if (!cases) return usage(), 2;
         } else return usage(), strcmp(argv[i], "--help") ? 2 : 0;
     }
+    double copy_rate = 0.0;
+#if defined(AD_HAVE_CUDA)
+    if (backend == AD_BACKEND_CUDA && ad_cuda_device_count() > 0) {
+        copy_rate = ad_cuda_copy_rate((size_t)2 << 30, 21);
+        printf("device-to-device copy of 2 GiB: %.3g bytes/s (read + written, median of 21)\n", copy_rate);
+    }
+#endif
     FILE *csv;
     if (!bench_csv("bench_3d", a.csv, "case,backend,spheres,steps,threads,sphere_steps_per_s,ns_per_sphere_step,bytes_per_sphere,"
-                   "bin_s,scan_s,scatter_s,interact_s\n", &csv))
+                   "bin_s,scan_s,scatter_s,interact_s,cells,counter_bits,model_bytes_per_step,copy_bytes_per_s\n", &csv))
         return 1;
     printf("%-8s %-5s %10s %6s %7s %14s %9s %9s  %s\n", "case", "back", "spheres", "steps", "threads", "sphere-steps/s",
            "ns/s-step", "B/sphere", "bin / scan / scatter / interact [%]");
@@ -135,9 +159,15 @@ int main(int argc, char **argv)
             printf("%-8s %-5s %10.0f %6ld %7d %14.4g %9.2f %9.0f  %.0f / %.0f / %.0f / %.0f\n", name, bk, n, steps,
                    s1.threads, rate, 1e9 / rate, bytes, 100 * ph[0] / tot, 100 * ph[1] / tot, 100 * ph[2] / tot,
                    100 * ph[3] / tot);
+            double cells = (double)s1.grid_nx * s1.grid_ny * s1.grid_nz, mb = model_bytes3(cells / n, s1.cell_counter_bits);
+            if (copy_rate > 0)
+                printf("      modelled traffic %.0f bytes/sphere/step (%.2f cells a sphere, %u-bit counters) -> %.3g "
+                       "bytes/s = %.2f of the copy rate; the step takes %.2fx the copy time of that traffic\n",
+                       mb, cells / n, s1.cell_counter_bits, mb * rate, mb * rate / copy_rate, copy_rate / (mb * rate));
             if (csv)
-                fprintf(csv, "%s,%s,%.0f,%ld,%d,%.6g,%.4g,%.1f,%.4g,%.4g,%.4g,%.4g\n", name, bk, n, steps, s1.threads, rate,
-                        1e9 / rate, bytes, ph[0], ph[1], ph[2], ph[3]);
+                fprintf(csv, "%s,%s,%.0f,%ld,%d,%.6g,%.4g,%.1f,%.4g,%.4g,%.4g,%.4g,%.0f,%u,%.0f,%.4g\n", name, bk, n, steps,
+                        s1.threads, rate, 1e9 / rate, bytes, ph[0], ph[1], ph[2], ph[3], cells, s1.cell_counter_bits, mb,
+                        copy_rate);
             ad_world_destroy(w);
         }
     }

@@ -3,7 +3,8 @@
  * distances from its reciprocal square root, the CPU from a correctly rounded one), two GPU runs bit
  * for bit, and the cases every backend runs (world3_cases.h): collisions against the closed forms,
  * momentum, no sphere lost over 10^4 steps, checkpoints resumed bit for bit. Skipped (77) without a
- * GPU. `test_gpu3 quick`: the one-step comparisons only (for compute-sanitizer). */
+ * GPU. The cell counters at two widths, and one pushed past its width. `test_gpu3 quick`: the one-step
+ * comparisons and the counters only (for compute-sanitizer). */
 #include "world3_cases.h"
 
 typedef struct spheres {
@@ -86,6 +87,56 @@ static void test_two_runs(void)
     ENSURE(h[0] == h[1]);
 }
 
+/* The cell counters at two widths (src/cuda/counts.cuh): cells of one diameter (8 bits) and of 6
+ * diameters (16 bits: ~80 spheres a cell at 0.3), each against the CPU after 10 steps; then 300
+ * spheres dropped into one cell of 8-bit counters fail the step with a message, nothing written
+ * outside the arrays meanwhile (test_gpu3 quick runs this under memcheck). */
+static void test_counter_widths(void)
+{
+    const struct {
+        double cell;
+        uint32_t bits;
+    } k[] = {{0, 8}, {6, 16}};
+    for (int i = 0; i < 2; i++) {
+        ad_world_def d = def3();
+        d.cell_size = k[i].cell;
+        ad_world *w[2];
+        for (int b = 0; b < 2; b++) {
+            d.backend = b ? AD_BACKEND_CUDA : AD_BACKEND_CPU;
+            REQUIRE_OK(ad_world_create(&d, &w[b]));
+            ad_fill_def f = {0, 0, 20, 20, 0.3, 0.3, -0.2, 1.0, 77, 0, 20, 0.1};
+            REQUIRE_OK(ad_world_fill(w[b], &f, NULL));
+            REQUIRE_OK(ad_world_step(w[b], 10));
+        }
+        ad_stats s = tu_stats(w[1]);
+        ENSURE_MSG(s.cell_counter_bits == k[i].bits, "cells of %g m: %u-bit counters, expected %u", k[i].cell,
+                   s.cell_counter_bits, k[i].bits);
+        spheres a = read_all(w[0]), c = read_all(w[1]);
+        size_t outside;
+        double worst = compare(&a, &c, &outside);
+        printf("  %u-bit counters, 10 steps: worst error %.3g of tolerance, %zu values outside\n", s.cell_counter_bits,
+               worst, outside);
+        ENSURE(a.n == c.n && outside == 0);
+        free(a.p), free(a.acc), free(c.p), free(c.acc);
+        ad_world_destroy(w[0]);
+        ad_world_destroy(w[1]);
+    }
+    ad_world_def d = def3();
+    d.backend = AD_BACKEND_CUDA;
+    ad_world *w;
+    REQUIRE_OK(ad_world_create(&d, &w));
+    ENSURE(tu_stats(w).cell_counter_bits == 8);
+    ad_particle3 p[300];
+    for (int i = 0; i < 300; i++) /* all in the cell [10, 11)^3, deep in each other */
+        p[i] = (ad_particle3){10.02f + 0.14f * (float)(i % 7), 10.02f + 0.14f * (float)((i / 7) % 7),
+                              10.02f + 0.14f * (float)(i / 49), 0, 0, 0};
+    REQUIRE_OK(ad_world_add_particles3(w, p, 300));
+    ad_status st = ad_world_step(w, 3);
+    printf("  300 spheres in one cell of 8-bit counters: %s\n", st.message);
+    ENSURE(st.code == AD_ERR_UNSTABLE && strstr(st.message, "cell counters"));
+    ad_world_destroy(w);
+}
+
 /* quick: the comparisons after one step only (for compute-sanitizer) */
 int main(int argc, char **argv)
 {
@@ -97,6 +148,8 @@ int main(int argc, char **argv)
     }
     printf("per-sphere agreement with the CPU:\n");
     test_against_cpu(quick);
+    printf("cell counters:\n");
+    test_counter_widths();
     g_backend = AD_BACKEND_CUDA;
     if (quick) return tu_finish("test_gpu3 quick");
     test_two_runs();

@@ -15,9 +15,9 @@
 static const ad_backend_ops *pick_backend(const ad_world_def *def, ad_status *st)
 {
     ad_backend b = def->backend;
-    int three = def->dimensions == 3; /* the definition's checks refused 3D on the reference backend */
+    int three = def->dimensions == 3;
     *st = ad_ok();
-    if (b == AD_BACKEND_REFERENCE) return &ad_reference_backend;
+    if (b == AD_BACKEND_REFERENCE) return three ? &ad_reference3_backend : &ad_reference_backend;
 #if defined(AD_HAVE_CUDA)
     if (b == AD_BACKEND_CUDA || b == AD_BACKEND_AUTO) {
         if (ad_cuda_device_count() > 0) return three ? &ad_cuda3_backend : &ad_cuda_backend;
@@ -122,7 +122,7 @@ ad_status ad_world_create(const ad_world_def *def, ad_world **out)
         w->stats.cell_capacity = (uint32_t)fmin(n, 4294967295.0);
     }
     w->stats.backend = ops == &ad_cpu_backend || ops == &ad_cpu3_backend ? AD_BACKEND_CPU
-                       : ops == &ad_reference_backend ? AD_BACKEND_REFERENCE
+                       : ops == &ad_reference_backend || ops == &ad_reference3_backend ? AD_BACKEND_REFERENCE
                                                       : AD_BACKEND_CUDA;
     w->stats.dt = ad_dt_next(&w->dt_rule, 0.0);
 

@@ -230,9 +230,6 @@ static ad_status check_depth(const ad_world_def *d)
     if (d->broad_phase != AD_BROAD_PHASE_GRID)
         return ad_fail(AD_ERR_INVALID, "broad_phase",
                        "broad_phase = bvh is 2D for now: a 3D world finds its contacts on the grid");
-    if (d->backend == AD_BACKEND_REFERENCE)
-        return ad_fail(AD_ERR_INVALID, "backend",
-                       "backend = reference does not run 3D worlds yet: use backend = cpu, cuda or auto");
     return ad_ok();
 }
 

@@ -190,8 +190,10 @@ ad_status ad_cuda_bvh_dump(const ad_world *w, ad_bvh_dump *out);
 #endif
 
 extern const ad_backend_ops ad_cpu_backend;
-/* The CPU backend's 3D worlds (src/cpu/world3_cpu.c): the same pipeline over spheres. */
+/* 3D worlds on the plain pipeline (src/reference/reference3.c): the CPU backend's, over threads, and the
+ * reference's, on one thread. */
 extern const ad_backend_ops ad_cpu3_backend;
+extern const ad_backend_ops ad_reference3_backend;
 
 /* 3D (world3.c): the fill of a 3D world, the triangles' grid's release. */
 ad_status ad_world_fill3(ad_world *w, const ad_fill_def *f, size_t *added);

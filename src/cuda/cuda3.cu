@@ -1,13 +1,12 @@
 /* The CUDA backend's 3D worlds (dimensions = 3): the device buffers, spheres and triangles in, the step
  * as kernels on one stream captured as a CUDA graph (no host round trip in a step), read-back and
- * checkpoints. The kernels: kernels3.cuh. The sort is CUB's stable radix sort of (cell, slot), so
- * the order of a cell's spheres is their previous order and a run is the same bits every time
- * (there is no non-deterministic mode in 3D). What the 2D GPU path adds for speed (8-bit counters
- * and the counting sort, the bin fused into the pass, steps nobody reads skipping their
- * observables) is not here yet. */
+ * checkpoints. The kernels: kernels3.cuh. The sort is 2D's counting sort (DESIGN.md): each sphere's
+ * cell and its rank from the cell counters (8, 16 or 32 bits, counts.cuh), their scan, and the order
+ * of a stable sort by cell from the ranks (k_cell_members, k_stable_rank), so the order of a cell's
+ * spheres is their previous order and a run is the same bits every time (there is no
+ * non-deterministic mode in 3D). What the 2D GPU path adds for speed (the bin fused into the pass,
+ * steps nobody reads skipping their observables) is not here yet. */
 #include <cuda_runtime.h>
-
-#include <cub/device/device_radix_sort.cuh>
 
 #include <cstdlib>
 #include <cstring>
@@ -18,18 +17,17 @@
 
 struct cuda3_world {
     size_t cap, n, ncell;
-    int key_bits;
+    unsigned count_lg; /* the cell counters' width: 32 >> count_lg bits (counts.cuh) */
     cudaStream_t stream;
     ad_state3 *state, *sorted; /* the world's state between steps; the step's in cell order */
     unsigned *id, *id_sorted;
     ad_accel3 *acc, *acc_sorted;
     float *pressure, *virial;
-    unsigned *key, *key_sorted, *slot, *perm, *start;
+    unsigned *cell_of, *rank, *members, *perm; /* a sphere's cell, its rank in it; the stable order's */
+    unsigned *count, *start, *tile_sum;        /* the cell counters, their scan (ad_start_slots), its scratch */
     ad_state3 *rk[3]; /* RK4: two stage buffers and the weighted sum */
     ad_step_sums *blocks, *blocks2;
     ad_ctrl *ctrl, *ctrl_host;
-    void *temp;
-    size_t temp_bytes;
     ad_tri *tris;
     unsigned *tri_start, *tri_index;
     ad_tri_grid gdev;
@@ -41,26 +39,27 @@ struct cuda3_world {
 static cuda3_world *C3(const ad_world *w) { return (cuda3_world *)w->impl; }
 static unsigned grid3_of(size_t n) { return (unsigned)((n + AD_CUDA_BLOCK - 1) / AD_CUDA_BLOCK); }
 
-/* Bytes a sphere takes: two states, ids and accelerations, pressure, virial, the sort's keys and values
- * (twice each); RK4 three states more. */
+/* Bytes a sphere takes: two states, ids and accelerations, pressure, virial, its cell and rank, the
+ * stable order's members and permutation; RK4 three states more. */
 static size_t per_sphere(const ad_world_def *d)
 {
     size_t b = 2 * sizeof(ad_state3) + 2 * 4 + 2 * sizeof(ad_accel3) + 2 * 4 + 4 * 4;
     return d->integrator == AD_INTEGRATOR_RK4 ? b + 3 * sizeof(ad_state3) : b;
 }
 
-static int key_bits(size_t ncell)
+/* The counters' width from the most spheres a cell can hold without overlaps (counts.cuh). */
+static unsigned count_lg3(const ad_world_def *d, const ad_params *p)
 {
-    int b = 1;
-    while (b < 32 && ((size_t)1 << b) < ncell) b++;
-    return b;
+    return ad_count_lg(ad_cell_packing3(p->cell_x, p->cell_y, p->cell_z, d->radius), d->capacity);
 }
 
 static size_t cuda3_bytes_needed(const ad_world_def *d, const ad_params *p)
 {
     size_t cells = (size_t)p->nx * (size_t)p->ny * (size_t)p->nz;
-    return d->capacity * per_sphere(d) + (cells + 1) * 4 + 2 * (grid3_of(d->capacity) + 1) * sizeof(ad_step_sums) +
-           AD_REDUCE_BLOCKS * sizeof(ad_step_sums) + ad_cuda_sort_bytes(d->capacity, key_bits(cells)) + sizeof(ad_ctrl);
+    unsigned lg = count_lg3(d, p);
+    return d->capacity * per_sphere(d) + ad_count_bytes(cells, lg) + ad_start_slots(cells, lg) * 4 +
+           ad_scan_state_bytes(cells, lg) + 2 * (grid3_of(d->capacity) + 1) * sizeof(ad_step_sums) +
+           AD_REDUCE_BLOCKS * sizeof(ad_step_sums) + sizeof(ad_ctrl);
 }
 
 static void free_triangles(cuda3_world *c)
@@ -77,9 +76,9 @@ static void cuda3_destroy(ad_world *w)
     cuda3_world *c = C3(w);
     if (!c) return;
     if (c->graph_ok) cudaGraphExecDestroy(c->graph);
-    void *dev[] = {c->state, c->sorted, c->id,    c->id_sorted, c->acc,   c->acc_sorted, c->pressure, c->virial,
-                   c->key,   c->key_sorted, c->slot, c->perm,   c->start, c->rk[0],      c->rk[1],    c->rk[2],
-                   c->blocks, c->blocks2, c->ctrl, c->temp};
+    void *dev[] = {c->state,   c->sorted, c->id,      c->id_sorted, c->acc,    c->acc_sorted, c->pressure,
+                   c->virial,  c->cell_of, c->rank,   c->members,   c->perm,   c->count,      c->start,
+                   c->tile_sum, c->rk[0],  c->rk[1],  c->rk[2],     c->blocks, c->blocks2,    c->ctrl};
     for (size_t k = 0; k < sizeof dev / sizeof dev[0]; k++) cudaFree(dev[k]);
     free_triangles(c);
     cudaFreeHost(c->ctrl_host);
@@ -103,9 +102,9 @@ static ad_status cuda3_create(ad_world *w)
                        "%zu bytes, the grid, the sort) but %zu are free", need, d->capacity, per_sphere(d), free_b);
     c->cap = d->capacity;
     c->ncell = (size_t)w->params.nx * (size_t)w->params.ny * (size_t)w->params.nz;
-    c->key_bits = key_bits(c->ncell);
+    c->count_lg = count_lg3(d, &w->params);
     w->stats.threads = 1;
-    w->stats.cell_counter_bits = 32;
+    w->stats.cell_counter_bits = 32 >> c->count_lg;
     CU(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking));
     for (int k = 0; k < 2; k++) CU(cudaEventCreateWithFlags(&c->batch[k], cudaEventDisableTiming));
     size_t cap = c->cap, nb = grid3_of(cap) + 1;
@@ -118,9 +117,12 @@ static ad_status cuda3_create(ad_world *w)
         {(void **)&c->id, cap * 4},                         {(void **)&c->id_sorted, cap * 4},
         {(void **)&c->acc, cap * sizeof(ad_accel3)},        {(void **)&c->acc_sorted, cap * sizeof(ad_accel3)},
         {(void **)&c->pressure, cap * 4},                   {(void **)&c->virial, cap * 4},
-        {(void **)&c->key, cap * 4},                        {(void **)&c->key_sorted, cap * 4},
-        {(void **)&c->slot, cap * 4},                       {(void **)&c->perm, cap * 4},
-        {(void **)&c->start, (c->ncell + 1) * 4},           {(void **)&c->blocks, 2 * nb * sizeof(ad_step_sums)},
+        {(void **)&c->cell_of, cap * 4},                    {(void **)&c->rank, cap * 4},
+        {(void **)&c->members, cap * 4},                    {(void **)&c->perm, cap * 4},
+        {(void **)&c->count, ad_count_bytes(c->ncell, c->count_lg)},
+        {(void **)&c->start, ad_start_slots(c->ncell, c->count_lg) * 4},
+        {(void **)&c->tile_sum, ad_scan_state_bytes(c->ncell, c->count_lg)},
+        {(void **)&c->blocks, 2 * nb * sizeof(ad_step_sums)},
         {(void **)&c->blocks2, AD_REDUCE_BLOCKS * sizeof(ad_step_sums)}, {(void **)&c->ctrl, sizeof(ad_ctrl)},
         {(void **)&c->rk[0], rk4 ? cap * sizeof(ad_state3) : 0}, {(void **)&c->rk[1], rk4 ? cap * sizeof(ad_state3) : 0},
         {(void **)&c->rk[2], rk4 ? cap * sizeof(ad_state3) : 0},
@@ -134,8 +136,6 @@ static ad_status cuda3_create(ad_world *w)
         }
         CU(cudaMemsetAsync(*arrays[k].p, 0, arrays[k].bytes, c->stream));
     }
-    c->temp_bytes = ad_cuda_sort_bytes(cap, c->key_bits);
-    CU(cudaMalloc(&c->temp, c->temp_bytes + 1));
     CU(cudaMallocHost((void **)&c->ctrl_host, sizeof(ad_ctrl)));
     memset(c->ctrl_host, 0, sizeof(ad_ctrl));
     c->ctrl_host->stats = w->stats;
@@ -169,6 +169,12 @@ static ad_status cuda3_pull_stats(ad_world *w)
     CU(cudaStreamSynchronize(c->stream));
     const ad_ctrl &h = *c->ctrl_host;
     ad_stats_copy_step(&w->stats, &h.stats);
+    if (h.count_overflow)
+        return ad_fail(AD_ERR_UNSTABLE, "cell_size",
+                       "by step %llu, more than %u spheres fell in one grid cell, past the GPU's %u-bit cell counters "
+                       "(docs/ARCHITECTURE.md): spheres were pushed deep into each other or clamped into a border cell "
+                       "by the thousands; the run's state is lost",
+                       (unsigned long long)h.stats.step, ~0u >> (32 - (32 >> c->count_lg)), 32u >> c->count_lg);
     if (h.nonfinite)
         return ad_fail(AD_ERR_UNSTABLE, "dt",
                        "by step %llu, %llu sphere states became non-finite on the GPU (the step is too large for the "
@@ -245,13 +251,13 @@ static cudaError_t enqueue_sort(ad_world *w, cuda3_world *c)
 {
     unsigned n = (unsigned)c->n, g = grid3_of(n);
     cudaStream_t st = c->stream;
-    k3_bin<<<g, AD_CUDA_BLOCK, 0, st>>>(w->params, c->state, n, c->key, c->slot);
-    size_t tb = c->temp_bytes;
-    cudaError_t e = cub::DeviceRadixSort::SortPairs(c->temp, tb, c->key, c->key_sorted, c->slot, c->perm, (int)n, 0,
-                                                    c->key_bits, st);
+    ad_counts count = {c->count, c->count_lg, &c->ctrl->count_overflow};
+    k3_count<<<g, AD_CUDA_BLOCK, 0, st>>>(w->params, c->state, n, count, c->cell_of, c->rank);
+    /* the scan leaves the counters cleared for the next bin */
+    cudaError_t e = ad_cuda_scan(c->count, c->count_lg, c->start, c->tile_sum, c->ncell, st);
+    if (!e) e = ad_cuda_stable_order(n, c->cell_of, c->rank, c->start, c->members, c->perm, st);
     if (e) return e;
     k3_reorder<<<g, AD_CUDA_BLOCK, 0, st>>>(c->perm, c->state, c->id, c->acc, n, c->sorted, c->id_sorted, c->acc_sorted);
-    k3_starts<<<grid3_of(n + 1), AD_CUDA_BLOCK, 0, st>>>(c->key_sorted, n, (unsigned)c->ncell, c->start);
     return cudaGetLastError();
 }
 

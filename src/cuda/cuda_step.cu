@@ -155,6 +155,23 @@ static cudaError_t enqueue_grid(ad_world *w, cuda_world *c, unsigned n, int time
     return e || !timed ? e : cudaEventRecord(c->phase[3], st);
 }
 
+cudaError_t ad_cuda_scan(unsigned *counts, unsigned lg, unsigned *start, unsigned *tile_sum, size_t ncell,
+                         cudaStream_t st)
+{
+    return ad_scan_counts(counts, lg, start, tile_sum, ncell, st);
+}
+
+cudaError_t ad_cuda_stable_order(unsigned n, const unsigned *cell_of, const unsigned *rank, const unsigned *start,
+                                 unsigned *members, unsigned *perm, cudaStream_t st)
+{
+    unsigned gb = (n + AD_CUDA_BLOCK - 1) / AD_CUDA_BLOCK;
+    ad_n nn = {n, NULL};
+    k_cell_members<<<gb, AD_CUDA_BLOCK, 0, st>>>(nn, cell_of, rank, start, members);
+    /* no cell is the dead cell (~0u), so its counter is never read */
+    k_stable_rank<<<gb, AD_CUDA_BLOCK, 0, st>>>(nn, ~0u, NULL, cell_of, start, members, perm);
+    return cudaGetLastError();
+}
+
 /* Step 5's entries after the pass that ends a step (open.cuh): the free stream's and the reservoir's
  * new discs, appended to the pass's output `nx` and binned where the pass binned (bin). */
 static void enqueue_enter(ad_world *w, cuda_world *c, int nx, int bin)

@@ -1,5 +1,5 @@
-/* The kernels of a 3D step on the GPU (included by cuda3.cu only): the bin (each sphere's cell, the
- * sort's keys), the reorder into cell order after CUB's stable radix sort, the cells' starts, and the
+/* The kernels of a 3D step on the GPU (included by cuda3.cu only): the bin (each sphere's cell and its
+ * rank from the cell counters), the reorder into the order of a stable sort by cell, and the
  * pass (each sphere gathers its own contacts with ad_gather_all3 and integrates itself: the shared
  * physics headers, as on the CPU), Verlet's drift and priming, the RK4 stages. A pass's sums are
  * reduced per block in a fixed order (block_sums.cuh) and folded by k_fold_step<AD_SUMS3>
@@ -10,6 +10,7 @@
 #include "../physics/gather3.h"
 #include "../physics/integrate.h"
 #include "block_sums.cuh"
+#include "counts.cuh"
 
 typedef ad_thread_sums_n<AD_SUMS3> ad_thread_sums3;
 
@@ -21,17 +22,21 @@ typedef ad_thread_sums_n<AD_SUMS3> ad_thread_sums3;
 
 __device__ __forceinline__ unsigned ad3_thread() { return blockIdx.x * blockDim.x + threadIdx.x; }
 
-/* Step 1: the sphere's cell (the sort's key) and its slot (the sort's value). */
-__global__ void k3_bin(ad_params p, const ad_state3 *__restrict__ s, unsigned n, unsigned *key, unsigned *slot)
+/* Step 1: the sphere's cell (one clamp: a centre outside the domain counts in its border cell) and its
+ * rank among the cell's spheres, the old value of the cell's counter (8, 16 or 32 bits: counts.cuh;
+ * an add past the width sets the overflow flag, and the host fails the call). */
+__global__ void k3_count(ad_params p, const ad_state3 *__restrict__ s, unsigned n, ad_counts count,
+                         unsigned *__restrict__ cell_of, unsigned *__restrict__ rank)
 {
     unsigned i = ad3_thread();
     if (i >= n) return;
-    ad_state3 q = s[i];
-    key[i] = ad_cell_index3(&p, q.x, q.y, q.z);
-    slot[i] = i;
+    float4 q = reinterpret_cast<const float4 *>(s)[i]; /* the position half of the record */
+    unsigned c = ad_cell_index3(&p, q.x, q.y, q.z);
+    cell_of[i] = c;
+    rank[i] = ad_count_add(count, c, 1u);
 }
 
-/* Step 3: the spheres in the stable order of their cells (perm: the sorted slots). */
+/* Step 3: the spheres in the stable order of their cells (perm[i]: the previous slot of slot i's). */
 __global__ void k3_reorder(const unsigned *__restrict__ perm, const ad_state3 *__restrict__ s,
                            const unsigned *__restrict__ id, const ad_accel3 *__restrict__ acc, unsigned n,
                            ad_state3 *s_out, unsigned *id_out, ad_accel3 *acc_out)
@@ -39,19 +44,10 @@ __global__ void k3_reorder(const unsigned *__restrict__ perm, const ad_state3 *_
     unsigned i = ad3_thread();
     if (i >= n) return;
     unsigned j = perm[i];
+    if (j >= n) return; /* only after a counter overflowed (counts.cuh) */
     s_out[i] = s[j];
     id_out[i] = id[j];
     acc_out[i] = acc[j];
-}
-
-/* The cells' starts from the sorted keys: thread i (0..n) writes the starts of the cells from the one
- * after key[i - 1] to key[i] (to the last cell for i = n), so every cell's start is written once. */
-__global__ void k3_starts(const unsigned *__restrict__ key, unsigned n, unsigned ncell, unsigned *start)
-{
-    unsigned i = ad3_thread();
-    if (i > n) return;
-    unsigned from = i == 0 ? 0u : key[i - 1] + 1u, to = i == n ? ncell : key[i];
-    for (unsigned c = from; c <= to; c++) start[c] = i;
 }
 
 /* What the pass reads and writes besides the parameters. */

@@ -9,6 +9,7 @@
  *   AD_ALL(M)       (M(x) && M(y) [&& M(z)])       a test on every axis
  *   AD_ARGS(pre)    float prex, float prey[, ...]   a parameter per axis
  *   AD_PASS(pre)    prex, prey[, prez]              an argument per axis (pre may be s.v, a->f, ...)
+ *   AD_LIST(M)      M(x), M(y)[, M(z)]              an argument per axis made by M (s.x, s.y: M(c) s.c)
  *   AD_IARGS(pre)   int prex, int prey[, ...]       integer parameters (cell coordinates)
  *   AD_PARGS(pre)   float *prex, float *prey[, ...] results per axis
  *   AD_UNIT(c, s)   the components of s times the unit vector along axis c (a wall's normal)
@@ -30,6 +31,7 @@
 #define AD_ALL(M) (M(x) && M(y))
 #define AD_ARGS(pre) float pre##x, float pre##y
 #define AD_PASS(pre) pre##x, pre##y
+#define AD_LIST(M) M(x), M(y)
 #define AD_IARGS(pre) int pre##x, int pre##y
 #define AD_PARGS(pre) float *pre##x, float *pre##y
 #define AD_STATE ad_state
@@ -42,6 +44,7 @@
 #define AD_ALL(M) (M(x) && M(y) && M(z))
 #define AD_ARGS(pre) float pre##x, float pre##y, float pre##z
 #define AD_PASS(pre) pre##x, pre##y, pre##z
+#define AD_LIST(M) M(x), M(y), M(z)
 #define AD_IARGS(pre) int pre##x, int pre##y, int pre##z
 #define AD_PARGS(pre) float *pre##x, float *pre##y, float *pre##z
 #define AD_STATE ad_state3

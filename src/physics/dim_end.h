@@ -4,6 +4,7 @@
 #undef AD_SUM
 #undef AD_ARGS
 #undef AD_PASS
+#undef AD_LIST
 #undef AD_IARGS
 #undef AD_STATE
 #undef AD_ACCUM

@@ -28,6 +28,14 @@ AD_HD static inline double ad_cell_packing(double cx, double cy, double r)
     return (cx + 2.0 * r) * (cy + 2.0 * r) / (2.0 * 1.7320508075688772 * r * r);
 }
 
+/* 3D: the most spheres of radius r whose centres can lie in a cell of cx x cy x cz with no two closer
+ * than a diameter: the densest packing (face-centred cubic, 1 / (4 sqrt 2 r^3) centres a volume) over
+ * the cell grown by r each side. */
+AD_HD static inline double ad_cell_packing3(double cx, double cy, double cz, double r)
+{
+    return (cx + 2.0 * r) * (cy + 2.0 * r) * (cz + 2.0 * r) / (5.656854249492381 * r * r * r);
+}
+
 /* The columns [lo, hi] of neighbour cells of column cx within `reach`, split in
  * at most two runs when a periodic axis wraps. Returns the number of runs. */
 AD_HD static inline int ad_neighbour_runs(int c, int reach, int n, int periodic, int lo[2], int hi[2])

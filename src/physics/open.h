@@ -74,6 +74,23 @@ AD_HD static inline uint32_t ad_bin_cell(const ad_params *p, ad_state s)
     return ad_is_dead(s) ? (uint32_t)p->nx * (uint32_t)p->ny : ad_cell_index(p, s.x, s.y);
 }
 
+/* 3D: a removed sphere's state (NaN position), its test and its cell, as in 2D; the dead cell follows
+ * the nx ny nz grid cells. */
+AD_HD static inline ad_state3 ad_dead_state3(void)
+{
+    ad_state3 s;
+    s.x = s.y = s.z = NAN;
+    s.spare_p = s.vx = s.vy = s.vz = s.spare_v = 0.0f;
+    return s;
+}
+
+AD_HD static inline int ad_is_dead3(ad_state3 s) { return s.x != s.x; }
+
+AD_HD static inline uint32_t ad_bin_cell3(const ad_params *p, ad_state3 s)
+{
+    return ad_is_dead3(s) ? (uint32_t)p->nx * (uint32_t)p->ny * (uint32_t)p->nz : ad_cell_index3(p, s.x, s.y, s.z);
+}
+
 /* 1 when the centre is past an open side. */
 AD_HD static inline int ad_left_open(const ad_params *p, float x, float y)
 {
