@@ -2,7 +2,7 @@
 # Builds aerodem and runs its test suite (ctest) three times: an optimised build (with the CUDA
 # backend compiled when nvcc is present; GPU tests skip themselves without a GPU), a CPU build
 # under AddressSanitizer and UndefinedBehaviorSanitizer (without the long physics runs, label
-# slow), and the fuzzers (clang's libFuzzer with ASan and UBSan, AERODEM_FUZZ_SECONDS each, 60 by
+# slow), and the fuzzers (clang's libFuzzer with ASan and UBSan, AERODEM_FUZZ_SECONDS each, 45 by
 # default; label fuzz).
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -21,8 +21,8 @@ cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAERODEM_SANITIZE=ON
 cmake --build build-asan -j"$jobs"
 # the long physics runs (label slow: minutes of stepping, no new code paths) run in the optimised build only
 (cd build-asan && ctest --output-on-failure -j"$jobs" -LE slow "$@")
-echo "== fuzzers (libFuzzer, ASan + UBSan), ${AERODEM_FUZZ_SECONDS:-60} s each"
+echo "== fuzzers (libFuzzer, ASan + UBSan), ${AERODEM_FUZZ_SECONDS:-45} s each"
 CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAERODEM_FUZZ=ON -DAERODEM_CUDA=OFF \
-      -DAERODEM_FUZZ_SECONDS="${AERODEM_FUZZ_SECONDS:-60}" >/dev/null
+      -DAERODEM_FUZZ_SECONDS="${AERODEM_FUZZ_SECONDS:-45}" >/dev/null
 cmake --build build-fuzz -j"$jobs" --target fuzz_scene fuzz_airfoil fuzz_checkpoint
 (cd build-fuzz && ctest --output-on-failure -j"$jobs" -L fuzz)

@@ -31,15 +31,16 @@ static void usage(void)
  *   k3_count        reads the position half (16), writes cell and rank (8), adds to a counter (4);
  *   cell members    reads cell, rank and the cell's start (12), writes the member (4);
  *   stable rank     reads cell, two starts and the cell's members (about 16), writes perm (4);
- *   k3_reorder      reads perm, state, id, acceleration (52), writes state, id, acceleration (48);
+ *   k3_reorder      reads perm, state and id (40), writes state and id (36) (Verlet alone also
+ *                   moves the accelerations);
  *   k3_interact     reads the state (32), its rows' starts (about 8) and id (4), writes state, id,
  *                   acceleration, pressure and virial (56);
  * and per cell the scan: the counters read twice and cleared (3 b, b the counter's bytes) and start
- * written (4). 271 bytes a sphere for the lattice (one cell a sphere, 8-bit counters). */
+ * written (4). 247 bytes a sphere for the lattice (one cell a sphere, 8-bit counters). */
 static double model_bytes3(double cells_per_sphere, unsigned counter_bits)
 {
     double b = counter_bits / 8.0;
-    return 28 + 16 + 20 + 100 + 100 + (3 * b + 4) * cells_per_sphere;
+    return 28 + 16 + 20 + 76 + 100 + (3 * b + 4) * cells_per_sphere;
 }
 
 static ad_world *make(int lattice, double n, double fraction, double drift, int threads, ad_backend backend,

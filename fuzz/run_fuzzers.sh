@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs aerodem's fuzzers (fuzz/CMakeLists.txt) for a bounded time each and fails on any finding.
 # Usage: fuzz/run_fuzzers.sh [--seconds S] [--runs N] [--bin DIR] [--work DIR] [--jobs J] [NAME...]
-#   NAME: scene, airfoil, checkpoint (default: all). --runs N stops after N inputs instead of a time
+#   NAME: scene, airfoil, checkpoint, stl (default: all). --runs N stops after N inputs instead of a time
 #   (a campaign: docs/HARDENING.md). The seed corpus (fuzz/corpus/NAME) is copied into a work corpus
 #   (WORK/NAME) that grows with what the fuzzer finds; findings (crash-*, leak-*, timeout-*, oom-*)
 #   land in WORK/NAME-findings and make the script exit 1.
@@ -20,7 +20,7 @@ while [ $# -gt 0 ]; do
   *) names+=("$1"); shift ;;
   esac
 done
-[ ${#names[@]} -eq 0 ] && names=(scene airfoil checkpoint)
+[ ${#names[@]} -eq 0 ] && names=(scene airfoil checkpoint stl)
 [ -z "$work" ] && work="$bin/work"
 fail=0
 for n in "${names[@]}"; do

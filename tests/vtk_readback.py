@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Reads the ParaView files test_io wrote (DIR) back with VTK and checks counts and values exactly.
 
-Usage: /usr/bin/python3 vtk_readback.py DIR. Exit 0 on success, 1 on any mismatch,
+Usage: /usr/bin/python3 vtk_readback.py DIR, or --mesh FILE NPOINTS NCELLS NBOUNDARY [FIELD] for one body
+surface written by ad_write_vtp_mesh (test_body3). Exit 0 on success, 1 on any mismatch,
 77 (ctest's skip code) when the vtk module cannot be imported.
 """
 import os
@@ -184,9 +185,52 @@ def check_pvd(path, kind):
             check_field(f, add=100.0 * k)
 
 
+def check_mesh(path, npoints, ncells, nboundary, field):
+    """A body's surface (ad_write_vtp_mesh): merged points, triangles, its open edges; field[k] = k if named."""
+    d = read(path)
+    if d is None:
+        return
+    ensure(d.GetNumberOfPoints() == npoints, "%s: %d points, expected %d" % (path, d.GetNumberOfPoints(), npoints))
+    ensure(d.GetNumberOfPolys() == ncells, "%s: %d polys, expected %d" % (path, d.GetNumberOfPolys(), ncells))
+    ensure(d.GetNumberOfCells() == ncells, "%s: %d cells, expected %d" % (path, d.GetNumberOfCells(), ncells))
+    tris = cell_ids(d.GetPolys())
+    ensure(all(len(t) == 3 and len(set(t)) == 3 for t in tris), path + ": a poly is not a triangle of 3 points")
+    fe = vtk.vtkFeatureEdges()
+    fe.SetInputData(d)
+    fe.BoundaryEdgesOn()
+    fe.FeatureEdgesOff()
+    fe.NonManifoldEdgesOn()
+    fe.ManifoldEdgesOff()
+    fe.Update()
+    got = fe.GetOutput().GetNumberOfLines()
+    ensure(got == nboundary, "%s: %d boundary or non-manifold edges, expected %d" % (path, got, nboundary))
+    cd = d.GetCellData()
+    if field:
+        same(values(cd.GetArray(field)), [float(k) for k in range(ncells)], path + " " + field)
+        ensure(cd.GetScalars() is not None and cd.GetScalars().GetName() == field, path + ": no active scalars")
+    else:
+        ensure(cd.GetNumberOfArrays() == 0, path + ": cell data without a field given")
+
+
+def main_mesh(args):
+    """--mesh FILE NPOINTS NCELLS NBOUNDARY [FIELD]"""
+    if len(args) not in (4, 5):
+        print("usage: vtk_readback.py --mesh FILE NPOINTS NCELLS NBOUNDARY [FIELD]")
+        return 2
+    vtk.vtkObject.GlobalWarningDisplayOff()
+    check_mesh(args[0], int(args[1]), int(args[2]), int(args[3]), args[4] if len(args) == 5 else None)
+    if failures:
+        print("vtk_readback: %s: FAILED %d of %d checks" % (args[0], len(failures), checks))
+        return 1
+    print("vtk_readback: %s: all %d checks passed (VTK %s)" % (args[0], checks, vtk.vtkVersion.GetVTKVersion()))
+    return 0
+
+
 def main():
+    if len(sys.argv) >= 2 and sys.argv[1] == "--mesh":
+        return main_mesh(sys.argv[2:])
     if len(sys.argv) != 2:
-        print("usage: vtk_readback.py DIR")
+        print("usage: vtk_readback.py DIR | --mesh FILE NPOINTS NCELLS NBOUNDARY [FIELD]")
         return 2
     d = sys.argv[1]
     vtk.vtkObject.GlobalWarningDisplayOff()  # errors are counted through observers instead

@@ -16,19 +16,8 @@ static ad_status check_triangle(const ad_triangle *t, size_t i)
             if (!isfinite(t->v[j][d]))
                 return ad_fail(AD_ERR_INVALID, "triangles", "triangle %zu: vertex %d's %c is %g (not a finite number)",
                                i, j, axis[d], t->v[j][d]);
-    double e[3][3], len2[3];
-    for (int j = 0; j < 3; j++) {
-        len2[j] = 0;
-        for (int d = 0; d < 3; d++) {
-            e[j][d] = (double)t->v[(j + 1) % 3][d] - t->v[j][d];
-            len2[j] += e[j][d] * e[j][d];
-        }
-    }
-    double cx = e[0][1] * e[2][2] - e[0][2] * e[2][1], cy = e[0][2] * e[2][0] - e[0][0] * e[2][2];
-    double cz = e[0][0] * e[2][1] - e[0][1] * e[2][0];
-    double twice_area = sqrt(cx * cx + cy * cy + cz * cz);
-    double longest = fmax(len2[0], fmax(len2[1], len2[2]));
-    if (!(twice_area > 2e-6 * longest))
+    double longest;
+    if (ad_tri_degenerate(t->v, &longest))
         return ad_fail(AD_ERR_INVALID, "triangles",
                        "triangle %zu is degenerate: its vertices (%g, %g, %g), (%g, %g, %g), (%g, %g, %g) are %s", i,
                        t->v[0][0], t->v[0][1], t->v[0][2], t->v[1][0], t->v[1][1], t->v[1][2], t->v[2][0], t->v[2][1],

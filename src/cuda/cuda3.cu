@@ -257,7 +257,9 @@ static cudaError_t enqueue_sort(ad_world *w, cuda3_world *c)
     cudaError_t e = ad_cuda_scan(c->count, c->count_lg, c->start, c->tile_sum, c->ncell, st);
     if (!e) e = ad_cuda_stable_order(n, c->cell_of, c->rank, c->start, c->members, c->perm, st);
     if (e) return e;
-    k3_reorder<<<g, AD_CUDA_BLOCK, 0, st>>>(c->perm, c->state, c->id, c->acc, n, c->sorted, c->id_sorted, c->acc_sorted);
+    /* only Verlet's kick reads the accelerations of the last step; the others compute them afresh */
+    const ad_accel3 *acc = w->def.integrator == AD_INTEGRATOR_VERLET ? c->acc : NULL;
+    k3_reorder<<<g, AD_CUDA_BLOCK, 0, st>>>(c->perm, c->state, c->id, acc, n, c->sorted, c->id_sorted, c->acc_sorted);
     return cudaGetLastError();
 }
 

@@ -30,13 +30,14 @@ __global__ void k3_count(ad_params p, const ad_state3 *__restrict__ s, unsigned 
 {
     unsigned i = ad3_thread();
     if (i >= n) return;
-    float4 q = reinterpret_cast<const float4 *>(s)[i]; /* the position half of the record */
+    float4 q = *reinterpret_cast<const float4 *>(&s[i]); /* the position half of the record */
     unsigned c = ad_cell_index3(&p, q.x, q.y, q.z);
     cell_of[i] = c;
     rank[i] = ad_count_add(count, c, 1u);
 }
 
-/* Step 3: the spheres in the stable order of their cells (perm[i]: the previous slot of slot i's). */
+/* Step 3: the spheres in the stable order of their cells (perm[i]: the previous slot of slot i's); the
+ * accelerations only where the step reads them (acc NULL otherwise: Verlet alone carries them). */
 __global__ void k3_reorder(const unsigned *__restrict__ perm, const ad_state3 *__restrict__ s,
                            const unsigned *__restrict__ id, const ad_accel3 *__restrict__ acc, unsigned n,
                            ad_state3 *s_out, unsigned *id_out, ad_accel3 *acc_out)
@@ -47,7 +48,7 @@ __global__ void k3_reorder(const unsigned *__restrict__ perm, const ad_state3 *_
     if (j >= n) return; /* only after a counter overflowed (counts.cuh) */
     s_out[i] = s[j];
     id_out[i] = id[j];
-    acc_out[i] = acc[j];
+    if (acc) acc_out[i] = acc[j];
 }
 
 /* What the pass reads and writes besides the parameters. */
@@ -123,7 +124,7 @@ __global__ void __launch_bounds__(AD_CUDA_BLOCK, AD3_PASS_BLOCKS) k3_interact(ad
         ad_state3 me = io.sorted[i];
         ad_accum3 a = ad3_gather(p, g, io.start, io.sorted, i, me, me);
         ad3_observe(t, a, io, i);
-        ad_accel3 ac = ad3_accel(p, a), old = io.acc_sorted[i];
+        ad_accel3 ac = ad3_accel(p, a), old = INTEG == AD_INTEGRATOR_VERLET ? io.acc_sorted[i] : ac;
         ad_state3 nw = INTEG == AD_INTEGRATOR_EULER    ? ad_step_euler3(me, ac.ax, ac.ay, ac.az, dt)
                        : INTEG == AD_INTEGRATOR_VERLET ? ad_verlet_kick3(me, old.ax, old.ay, old.az, ac.ax, ac.ay, ac.az, dt)
                                                        : ad_step_symplectic3(me, ac.ax, ac.ay, ac.az, dt);

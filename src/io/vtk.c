@@ -322,6 +322,120 @@ ad_status ad_write_vtp_outline(const char *path, const float *x, const float *y,
     return finish(&io, b);
 }
 
+/* ------------------------------------------------------------ mesh .vtp -- */
+
+/* A vertex copy: its coordinates and its place (3 * triangle + corner) in the mesh. */
+typedef struct vtx_ref {
+    float p[3];
+    size_t ref;
+} vtx_ref;
+
+/* By coordinates (== as floats, so -0 equals +0), then by place: a group's first entry is its first copy. */
+static int vtx_ref_cmp(const void *a, const void *b)
+{
+    const vtx_ref *x = a, *y = b;
+    for (int d = 0; d < 3; d++)
+        if (x->p[d] != y->p[d]) return x->p[d] < y->p[d] ? -1 : 1;
+    return x->ref < y->ref ? -1 : x->ref > y->ref;
+}
+
+/* id[r]: the point of vertex copy r, points numbered as they first appear; first[k]: point k's first copy.
+ * Returns the number of points, or (size_t)-1 without memory. */
+static size_t merge_vertices(const ad_mesh *m, size_t *id, size_t *first)
+{
+    size_t nv = 3 * m->n;
+    vtx_ref *v = malloc((nv + 1) * sizeof *v);
+    if (!v) return (size_t)-1;
+    for (size_t r = 0; r < nv; r++) {
+        memcpy(v[r].p, m->t[r / 3].v[r % 3], sizeof v[r].p);
+        v[r].ref = r;
+    }
+    qsort(v, nv, sizeof *v, vtx_ref_cmp);
+    for (size_t k = 0; k < nv; k++) { /* id[] holds each copy's group leader for now */
+        const float *p = v[k].p, *q = k ? v[k - 1].p : NULL;
+        id[v[k].ref] = q && p[0] == q[0] && p[1] == q[1] && p[2] == q[2] ? id[v[k - 1].ref] : v[k].ref;
+    }
+    free(v);
+    size_t np = 0;
+    for (size_t r = 0; r < nv; r++) { /* a leader comes before the copies it leads */
+        if (id[r] == r) {
+            first[np] = r;
+            id[r] = np++;
+        } else {
+            id[r] = id[id[r]];
+        }
+    }
+    return np;
+}
+
+/* The mesh file's XML up to its appended data; the arrays at the offsets ad_write_vtp_mesh computed. */
+static void mesh_header(FILE *f, size_t np, size_t nc, const char *field, const char *itype, const uint64_t off[4])
+{
+    xml_header(f, "PolyData");
+    fprintf(f, "  <PolyData>\n    <Piece NumberOfPoints=\"%zu\" NumberOfVerts=\"0\" NumberOfLines=\"0\" "
+               "NumberOfStrips=\"0\" NumberOfPolys=\"%zu\">\n", np, nc);
+    if (field) {
+        fputs("      <CellData Scalars=\"", f);
+        xml_text(f, field);
+        fputs("\">\n", f);
+        xml_array(f, "        ", "Float32", field, 1, off[0]);
+        fputs("      </CellData>\n", f);
+    }
+    fputs("      <Points>\n", f);
+    xml_array(f, "        ", "Float32", "Points", 3, off[1]);
+    fputs("      </Points>\n      <Polys>\n", f);
+    xml_array(f, "        ", itype, "connectivity", 1, off[2]);
+    xml_array(f, "        ", itype, "offsets", 1, off[3]);
+    fputs("      </Polys>\n    </Piece>\n  </PolyData>\n", f);
+    xml_appended_begin(f);
+}
+
+ad_status ad_write_vtp_mesh(const char *path, const ad_mesh *m, const char *cell_field_name, const float *cell_field)
+{
+    if (!m || (m->n && !m->t)) return ad_fail(AD_ERR_INVALID, "mesh", "No mesh given.");
+    if (cell_field && (!cell_field_name || !cell_field_name[0]))
+        return ad_fail(AD_ERR_INVALID, "cell_field_name", "A cell field needs a name.");
+    for (size_t i = 0; i < m->n; i++)
+        for (int j = 0; j < 3; j++)
+            for (int d = 0; d < 3; d++)
+                if (!isfinite(m->t[i].v[j][d]))
+                    return ad_fail(AD_ERR_INVALID, "mesh", "Triangle %zu's vertex %d is not finite.", i, j);
+    size_t nv = 3 * m->n, *id = malloc((nv + 1) * sizeof *id), *first = malloc((nv + 1) * sizeof *first);
+    size_t np = id && first ? merge_vertices(m, id, first) : (size_t)-1;
+    if (np == (size_t)-1) {
+        free(id);
+        free(first);
+        return ad_fail(AD_ERR_NO_MEMORY, "mesh", "No memory for merging the %zu vertices of '%s'.", nv, path);
+    }
+    int wide = nv > (size_t)INT32_MAX;
+    uint64_t isz = wide ? 8 : 4, nc = (uint64_t)m->n;
+    uint64_t off[4] = {0, cell_field ? 8 + 4 * nc : 0}; /* cell field, points, connectivity, offsets */
+    off[2] = off[1] + 8 + 12 * (uint64_t)np;
+    off[3] = off[2] + 8 + isz * 3 * nc;
+
+    ad_io_file io;
+    wbuf *b;
+    ad_status s = open_buffered(&io, path, &b);
+    if (s.code == AD_OK) {
+        mesh_header(io.f, np, m->n, cell_field ? cell_field_name : NULL, wide ? "Int64" : "Int32", off);
+        if (cell_field) {
+            wb_u64(b, 4 * nc);
+            for (size_t i = 0; i < m->n; i++) wb_f32(b, cell_field[i]);
+        }
+        wb_u64(b, 12 * (uint64_t)np);
+        for (size_t k = 0; k < np; k++)
+            for (int d = 0; d < 3; d++) wb_f32(b, m->t[first[k] / 3].v[first[k] % 3][d]);
+        wb_u64(b, isz * 3 * nc);
+        for (size_t r = 0; r < nv; r++) wb_index(b, id[r], wide);
+        wb_u64(b, isz * nc);
+        for (size_t i = 0; i < m->n; i++) wb_index(b, 3 * (uint64_t)(i + 1), wide);
+        s = finish(&io, b);
+    }
+    free(id);
+    free(first);
+    return s;
+}
+
 /* ----------------------------------------------------------------- .vti -- */
 
 ad_status ad_write_vti(const char *path, int nx, int ny, double x0, double y0, double dx, double dy,

@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "aerodem/aerodem.h"
+#include "core/mesh.h"
 
 /* Particles as XML PolyData: one vertex per disc, appended raw binary, UInt64 headers,
  * little endian. Points are Float32 (x, y, 0); point data "id" (UInt32, omitted when id
@@ -17,6 +18,13 @@ ad_status ad_write_vtp_particles(const char *path, size_t n, const ad_particle *
 
 /* The body outline [m] as PolyData with one polyline of n >= 2 points (closed if `closed`). */
 ad_status ad_write_vtp_outline(const char *path, const float *x, const float *y, size_t n, int closed);
+
+/* A 3D body's surface as XML PolyData: the mesh's vertices merged where their coordinates are equal floats
+ * (as the world joins triangles; -0 and +0 are one point), numbered in the order they first appear, and one
+ * triangle Poly per triangle, in order; Float32 points, Int32 indices (Int64 beyond 2^31). cell_field, when not
+ * NULL, is one Float32 value per triangle written as the cell data array cell_field_name (the active scalars).
+ * Non-finite vertices are refused; an empty mesh writes an empty file. Appended raw binary, written atomically. */
+ad_status ad_write_vtp_mesh(const char *path, const ad_mesh *m, const char *cell_field_name, const float *cell_field);
 
 /* One field of a .vti: `components` is 1 (scalar) or 2 (a vector stored as x, y, 0). */
 typedef struct ad_vti_field {

@@ -122,4 +122,27 @@ AD_HD static inline int ad_tri_touch(const ad_tri *t, ad_vec3 c, float r, ad_tri
     return 0;
 }
 
+/* The one test of a degenerate triangle (repeated or collinear vertices), host code only: twice its area,
+ * in double precision from the float vertices, is not above 2e-6 of its longest edge squared (the area is
+ * below 1e-6 of it; a NaN counts as degenerate). The world refuses these (core/triangles.c) and the mesh
+ * check reports them (core/mesh_check.c) with this same function, so a mesh that passes the check is never
+ * refused by the world. *longest2 (may be NULL): the longest edge squared (0: the vertices are one point). */
+static inline int ad_tri_degenerate(const float (*v)[3], double *longest2)
+{
+    double e[3][3], len2[3];
+    for (int j = 0; j < 3; j++) {
+        len2[j] = 0;
+        for (int d = 0; d < 3; d++) {
+            e[j][d] = (double)v[(j + 1) % 3][d] - v[j][d];
+            len2[j] += e[j][d] * e[j][d];
+        }
+    }
+    double cx = e[0][1] * e[2][2] - e[0][2] * e[2][1], cy = e[0][2] * e[2][0] - e[0][0] * e[2][2];
+    double cz = e[0][0] * e[2][1] - e[0][1] * e[2][0];
+    double twice_area = sqrt(cx * cx + cy * cy + cz * cz);
+    double longest = fmax(len2[0], fmax(len2[1], len2[2]));
+    if (longest2) *longest2 = longest;
+    return !(twice_area > 2e-6 * longest);
+}
+
 #endif
