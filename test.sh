@@ -24,5 +24,5 @@ cmake --build build-asan -j"$jobs"
 echo "== fuzzers (libFuzzer, ASan + UBSan), ${AERODEM_FUZZ_SECONDS:-45} s each"
 CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAERODEM_FUZZ=ON -DAERODEM_CUDA=OFF \
       -DAERODEM_FUZZ_SECONDS="${AERODEM_FUZZ_SECONDS:-45}" >/dev/null
-cmake --build build-fuzz -j"$jobs" --target fuzz_scene fuzz_airfoil fuzz_checkpoint
+cmake --build build-fuzz -j"$jobs" --target fuzz_scene fuzz_airfoil fuzz_checkpoint fuzz_stl
 (cd build-fuzz && ctest --output-on-failure -j"$jobs" -L fuzz)

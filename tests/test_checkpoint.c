@@ -18,12 +18,12 @@ static char g_dir[256];
 
 /* ------------------------------------------------------------ worlds -- */
 
-enum { W_BOX, W_TUNNEL, W_VERLET, W_RK4, W_BVH, W_SPHERES, W_COUNT };
-static const char *const W_NAME[W_COUNT] = {"box", "tunnel", "verlet", "rk4", "bvh", "spheres"};
+enum { W_BOX, W_TUNNEL, W_VERLET, W_RK4, W_BVH, W_SPHERES, W_OPEN3, W_COUNT };
+static const char *const W_NAME[W_COUNT] = {"box", "tunnel", "verlet", "rk4", "bvh", "spheres", "open3"};
 
 /* Small worlds, a few KB as checkpoints: a closed box with fields, a far-field tunnel with a body, the
- * reservoir, fields and a probe, a periodic Verlet gas, an RK4 gas, a BVH gas with a plate, and a 3D gas
- * of spheres around a tetrahedron. */
+ * reservoir, fields and a probe, a periodic Verlet gas, an RK4 gas, a BVH gas with a plate, a 3D gas
+ * of spheres around a tetrahedron, and a 3D tunnel open along x with spheres waiting for room. */
 static ad_world *make_spheres(void)
 {
     ad_world_def d = ad_default_world_def();
@@ -46,9 +46,32 @@ static ad_world *make_spheres(void)
     return w;
 }
 
+static ad_world *make_open3(void)
+{
+    ad_world_def d = ad_default_world_def();
+    d.dimensions = 3;
+    d.backend = AD_BACKEND_CPU;
+    d.threads = 1;
+    d.capacity = 400;
+    d.x_max = 8.0;
+    d.y_max = d.z_max = 4.0;
+    d.boundary_x = AD_BOUNDARY_OPEN;
+    d.boundary_y = AD_BOUNDARY_PERIODIC;
+    d.stream_vx = 2.0;
+    d.stream_density = 0.6;
+    ad_world *w;
+    REQUIRE_OK(ad_world_create(&d, &w));
+    ad_fill_def f = {0, 0, 8, 4, 0.3, 2.0, 0.0, 1.0, 5, 0, 4, 0.0};
+    REQUIRE_OK(ad_world_fill(w, &f, NULL));
+    for (int k = 0; k < 200 && tu_stats(w).entries_waiting == 0; k++) REQUIRE_OK(ad_world_step(w, 10));
+    ENSURE(tu_stats(w).entries_waiting > 0);
+    return w;
+}
+
 static ad_world *make_world(int kind)
 {
     if (kind == W_SPHERES) return make_spheres();
+    if (kind == W_OPEN3) return make_open3();
     ad_world_def d = ad_default_world_def();
     d.backend = AD_BACKEND_CPU;
     d.threads = 1;
@@ -401,6 +424,23 @@ static void spheres_bad(void)
     free(g.b);
 }
 
+/* The 3D tunnel's waiting spheres (WAI3), one bad field each. */
+static void open3_bad(void)
+{
+    printf("3D tunnel, one bad field each (valid checksum):\n");
+    file g = saved(W_OPEN3, NULL);
+    uint64_t len = 0;
+    size_t w3 = find(&g, "WAI3", &len), e = w3 + 8;
+    ENSURE(w3 > 0 && len >= 8 + sizeof(ad_entry3));
+    refused("wait3_side_closed", put_u32(&g, e + offsetof(ad_entry3, side), 2), 0, "waiting entry 0",
+            "not an open face");
+    refused("wait3_outside_face", put_f32(&g, e + offsetof(ad_entry3, along) + 4, 99.0f), 0, "waiting entry 0",
+            "outside its face");
+    refused("wait3_speed_nan", put_f32(&g, e + offsetof(ad_entry3, vt) + 4, NAN), 0, "waiting entry 0", "speeds");
+    refused("wait3_count", put_u32(&g, w3, 5000), 0, "3D waiting entries", NULL);
+    free(g.b);
+}
+
 /* Cut at every section boundary (and inside every section header), a valid checksum appended. */
 static void truncations(void)
 {
@@ -565,6 +605,7 @@ int main(void)
     tunnel_fields();
     truncations();
     spheres_bad();
+    open3_bad();
     disk_full();
     stale_temps();
     seeds_load();

@@ -31,7 +31,8 @@ static void test_refusals(void)
     refused(d, "boundary_z");
     d = def3();
     d.boundary_x = AD_BOUNDARY_OPEN;
-    refused(d, "boundary_x");
+    d.reservoir = 2.0;
+    refused(d, "reservoir");
     d = def3();
     d.gravity_z = INFINITY;
     refused(d, "gravity_z");

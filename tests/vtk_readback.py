@@ -2,8 +2,14 @@
 """Reads the ParaView files test_io wrote (DIR) back with VTK and checks counts and values exactly.
 
 Usage: /usr/bin/python3 vtk_readback.py DIR, or --mesh FILE NPOINTS NCELLS NBOUNDARY [FIELD] for one body
-surface written by ad_write_vtp_mesh (test_body3). Exit 0 on success, 1 on any mismatch,
-77 (ctest's skip code) when the vtk module cannot be imported.
+surface written by ad_write_vtp_mesh (test_body3), or for the 3D files of test_io3:
+  --image3 FILE NX NY NZ X0 Y0 Z0 DX DY DZ ARRAYS [CELL ...]   a .vti of ad_write_vti3
+      ARRAYS: the cell arrays in file order, NAME:COMPONENTS joined by commas (the first scalar and the first
+      vector are the active ones); CELL: i,j,k and the values of every array's components there, by commas
+  --particles3 FILE N ARRAYS [PARTICLE ...]                    a .vtp of ad_write_vtp_particles3
+      ARRAYS: the point arrays, names joined by commas; PARTICLE: i,x,y,z then its values in ARRAYS' order
+Values are compared exactly, as float32. Exit 0 on success, 1 on any mismatch, 77 (ctest's skip code) when
+the vtk module cannot be imported.
 """
 import os
 import sys
@@ -226,7 +232,100 @@ def main_mesh(args):
     return 0
 
 
+def check_image3(path, n, origin, spacing, arrays, cells):
+    """A 3D .vti: extent, origin, spacing, the arrays and their components, and values at the given cells, each
+    found by VTK at its centre (so x runs fastest, then y, then z)."""
+    d = read(path)
+    if d is None:
+        return
+    nx, ny, nz = n
+    ensure(d.GetDimensions() == (nx + 1, ny + 1, nz + 1), "%s: dimensions %s" % (path, d.GetDimensions()))
+    ensure(d.GetExtent() == (0, nx, 0, ny, 0, nz), "%s: extent %s" % (path, d.GetExtent()))
+    ensure(d.GetOrigin() == tuple(origin), "%s: origin %s, expected %s" % (path, d.GetOrigin(), origin))
+    ensure(d.GetSpacing() == tuple(spacing), "%s: spacing %s, expected %s" % (path, d.GetSpacing(), spacing))
+    ensure(d.GetNumberOfCells() == nx * ny * nz, "%s: %d cells" % (path, d.GetNumberOfCells()))
+    cd = d.GetCellData()
+    names = [cd.GetArrayName(k) for k in range(cd.GetNumberOfArrays())]
+    ensure(names == [a for a, _ in arrays], "%s: arrays %s, expected %s" % (path, names, [a for a, _ in arrays]))
+    for name, comps in arrays:
+        arr = cd.GetArray(name)
+        if not ensure(arr is not None, "%s: no array %s" % (path, name)):
+            return
+        ensure(arr.GetNumberOfComponents() == comps and arr.GetNumberOfTuples() == nx * ny * nz,
+               "%s: %s has %d x %d values" % (path, name, arr.GetNumberOfTuples(), arr.GetNumberOfComponents()))
+        ensure(arr.GetDataTypeAsString() == "float", "%s: %s is not Float32" % (path, name))
+    for attr, comps in (("scalars", 1), ("vectors", 3)):
+        want = next((a for a, c in arrays if c == comps), None)
+        got = (cd.GetScalars() if comps == 1 else cd.GetVectors())
+        ensure((got.GetName() if got is not None else None) == want, "%s: active %s %s" % (path, attr, want))
+    for cell in cells:
+        i, j, k = (int(v) for v in cell[:3])
+        x = [origin[a] + (idx + 0.5) * spacing[a] for a, idx in enumerate((i, j, k))]
+        found = d.FindCell(x, None, -1, 1e-12, vtk.reference(0), [0.0] * 3, [0.0] * 8)
+        ensure(found == (k * ny + j) * nx + i, "%s: cell at (%d, %d, %d) is %d" % (path, i, j, k, found))
+        want, at = cell[3:], 0
+        for name, comps in arrays:
+            got = cd.GetArray(name).GetTuple(found)
+            exp = tuple(f32(float(v)) for v in want[at:at + comps])
+            ensure(got == exp, "%s: %s at (%d, %d, %d) = %s, expected %s" % (path, name, i, j, k, got, exp))
+            at += comps
+        ensure(at == len(want), "%s: cell (%d, %d, %d) given %d values for %d" % (path, i, j, k, len(want), at))
+
+
+def check_particles3(path, n, arrays, particles):
+    """A 3D particle .vtp: n points and vertices, exactly the point arrays named, values of the given ones."""
+    d = read(path)
+    if d is None:
+        return
+    ensure(d.GetNumberOfPoints() == n, "%s: %d points, expected %d" % (path, d.GetNumberOfPoints(), n))
+    ensure(d.GetNumberOfVerts() == n, "%s: %d vertices, expected %d" % (path, d.GetNumberOfVerts(), n))
+    pd = d.GetPointData()
+    names = sorted(pd.GetArrayName(k) for k in range(pd.GetNumberOfArrays()))
+    ensure(names == sorted(arrays), "%s: point arrays %s, expected %s" % (path, names, sorted(arrays)))
+    comps = {"id": 1, "velocity": 3, "pressure": 1}
+    for name in arrays:
+        arr = pd.GetArray(name)
+        if ensure(arr is not None, "%s: no array %s" % (path, name)):
+            ensure(arr.GetNumberOfComponents() == comps[name], "%s: %s has %d components" % (
+                path, name, arr.GetNumberOfComponents()))
+    if "id" in arrays:
+        ensure(pd.GetArray("id").GetDataTypeAsString() == "unsigned int", path + ": id is not UInt32")
+    if n:
+        same(cell_ids(d.GetVerts())[:3], [[0], [1], [2]][:n], path + " vertices")
+    for spec in particles:
+        i, rest = int(spec[0]), [f32(float(v)) for v in spec[1:]]
+        ensure(d.GetPoint(i) == tuple(rest[0:3]), "%s: point %d = %s, expected %s" % (path, i, d.GetPoint(i), rest[:3]))
+        at = 3
+        for name in ("velocity", "id", "pressure"):
+            if name in arrays:
+                got = pd.GetArray(name).GetTuple(i)
+                ensure(got == tuple(rest[at:at + comps[name]]), "%s: %s of %d = %s, expected %s" % (
+                    path, name, i, got, rest[at:at + comps[name]]))
+                at += comps[name]
+
+
+def main_3d(mode, args):
+    """--image3 ... or --particles3 ...: one file of test_io3."""
+    vtk.vtkObject.GlobalWarningDisplayOff()
+    if mode == "--image3" and len(args) >= 11:
+        arrays = [(a.split(":")[0], int(a.split(":")[1])) for a in args[10].split(",")]
+        check_image3(args[0], [int(v) for v in args[1:4]], [float(v) for v in args[4:7]],
+                     [float(v) for v in args[7:10]], arrays, [c.split(",") for c in args[11:]])
+    elif mode == "--particles3" and len(args) >= 3:
+        check_particles3(args[0], int(args[1]), args[2].split(","), [p.split(",") for p in args[3:]])
+    else:
+        print(__doc__)
+        return 2
+    if failures:
+        print("vtk_readback: %s: FAILED %d of %d checks" % (args[0], len(failures), checks))
+        return 1
+    print("vtk_readback: %s: all %d checks passed (VTK %s)" % (args[0], checks, vtk.vtkVersion.GetVTKVersion()))
+    return 0
+
+
 def main():
+    if len(sys.argv) >= 2 and sys.argv[1] in ("--image3", "--particles3"):
+        return main_3d(sys.argv[1], sys.argv[2:])
     if len(sys.argv) >= 2 and sys.argv[1] == "--mesh":
         return main_mesh(sys.argv[2:])
     if len(sys.argv) != 2:

@@ -87,8 +87,9 @@ typedef struct ad_world_def {
     int dimensions;          /* 2 (discs in the plane, default) or 3 (spheres in a box). In 3D "disc" in these
                                 comments means a sphere, areas are volumes ([1/m^3] densities), the domain has
                                 a depth z_min..z_max with its own boundary, and the body is triangles
-                                (ad_world_add_triangles). 3D runs on backend = cpu or cuda (not reference); open
-                                sides, the reservoir, the BVH and field grids are 2D for now */
+                                (ad_world_add_triangles). 3D runs on every backend; its free stream (x or y
+                                open, along x and y only) on backend = cpu and reference (auto picks the CPU
+                                for it); the reservoir, the BVH and field grids are 2D for now */
 
     size_t capacity;         /* most particles the world can hold [-]; default 65536 */
     double radius;           /* disc radius [m]; default 0.5 */
@@ -112,7 +113,7 @@ typedef struct ad_world_def {
     double stream_vx;        /* velocity [m/s]; default 0 */
     double stream_vy;        /* velocity [m/s]; default 0 */
     double stream_temperature; /* velocity variance per component kT/m [m^2/s^2]; default 1 */
-    double stream_density;   /* number density [1/m^2]; default 0 (a vacuum: discs only leave) */
+    double stream_density;   /* number density [1/m^2; 3D 1/m^3]; default 0 (a vacuum: discs only leave) */
     double reservoir;        /* width of the free-stream reservoir along each open side, inside the domain
                                 [m], rounded up to whole grid cells: there every disc gets a fresh
                                 free-stream velocity at the rate reservoir_rate (a thermostat with the

@@ -10,7 +10,8 @@
  *     PART  u64 n, u32 primed, u32 zero, state[n], id[n], pressure[n], virial[n], accel[n]   (2D)
  *     PAR3  the same with 3D states (ad_state3) and accelerations (ad_accel3)                  (3D)
  *     OPEN  double owed[4], u32 next_id, u32 nwaiting, ad_entry waiting[nwaiting], u32 res_boxes, u32 zero,
- *           double res_state[2 res_boxes]   (open sides and the reservoir, open.h)
+ *           double res_state[2 res_boxes]   (open sides and the reservoir, open.h; a 3D world's nwaiting is 0)
+ *     WAI3  u32 nwaiting, u32 zero, ad_entry3 waiting[nwaiting]   (3D worlds with open sides, open3.h)
  *     FLDS  ad_field_def, u64 samples, u32 probe, u32 zero, ad_probe_def, u64 probe_samples,
  *           double sums[(nx*ny + 1)*AD_FS_COUNT] (the cells', then the probe's)   (only with fields)
  *     USER  the caller's bytes (at most AD_CKPT_USER_MAX)
@@ -106,9 +107,10 @@ static void put_particles(writer *wr, const ad_snapshot *snap)
     put(wr, three ? (const void *)snap->accel3 : (const void *)snap->accel, n * acc);
 }
 
-static void put_open(writer *wr, const ad_open_state *o)
+/* A 3D world's waiting entries go to WAI3 (ad_entry3), its OPEN section holding none. */
+static void put_open(writer *wr, const ad_open_state *o, int dims)
 {
-    uint32_t nwait = o->nwaiting, nbox = o->res_boxes, zero = 0;
+    uint32_t nwait = dims == 3 ? 0 : o->nwaiting, nbox = o->res_boxes, zero = 0;
     section(wr, "OPEN", sizeof o->owed + 16 + (uint64_t)nwait * sizeof(ad_entry) + 16ull * nbox);
     put(wr, o->owed, sizeof o->owed);
     put(wr, &o->next_id, 4);
@@ -117,6 +119,12 @@ static void put_open(writer *wr, const ad_open_state *o)
     put(wr, &nbox, 4);
     put(wr, &zero, 4);
     put(wr, o->res_state, 16 * (size_t)nbox);
+    if (dims != 3) return;
+    nwait = o->nwaiting;
+    section(wr, "WAI3", 8 + (uint64_t)nwait * sizeof(ad_entry3));
+    put(wr, &nwait, 4);
+    put(wr, &zero, 4);
+    put(wr, o->waiting3, (size_t)nwait * sizeof(ad_entry3));
 }
 
 static void put_fields(writer *wr, const ad_fields *fl)
@@ -156,7 +164,7 @@ static void put_file(writer *wr, const ad_world *w, const ad_snapshot *snap, con
         put(wr, w->seg.raw, w->seg.count * sizeof(ad_segment));
     }
     put_particles(wr, snap);
-    if (ad_world_open(w)) put_open(wr, &snap->open);
+    if (ad_world_open(w)) put_open(wr, &snap->open, w->params.dims);
     if (w->fields.enabled) put_fields(wr, &w->fields);
     section(wr, "USER", user_bytes);
     put(wr, user, user ? user_bytes : 0);
@@ -288,7 +296,10 @@ ad_status ad_world_save(const ad_world *w, const char *path, const void *user, s
 
 /* ------------------------------------------------------------------ load -- */
 
-enum { SEC_DEF = 1, SEC_STAT = 2, SEC_SEGS = 4, SEC_PART = 8, SEC_OPEN = 16, SEC_FLDS = 32, SEC_USER = 64, SEC_TRIS = 128 };
+enum {
+    SEC_DEF = 1, SEC_STAT = 2, SEC_SEGS = 4, SEC_PART = 8, SEC_OPEN = 16, SEC_FLDS = 32, SEC_USER = 64, SEC_TRIS = 128,
+    SEC_WAI3 = 256
+};
 
 /* A checkpoint as read, before any of it has reached a world. */
 typedef struct loader {
@@ -308,6 +319,8 @@ typedef struct loader {
     ad_field_def fdef;
     uint64_t fsamples, psamples;
     uint32_t fprobe;
+    uint32_t nwait3;  /* WAI3: the 3D entries waiting, in wait3 */
+    ad_entry3 *wait3;
     ad_probe_def pdef;
     double *fsums;
     void *ublock;
@@ -480,7 +493,7 @@ static ad_status read_open(loader *ld, uint64_t len)
                    "boxes", (unsigned long long)len, nwait);
     uint64_t boxes = (len - head - (uint64_t)nwait * sizeof(ad_entry)) / 16;
     if (boxes > 0x7fffffffu) return bad(ld, "its open sides' section claims %llu reservoir boxes", (unsigned long long)boxes);
-    AD_TRY(ad_open_state_alloc(&ld->snap.open_alloc, (uint32_t)boxes));
+    AD_TRY(ad_open_state_alloc(&ld->snap.open_alloc, (uint32_t)boxes, 2));
     memcpy(o->owed, owed, sizeof owed);
     o->next_id = next_id;
     o->waiting = ld->snap.open_alloc.waiting;
@@ -494,6 +507,20 @@ static ad_status read_open(loader *ld, uint64_t len)
                    (unsigned long long)boxes);
     o->res_boxes = nbox;
     return get(ld, o->res_state, 16ull * nbox, "the reservoir's controllers");
+}
+
+static ad_status read_wai3(loader *ld, uint64_t len)
+{
+    uint32_t n, z;
+    AD_TRY(get(ld, &n, 4, "the 3D waiting entries"));
+    AD_TRY(get(ld, &z, 4, "the 3D waiting entries"));
+    if (z != 0 || n > AD_WAITING_MAX || len != 8 + (uint64_t)n * sizeof(ad_entry3))
+        return bad(ld, "its 3D waiting entries' section of %llu bytes claims %u entries (at most %d), reserved word %u",
+                   (unsigned long long)len, n, AD_WAITING_MAX, z);
+    ld->wait3 = malloc(AD_WAITING_MAX * sizeof *ld->wait3);
+    if (!ld->wait3) return ad_fail(AD_ERR_NO_MEMORY, "", "out of memory reading %s", ld->path);
+    ld->nwait3 = n;
+    return get(ld, ld->wait3, (uint64_t)n * sizeof(ad_entry3), "the 3D waiting entries");
 }
 
 static ad_status read_fields(loader *ld, uint64_t len)
@@ -539,7 +566,7 @@ static const struct section_kind {
                 {{'S', 'E', 'G', 'S'}, SEC_SEGS, read_segs}, {{'P', 'A', 'R', 'T'}, SEC_PART, read_part},
                 {{'O', 'P', 'E', 'N'}, SEC_OPEN, read_open}, {{'F', 'L', 'D', 'S'}, SEC_FLDS, read_fields},
                 {{'U', 'S', 'E', 'R'}, SEC_USER, read_user}, {{'P', 'A', 'R', '3'}, SEC_PART, read_par3},
-                {{'T', 'R', 'I', 'S'}, SEC_TRIS, read_tris}};
+                {{'T', 'R', 'I', 'S'}, SEC_TRIS, read_tris}, {{'W', 'A', 'I', '3'}, SEC_WAI3, read_wai3}};
 
 /* A tag as text: printable characters as they are, others as \xNN. */
 static const char *tag_text(const char tag[4], char out[20])
@@ -664,6 +691,7 @@ ad_status ad_world_load(const char *path, ad_backend backend, int threads, ad_wo
     fclose(ld.f);
     free(ld.segs);
     free(ld.tris);
+    free(ld.wait3);
     free(ld.fsums);
     ad_snapshot_free(&ld.snap);
     if (st.code != AD_OK) {

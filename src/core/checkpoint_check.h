@@ -105,7 +105,14 @@ static ad_status check_moves(const loader *ld)
                        "%g m in the next step of %g s: more than the %g m of the domain's margin", i, s->id[i], q.vx,
                        q.vy, a.ax, a.ay, move, dt, m);
     }
-    for (uint32_t i = 0; i < s->open.nwaiting; i++) {
+    for (uint32_t i = 0; i < s->open.nwaiting && ld->def.dimensions == 3; i++) {
+        ad_entry3 e = s->open.waiting3[i];
+        double move = sqrt((double)e.vn * e.vn + (double)e.vt[0] * e.vt[0] + (double)e.vt[1] * e.vt[1]) * dt;
+        if (!(move <= m))
+            return bad(ld, "open sides: waiting entry %u, of speeds %g, %g and %g m/s, would move %g m in the next step "
+                       "of %g s: more than the %g m of the domain's margin", i, e.vn, e.vt[0], e.vt[1], move, dt, m);
+    }
+    for (uint32_t i = 0; i < s->open.nwaiting && ld->def.dimensions != 3; i++) {
         ad_entry e = s->open.waiting[i];
         double move = ckpt_move(e.vn, e.vt, 0.0, 0.0, dt);
         if (!(move <= m))
@@ -233,6 +240,27 @@ static ad_status check_ids(const loader *ld, int open)
     return st;
 }
 
+/* A 3D world's entering spheres waiting (WAI3): an open face, a point on it, speeds. */
+static ad_status check_waiting3(const loader *ld)
+{
+    const ad_open_state *o = &ld->snap.open;
+    const ad_params *p = &ld->params;
+    for (uint32_t i = 0; i < o->nwaiting; i++) {
+        ad_entry3 e = o->waiting3[i];
+        if (e.side > 3 || !p->open[e.side])
+            return bad(ld, "open sides: waiting entry %u enters through face %u, not an open face", i, e.side);
+        ad_face3 f = ad_face_of3(p, (int)e.side);
+        for (int k = 0; k < 2; k++)
+            if (!(e.along[k] >= f.lo[k] && e.along[k] <= f.hi[k]))
+                return bad(ld, "open sides: waiting entry %u enters at %g m along axis %d, outside its face's [%g, %g] m",
+                           i, e.along[k], f.t[k], f.lo[k], f.hi[k]);
+        if (!(e.vn >= 0.0f && e.vn <= CKPT_VMAX && fabsf(e.vt[0]) <= CKPT_VMAX && fabsf(e.vt[1]) <= CKPT_VMAX))
+            return bad(ld, "open sides: waiting entry %u has speeds %g (inward, >= 0), %g and %g m/s: not finite or "
+                       "above %g m/s", i, e.vn, e.vt[0], e.vt[1], CKPT_VMAX);
+    }
+    return ad_ok();
+}
+
 /* The open sides: entries owed, entering discs waiting (an open side, a point along it, a speed), the
  * reservoir's boxes as the definition lays them out, its controllers finite. */
 static ad_status check_open(const loader *ld)
@@ -248,6 +276,7 @@ static ad_status check_open(const loader *ld)
     for (uint32_t b = 0; b < 2 * o->res_boxes; b++)
         if (!isfinite(o->res_state[b]))
             return bad(ld, "open sides: reservoir controller %u is %g, not finite", b, o->res_state[b]);
+    if (ld->def.dimensions == 3) return check_waiting3(ld);
     for (uint32_t i = 0; i < o->nwaiting; i++) {
         ad_entry e = o->waiting[i];
         if (e.side > 3 || !p->open[e.side])
@@ -330,6 +359,16 @@ static ad_status check_all(loader *ld)
         return bad(ld, "its world %s open sides and the file %s their section", open ? "has" : "has no",
                    ld->seen & SEC_OPEN ? "holds" : "lacks");
     if (!open) ld->snap.open.next_id = (uint32_t)ld->snap.n; /* ids 0 .. n-1 */
+    int three = ld->def.dimensions == 3;
+    if (!!(ld->seen & SEC_WAI3) != (open && three))
+        return bad(ld, "its %s world %s 3D waiting entries (section WAI3)", three ? "3D" : "2D",
+                   ld->seen & SEC_WAI3 ? "holds" : "with open sides lacks");
+    if (open && three) { /* a 3D world's OPEN section holds no entries: they are WAI3's */
+        if (ld->snap.open.nwaiting)
+            return bad(ld, "its 3D world's open sides' section holds %u 2D entries", ld->snap.open.nwaiting);
+        ld->snap.open.waiting3 = ld->wait3;
+        ld->snap.open.nwaiting = ld->nwait3;
+    }
     AD_TRY(check_stats(ld));
     AD_TRY(check_particles(ld));
     AD_TRY(check_ids(ld, open));

@@ -16,7 +16,10 @@ static const ad_backend_ops *pick_backend(const ad_world_def *def, ad_status *st
 {
     ad_backend b = def->backend;
     int three = def->dimensions == 3;
+    /* the 3D free stream runs on the plain pipeline for now: auto picks the CPU for it */
+    int open3 = three && (def->boundary_x == AD_BOUNDARY_OPEN || def->boundary_y == AD_BOUNDARY_OPEN);
     *st = ad_ok();
+    if (open3 && b == AD_BACKEND_AUTO) b = AD_BACKEND_CPU;
     if (b == AD_BACKEND_REFERENCE) return three ? &ad_reference3_backend : &ad_reference_backend;
 #if defined(AD_HAVE_CUDA)
     if (b == AD_BACKEND_CUDA || b == AD_BACKEND_AUTO) {
@@ -301,13 +304,14 @@ ad_status ad_world_fill(ad_world *w, const ad_fill_def *f, size_t *added)
 
 /* ------------------------------------------------------------------ stepping -- */
 
-ad_status ad_open_state_alloc(ad_open_state *o, uint32_t res_boxes)
+ad_status ad_open_state_alloc(ad_open_state *o, uint32_t res_boxes, int dims)
 {
     memset(o, 0, sizeof *o);
-    o->waiting = malloc(AD_WAITING_MAX * sizeof *o->waiting);
+    if (dims == 3) o->waiting3 = malloc(AD_WAITING_MAX * sizeof *o->waiting3);
+    else o->waiting = malloc(AD_WAITING_MAX * sizeof *o->waiting);
     o->res_boxes = res_boxes;
     o->res_state = calloc(2 * (size_t)res_boxes + 1, sizeof *o->res_state);
-    if (!o->waiting || !o->res_state) {
+    if ((!o->waiting && !o->waiting3) || !o->res_state) {
         ad_open_state_free(o);
         return ad_fail(AD_ERR_NO_MEMORY, "", "out of host memory for the open sides' state");
     }
@@ -317,8 +321,10 @@ ad_status ad_open_state_alloc(ad_open_state *o, uint32_t res_boxes)
 void ad_open_state_free(ad_open_state *o)
 {
     free(o->waiting);
+    free(o->waiting3);
     free(o->res_state);
     o->waiting = NULL;
+    o->waiting3 = NULL;
     o->res_state = NULL;
 }
 

@@ -50,16 +50,17 @@ ad_status ad_read3_host(const ad_state3 *s, const uint32_t *id, const float *pre
                         const ad_accel3 *acc, size_t n, int flags, size_t max, const ad_particle_out *out,
                         size_t *count)
 {
-    size_t m = n < max ? n : max;
-    uint32_t *order = NULL; /* pairs (id, slot) sorted by id */
-    if (flags & AD_READ_BY_ID) {
-        order = malloc((2 * n + 1) * sizeof *order);
-        if (!order) return ad_fail(AD_ERR_NO_MEMORY, "", "out of host memory reading %zu spheres", n);
-        for (size_t k = 0; k < n; k++) order[2 * k] = id[k], order[2 * k + 1] = (uint32_t)k;
-        qsort(order, n, 2 * sizeof *order, by_id);
-    }
+    /* pairs (id, slot) of the live spheres (a removed one holds its slot until the next sort), by id
+     * where asked */
+    uint32_t *order = malloc((2 * n + 1) * sizeof *order);
+    if (!order) return ad_fail(AD_ERR_NO_MEMORY, "", "out of host memory reading %zu spheres", n);
+    size_t live = 0;
+    for (size_t k = 0; k < n; k++)
+        if (!ad_is_dead3(s[k])) order[2 * live] = id[k], order[2 * live + 1] = (uint32_t)k, live++;
+    if (flags & AD_READ_BY_ID) qsort(order, live, 2 * sizeof *order, by_id);
+    size_t m = live < max ? live : max;
     for (size_t k = 0; k < m; k++) {
-        size_t i = order ? order[2 * k + 1] : k;
+        size_t i = order[2 * k + 1];
         const ad_state3 q = s[i];
         const ad_accel3 a = acc[i];
         ad_particle_out_put(out, k, 3, (const float[3]){q.x, q.y, q.z}, (const float[3]){q.vx, q.vy, q.vz}, id[i],

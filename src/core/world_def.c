@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "../physics/contact.h"
-#include "../physics/open.h"
+#include "../physics/open3.h"
 #include "../physics/stencil.h"
 #include "world_internal.h"
 #define AD_DEF_COOKIE 0xAE0D3E01u
@@ -219,11 +219,6 @@ static ad_status check_depth(const ad_world_def *d)
     if (d->boundary_z != AD_BOUNDARY_SOLID && d->boundary_z != AD_BOUNDARY_PERIODIC)
         return ad_fail(AD_ERR_INVALID, "boundary_z", "boundary_z = %d is invalid in 3D: solid (0) or periodic (1)",
                        (int)d->boundary_z);
-    const char *axis = d->boundary_x == AD_BOUNDARY_OPEN ? "boundary_x" : d->boundary_y == AD_BOUNDARY_OPEN ? "boundary_y" : NULL;
-    if (axis)
-        return ad_fail(AD_ERR_INVALID, axis,
-                       "%s = open: open sides (the free stream) are 2D for now; a 3D world's sides are solid or periodic",
-                       axis);
     if (d->reservoir > 0.0)
         return ad_fail(AD_ERR_INVALID, "reservoir", "reservoir = %g m: the free-stream reservoir is 2D for now",
                        d->reservoir);
@@ -415,7 +410,7 @@ static ad_status derive_grid(const ad_world_def *d, ad_params *p)
     if (d->dimensions == 3) AD_TRY(derive_depth_grid(d, p, req, cutoff));
     ad_stencil_make(p->reach_y, p->reach_z, &p->stencil); /* 2D: reach_y <= AD_MAX_REACH, 17 rows at most */
     AD_TRY(reservoir_layout(d, p, cx, cy));
-    for (int f = 0; f < 4; f++) p->side_rate[f] = ad_side_rate(p, f);
+    for (int f = 0; f < 4; f++) p->side_rate[f] = d->dimensions == 3 ? ad_side_rate3(p, f) : ad_side_rate(p, f);
     return ad_ok();
 }
 

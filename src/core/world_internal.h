@@ -5,7 +5,7 @@
 #include "aerodem/aerodem.h"
 #include "status.h"
 #include "../physics/fields.h"
-#include "../physics/open.h"
+#include "../physics/open3.h"
 #include "../physics/params.h"
 #include "../physics/segment.h"
 #include "../physics/state.h"
@@ -68,7 +68,8 @@ typedef struct ad_open_state {
     double owed[4];        /* entries owed per side (the whole ones enter in a step) */
     uint32_t next_id;      /* the id of the next disc added or entering */
     uint32_t nwaiting;
-    ad_entry *waiting;     /* AD_WAITING_MAX entries, in the order they came */
+    ad_entry *waiting;     /* AD_WAITING_MAX entries, in the order they came (2D) */
+    ad_entry3 *waiting3;   /* the same in 3D (open3.h) */
     uint32_t res_boxes;    /* the reservoir's boxes (params.res_boxes) */
     double *res_state;     /* their controllers: debt and integral, 2 a box (ad_reservoir_decide) */
 } ad_open_state;
@@ -146,8 +147,9 @@ ad_status ad_check_range(const char *field, double v, double lo, int lo_open, do
  * resolve too. */
 void ad_stats_fold(ad_world *w, const ad_step_sums *b, size_t nblocks, double dt, float vmax2_new);
 
-/* The open sides' state: allocation (for `res_boxes` reservoir boxes), release. */
-ad_status ad_open_state_alloc(ad_open_state *o, uint32_t res_boxes);
+/* The open sides' state: allocation (for `res_boxes` reservoir boxes; the waiting list of a world of
+ * `dims` dimensions), release. */
+ad_status ad_open_state_alloc(ad_open_state *o, uint32_t res_boxes, int dims);
 void ad_open_state_free(ad_open_state *o);
 
 /* 1 when the world has an open side (its disc count may change while it steps). */

@@ -10,7 +10,7 @@
 ad_status ad_cpu_open_create(ad_world *w, cpu_world *c)
 {
     const ad_params *P = &w->params;
-    ad_status st = ad_open_state_alloc(&c->open, (uint32_t)P->res_boxes);
+    ad_status st = ad_open_state_alloc(&c->open, (uint32_t)P->res_boxes, 2);
     if (st.code) return st;
     c->res_debt = c->open.res_state;
     c->spot_head = malloc(AD_SPOT_BUCKETS * sizeof *c->spot_head);

@@ -92,6 +92,10 @@ static void cuda3_destroy(ad_world *w)
 static ad_status cuda3_create(ad_world *w)
 {
     const ad_world_def *d = &w->def;
+    if (w->params.open_x || w->params.open_y)
+        return ad_fail(AD_ERR_INVALID, d->boundary_x == AD_BOUNDARY_OPEN ? "boundary_x" : "boundary_y",
+                       "%s = open: the 3D free stream runs on backend = cpu or reference for now, not on the GPU",
+                       d->boundary_x == AD_BOUNDARY_OPEN ? "boundary_x" : "boundary_y");
     cuda3_world *c = (cuda3_world *)calloc(1, sizeof *c);
     if (!c) return ad_fail(AD_ERR_NO_MEMORY, "", "out of host memory");
     w->impl = c;

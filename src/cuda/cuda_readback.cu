@@ -187,7 +187,7 @@ ad_status ad_cuda_export(const ad_world *w, ad_snapshot *s)
     s->open.nwaiting = k.nwaiting;
     if (c->open) {
         int nb = w->params.res_boxes;
-        st = ad_open_state_alloc(&s->open_alloc, (uint32_t)nb);
+        st = ad_open_state_alloc(&s->open_alloc, (uint32_t)nb, 2);
         if (st.code) {
             ad_snapshot_free(s);
             return st;

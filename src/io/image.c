@@ -67,9 +67,9 @@ static void draw_colour_bar(canvas *c, const ad_image_layout *l, const lut *map,
     }
 }
 
-/* Title above the plot and the extent under it. */
-static void draw_frame(canvas *c, const ad_image_layout *l, const char *title, double x0, double y0, double x1,
-                       double y1)
+/* Title above the plot and the extent under it, its axes named xn and yn (NULL: x and y). */
+static void draw_frame(canvas *c, const ad_image_layout *l, const char *title, const char *xn, const char *yn,
+                       double x0, double y0, double x1, double y1)
 {
     ad_frame_rect(c, l->plot_x, l->plot_y, l->plot_w, l->plot_h, INK);
     if (title && title[0]) {
@@ -78,22 +78,30 @@ static void draw_frame(canvas *c, const ad_image_layout *l, const char *title, d
         ad_canvas_clip_all(c);
     }
     char buf[160];
-    snprintf(buf, sizeof buf, "x %.4g..%.4g m  y %.4g..%.4g m", x0, x1, y0, y1);
+    snprintf(buf, sizeof buf, "%s %.4g..%.4g m  %s %.4g..%.4g m", xn ? xn : "x", x0, x1, yn ? yn : "y", y0, y1);
     int y = l->plot_y + (l->plot_h > l->bar_h ? l->plot_h : l->bar_h) + 10;
     ad_draw_text(c, l->plot_x, y, buf, INK);
 }
 
-static void draw_outline(canvas *c, const ad_image_layout *l, const float *ox, const float *oy, size_t n, int closed,
-                         double x0, double y0, double x1, double y1)
+/* Lines in metres on the plot: n segments, segment i from (x[i], y[i]) to (x[j], y[j]) with j = next(i) for an
+ * outline, or from (x0 y0) to (x1 y1) of seg[4 i .. 4 i + 3] for a segment list (x, y NULL). */
+static void draw_lines(canvas *c, const ad_image_layout *l, const float *ox, const float *oy, size_t n, int closed,
+                       const float *seg, size_t nseg, double x0, double y0, double x1, double y1)
 {
-    if (!ox || !oy || n < 2) return;
     c->cx0 = l->plot_x, c->cy0 = l->plot_y, c->cx1 = l->plot_x + l->plot_w, c->cy1 = l->plot_y + l->plot_h;
     double sx = l->plot_w / (x1 - x0), sy = l->plot_h / (y1 - y0);
-    size_t segs = closed ? n : n - 1;
-    for (size_t i = 0; i < segs; i++) {
-        size_t j = (i + 1) % n;
-        double ax = l->plot_x + (ox[i] - x0) * sx, ay = l->plot_y + (y1 - oy[i]) * sy;
-        double bx = l->plot_x + (ox[j] - x0) * sx, by = l->plot_y + (y1 - oy[j]) * sy;
+    size_t outline_segs = ox && oy && n >= 2 ? (closed ? n : n - 1) : 0;
+    for (size_t i = 0; i < outline_segs + (seg ? nseg : 0); i++) {
+        float a[2], b[2];
+        if (i < outline_segs) {
+            size_t j = (i + 1) % n;
+            a[0] = ox[i], a[1] = oy[i], b[0] = ox[j], b[1] = oy[j];
+        } else {
+            const float *s = seg + 4 * (i - outline_segs);
+            a[0] = s[0], a[1] = s[1], b[0] = s[2], b[1] = s[3];
+        }
+        double ax = l->plot_x + (a[0] - x0) * sx, ay = l->plot_y + (y1 - a[1]) * sy;
+        double bx = l->plot_x + (b[0] - x0) * sx, by = l->plot_y + (y1 - b[1]) * sy;
         if (isfinite(ax) && isfinite(ay) && isfinite(bx) && isfinite(by)) ad_draw_line(c, ax, ay, bx, by, INK);
     }
     ad_canvas_clip_all(c);
@@ -112,10 +120,19 @@ static ad_status check_range(double vmin, double vmax)
 
 ad_status ad_write_heatmap_png(const char *path, const ad_heatmap *h)
 {
+    return ad_write_heatmap_png_overlay(path, h, NULL);
+}
+
+ad_status ad_write_heatmap_png_overlay(const char *path, const ad_heatmap *h, const ad_heatmap_overlay *o)
+{
+    static const ad_heatmap_overlay none;
+    if (!o) o = &none;
     if (!h) return ad_fail(AD_ERR_INVALID, "h", "No heat map given.");
     if (h->nx < 1 || h->ny < 1)
         return ad_fail(AD_ERR_INVALID, h->nx < 1 ? "nx" : "ny", "The heat map has %d x %d cells.", h->nx, h->ny);
     if (!h->values) return ad_fail(AD_ERR_INVALID, "values", "The heat map has no values.");
+    if (o->nsegments > 0 && !o->segments)
+        return ad_fail(AD_ERR_INVALID, "segments", "%zu segments given with no array.", o->nsegments);
     ad_status s = check_range(h->vmin, h->vmax);
     if (s.code != AD_OK) return s;
     ad_image_layout l;
@@ -145,8 +162,9 @@ ad_status ad_write_heatmap_png(const char *path, const ad_heatmap *h)
         for (int px = 0; px < l.plot_w; px++, out += 3) memcpy(out, lut_get(&map, row[col[px]]), 3);
     }
     free(col);
-    draw_outline(&c, &l, h->outline_x, h->outline_y, h->outline_n, h->outline_closed, h->x0, h->y0, h->x1, h->y1);
-    draw_frame(&c, &l, h->title, h->x0, h->y0, h->x1, h->y1);
+    draw_lines(&c, &l, h->outline_x, h->outline_y, h->outline_n, h->outline_closed, o->segments, o->nsegments, h->x0,
+               h->y0, h->x1, h->y1);
+    draw_frame(&c, &l, h->title, o->x_name, o->y_name, h->x0, h->y0, h->x1, h->y1);
     draw_colour_bar(&c, &l, &map, lo, hi, h->units);
     s = ad_write_png(path, &c);
     free(c.px);
@@ -197,9 +215,9 @@ ad_status ad_write_scatter_png(const char *path, const ad_scatter_image *si)
         int px = (int)floor(cx), py = (int)floor(cy);
         if (px >= 0 && px < W && py >= 0 && py < H) put(&c, l.plot_x + px, l.plot_y + py, rgb);
     }
-    draw_outline(&c, &l, si->outline_x, si->outline_y, si->outline_n, si->outline_closed, si->x0, si->y0, si->x1,
-                 si->y1);
-    draw_frame(&c, &l, si->title, si->x0, si->y0, si->x1, si->y1);
+    draw_lines(&c, &l, si->outline_x, si->outline_y, si->outline_n, si->outline_closed, NULL, 0, si->x0, si->y0,
+               si->x1, si->y1);
+    draw_frame(&c, &l, si->title, NULL, NULL, si->x0, si->y0, si->x1, si->y1);
     draw_colour_bar(&c, &l, &map, lo, hi, si->units);
     s = ad_write_png(path, &c);
     free(c.px);

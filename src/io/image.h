@@ -24,6 +24,18 @@ typedef struct ad_heatmap {
 
 ad_status ad_write_heatmap_png(const char *path, const ad_heatmap *h);
 
+/* What a heat map of a slice of a 3D field adds (slice.h). Apart from ad_heatmap, whose callers fill it by
+ * position: a field added there would leave their initialisers short (-Wmissing-field-initializers). */
+typedef struct ad_heatmap_overlay {
+    const float *segments; /* nsegments line segments, x0 y0 x1 y1 each [m] (a body's section from
+                              ad_mesh_slice_segments), drawn as the outline is; NULL = none */
+    size_t nsegments;
+    const char *x_name, *y_name; /* the picture's axes on the extent line under the plot; NULL = "x", "y" */
+} ad_heatmap_overlay;
+
+/* ad_write_heatmap_png with the overlay o drawn too; o NULL or zeroed: the same picture as without. */
+ad_status ad_write_heatmap_png_overlay(const char *path, const ad_heatmap *h, const ad_heatmap_overlay *o);
+
 /* Discs as filled circles (at least one pixel each), coloured by a value per disc. O(n). */
 typedef struct ad_scatter_image {
     size_t n;

@@ -220,10 +220,31 @@ static ad_status open_buffered(ad_io_file *io, const char *path, wbuf **b)
     return ad_ok();
 }
 
-ad_status ad_write_vtp_particles(const char *path, size_t n, const ad_particle *p, const uint32_t *id,
+/* One particle's position and velocity as three floats each (z = 0 for a disc). */
+typedef void particle_get(const void *p, size_t i, float pos[3], float vel[3]);
+
+static void get_disc(const void *p, size_t i, float pos[3], float vel[3])
+{
+    const ad_particle *q = (const ad_particle *)p + i;
+    pos[0] = q->x, pos[1] = q->y, pos[2] = 0.0f;
+    vel[0] = q->vx, vel[1] = q->vy, vel[2] = 0.0f;
+}
+
+static void get_sphere(const void *p, size_t i, float pos[3], float vel[3])
+{
+    const ad_particle3 *q = (const ad_particle3 *)p + i;
+    pos[0] = q->x, pos[1] = q->y, pos[2] = q->z;
+    vel[0] = q->vx, vel[1] = q->vy, vel[2] = q->vz;
+}
+
+/* The particle file of both dimensions: n particles read through get. */
+static ad_status write_particles(const char *path, size_t n, const void *p, particle_get *get, const uint32_t *id,
                                  const float *pressure)
 {
     if (n > 0 && !p) return ad_fail(AD_ERR_INVALID, "p", "No particle array for %zu particles.", n);
+    /* at most 48 bytes a particle (id, velocity, pressure, point, two Int64 indices) */
+    if ((uint64_t)n > (UINT64_MAX - 64) / 48)
+        return ad_fail(AD_ERR_INVALID, "n", "%zu particles overflow the file's byte counts.", n);
     int wide = n > (size_t)INT32_MAX;
     uint64_t nn = (uint64_t)n, isz = wide ? 8 : 4;
     uint64_t off_id = 0;
@@ -255,15 +276,15 @@ ad_status ad_write_vtp_particles(const char *path, size_t n, const ad_particle *
     fputs("      </Verts>\n    </Piece>\n  </PolyData>\n", f);
     xml_appended_begin(f);
 
+    float pos[3], vel[3];
     if (id) {
         wb_u64(b, 4 * nn);
         for (size_t i = 0; i < n; i++) wb_u32(b, id[i]);
     }
     wb_u64(b, 12 * nn);
     for (size_t i = 0; i < n; i++) {
-        wb_f32(b, p[i].vx);
-        wb_f32(b, p[i].vy);
-        wb_f32(b, 0.0f);
+        get(p, i, pos, vel);
+        for (int d = 0; d < 3; d++) wb_f32(b, vel[d]);
     }
     if (pressure) {
         wb_u64(b, 4 * nn);
@@ -271,15 +292,26 @@ ad_status ad_write_vtp_particles(const char *path, size_t n, const ad_particle *
     }
     wb_u64(b, 12 * nn);
     for (size_t i = 0; i < n; i++) {
-        wb_f32(b, p[i].x);
-        wb_f32(b, p[i].y);
-        wb_f32(b, 0.0f);
+        get(p, i, pos, vel);
+        for (int d = 0; d < 3; d++) wb_f32(b, pos[d]);
     }
     wb_u64(b, isz * nn);
     for (size_t i = 0; i < n; i++) wb_index(b, i, wide);
     wb_u64(b, isz * nn);
     for (size_t i = 0; i < n; i++) wb_index(b, i + 1, wide);
     return finish(&io, b);
+}
+
+ad_status ad_write_vtp_particles(const char *path, size_t n, const ad_particle *p, const uint32_t *id,
+                                 const float *pressure)
+{
+    return write_particles(path, n, p, get_disc, id, pressure);
+}
+
+ad_status ad_write_vtp_particles3(const char *path, size_t n, const ad_particle3 *p, const uint32_t *id,
+                                  const float *pressure)
+{
+    return write_particles(path, n, p, get_sphere, id, pressure);
 }
 
 ad_status ad_write_vtp_outline(const char *path, const float *x, const float *y, size_t n, int closed)
@@ -438,77 +470,163 @@ ad_status ad_write_vtp_mesh(const char *path, const ad_mesh *m, const char *cell
 
 /* ----------------------------------------------------------------- .vti -- */
 
-ad_status ad_write_vti(const char *path, int nx, int ny, double x0, double y0, double dx, double dy,
-                       const ad_vti_field *fields, int nfields)
+/* The cells of a .vti: n[d] along axis d from o[d] in steps of h[d] [m]. A 2D file (flat) is one layer of
+ * cells whose z extent is 0..0 in points, origin z 0 and spacing z 1. */
+typedef struct img_grid {
+    int n[3];
+    double o[3], h[3];
+    int flat;
+} img_grid;
+
+/* A field as the shared writer sees it: `comps` floats a cell in data, written as `out` components (1 or 3;
+ * a 2D vector's z is 0). */
+typedef struct img_field {
+    const char *name;
+    int comps, out;
+    const float *data;
+} img_field;
+
+static const char *const AXIS_N[3] = {"nx", "ny", "nz"}, *const AXIS_O[3] = {"x0", "y0", "z0"},
+                         *const AXIS_H[3] = {"dx", "dy", "dz"};
+
+ad_status ad_io_check_grid(const int n[3], const double *o, const double *h, int dims, uint64_t bytes_per_cell,
+                           uint64_t *cells)
 {
-    if (nx < 1 || ny < 1) return ad_fail(AD_ERR_INVALID, nx < 1 ? "nx" : "ny", "The grid has %d x %d cells.", nx, ny);
-    if (!isfinite(x0) || !isfinite(y0))
-        return ad_fail(AD_ERR_INVALID, isfinite(x0) ? "y0" : "x0", "The grid origin is not finite.");
-    if (!(dx > 0 && dy > 0 && isfinite(dx) && isfinite(dy)))
-        return ad_fail(AD_ERR_INVALID, (dx > 0 && isfinite(dx)) ? "dy" : "dx",
-                       "The cell size %g x %g m is not positive and finite.", dx, dy);
-    if (nfields < 0 || (nfields > 0 && !fields))
-        return ad_fail(AD_ERR_INVALID, "fields", "%d fields given with no array.", nfields);
+    const uint64_t most = SIZE_MAX < UINT64_MAX ? (uint64_t)SIZE_MAX : UINT64_MAX;
+    const uint64_t cap = most / (bytes_per_cell ? bytes_per_cell : 1);
+    uint64_t c = 1;
+    for (int d = 0; d < dims; d++) {
+        if (n[d] < 1)
+            return ad_fail(AD_ERR_INVALID, AXIS_N[d], "The grid has %d cells along %c; at least 1 is needed.", n[d],
+                           'x' + d);
+        if ((uint64_t)n[d] > cap / c)
+            return ad_fail(AD_ERR_INVALID, AXIS_N[d], "%d cells along %c make the grid too large: its byte counts "
+                           "overflow.", n[d], 'x' + d);
+        c *= (uint64_t)n[d];
+    }
+    for (int d = 0; o && h && d < dims; d++) {
+        if (!isfinite(o[d]))
+            return ad_fail(AD_ERR_INVALID, AXIS_O[d], "The grid origin's %c, %g m, is not finite.", 'x' + d, o[d]);
+        if (!(h[d] > 0 && isfinite(h[d])))
+            return ad_fail(AD_ERR_INVALID, AXIS_H[d], "The cell size along %c, %g m, is not positive and finite.",
+                           'x' + d, h[d]);
+        if (!isfinite(o[d] + n[d] * h[d]))
+            return ad_fail(AD_ERR_INVALID, AXIS_H[d], "The grid's far end along %c, %g + %d x %g m, is not finite.",
+                           'x' + d, o[d], n[d], h[d]);
+    }
+    *cells = c;
+    return ad_ok();
+}
+
+/* Names present and unique, components 1 or vec, data given. */
+static ad_status check_fields(const img_field *fl, int nfields, int vec)
+{
     for (int k = 0; k < nfields; k++) {
-        const ad_vti_field *fk = &fields[k];
-        if (!fk->name || !fk->name[0])
-            return ad_fail(AD_ERR_INVALID, "fields", "Field %d has no name.", k);
-        if (fk->components != 1 && fk->components != 2)
-            return ad_fail(AD_ERR_INVALID, "fields", "Field '%s' has %d components; 1 or 2 are allowed.", fk->name,
-                           fk->components);
+        const img_field *fk = &fl[k];
+        if (!fk->name || !fk->name[0]) return ad_fail(AD_ERR_INVALID, "fields", "Field %d has no name.", k);
+        if (fk->comps != 1 && fk->comps != vec)
+            return ad_fail(AD_ERR_INVALID, "fields", "Field '%s' has %d components; 1 or %d are allowed.", fk->name,
+                           fk->comps, vec);
         if (!fk->data) return ad_fail(AD_ERR_INVALID, "fields", "Field '%s' has no data.", fk->name);
         for (int j = 0; j < k; j++)
-            if (strcmp(fields[j].name, fk->name) == 0)
+            if (strcmp(fl[j].name, fk->name) == 0)
                 return ad_fail(AD_ERR_INVALID, "fields", "Two fields are named '%s'.", fk->name);
     }
-    size_t cells = (size_t)nx * (size_t)ny;
+    return ad_ok();
+}
 
-    ad_io_file io;
-    wbuf *b;
-    ad_status s = open_buffered(&io, path, &b);
-    if (s.code != AD_OK) return s;
-    FILE *f = io.f;
-    char ox[32], oy[32], sx[32], sy[32];
-    ad_format_double(ox, sizeof ox, x0);
-    ad_format_double(oy, sizeof oy, y0);
-    ad_format_double(sx, sizeof sx, dx);
-    ad_format_double(sy, sizeof sy, dy);
+/* The file's XML up to its appended data: the first scalar and the first vector field are the active ones. */
+static void image_header(FILE *f, const img_grid *g, uint64_t cells, const img_field *fl, int nfields)
+{
+    char t[6][32];
+    for (int d = 0; d < 3; d++) {
+        ad_format_double(t[d], sizeof t[d], g->o[d]);
+        ad_format_double(t[3 + d], sizeof t[3 + d], g->h[d]);
+    }
+    int nz = g->flat ? 0 : g->n[2];
     xml_header(f, "ImageData");
-    fprintf(f, "  <ImageData WholeExtent=\"0 %d 0 %d 0 0\" Origin=\"%s %s 0\" Spacing=\"%s %s 1\">\n", nx, ny, ox, oy,
-            sx, sy);
-    fprintf(f, "    <Piece Extent=\"0 %d 0 %d 0 0\">\n      <PointData>\n      </PointData>\n      <CellData", nx, ny);
-    for (int want = 1; want <= 2; want++)
+    fprintf(f, "  <ImageData WholeExtent=\"0 %d 0 %d 0 %d\" Origin=\"%s %s %s\" Spacing=\"%s %s %s\">\n", g->n[0],
+            g->n[1], nz, t[0], t[1], t[2], t[3], t[4], t[5]);
+    fprintf(f, "    <Piece Extent=\"0 %d 0 %d 0 %d\">\n      <PointData>\n      </PointData>\n      <CellData", g->n[0],
+            g->n[1], nz);
+    for (int want = 1; want <= 3; want += 2)
         for (int k = 0; k < nfields; k++)
-            if (fields[k].components == want) {
+            if (fl[k].out == want) {
                 fputs(want == 1 ? " Scalars=\"" : " Vectors=\"", f);
-                xml_text(f, fields[k].name);
+                xml_text(f, fl[k].name);
                 fputc('"', f);
                 break;
             }
     fputs(">\n", f);
     uint64_t off = 0;
     for (int k = 0; k < nfields; k++) {
-        int c = fields[k].components == 2 ? 3 : 1;
-        xml_array(f, "        ", "Float32", fields[k].name, c, off);
-        off += 8 + 4 * (uint64_t)c * cells;
+        xml_array(f, "        ", "Float32", fl[k].name, fl[k].out, off);
+        off += 8 + 4 * (uint64_t)fl[k].out * cells;
     }
     fputs("      </CellData>\n    </Piece>\n  </ImageData>\n", f);
     xml_appended_begin(f);
+}
+
+/* The .vti writer of both dimensions; `vec` is the components of a vector field (2 in 2D, 3 in 3D). */
+static ad_status write_image(const char *path, const img_grid *g, int vec, const img_field *fl, int nfields)
+{
+    uint64_t cells;
+    /* each field takes at most 12 bytes a cell and an 8-byte header: 16 (nfields + 1) a cell bounds them all */
+    AD_TRY(ad_io_check_grid(g->n, g->o, g->h, g->flat ? 2 : 3, 16 * ((uint64_t)nfields + 1), &cells));
+    AD_TRY(check_fields(fl, nfields, vec));
+    ad_io_file io;
+    wbuf *b;
+    AD_TRY(open_buffered(&io, path, &b));
+    image_header(io.f, g, cells, fl, nfields);
     for (int k = 0; k < nfields; k++) {
-        const float *d = fields[k].data;
-        if (fields[k].components == 1) {
-            wb_u64(b, 4 * (uint64_t)cells);
-            for (size_t i = 0; i < cells; i++) wb_f32(b, d[i]);
-        } else {
-            wb_u64(b, 12 * (uint64_t)cells);
-            for (size_t i = 0; i < cells; i++) {
-                wb_f32(b, d[2 * i]);
-                wb_f32(b, d[2 * i + 1]);
-                wb_f32(b, 0.0f);
-            }
+        const float *d = fl[k].data;
+        size_t comps = (size_t)fl[k].comps;
+        wb_u64(b, 4 * (uint64_t)fl[k].out * cells);
+        for (size_t i = 0; i < (size_t)cells; i++) {
+            for (size_t c = 0; c < comps; c++) wb_f32(b, d[comps * i + c]);
+            for (int c = fl[k].comps; c < fl[k].out; c++) wb_f32(b, 0.0f);
         }
     }
     return finish(&io, b);
+}
+
+/* A .vti's fields refused: a count below 0, or no array for them. */
+static ad_status no_fields(int nfields)
+{
+    return ad_fail(AD_ERR_INVALID, "fields", "%d fields given with no array.", nfields);
+}
+
+static ad_status no_memory_for_fields(int nfields)
+{
+    return ad_fail(AD_ERR_NO_MEMORY, "fields", "No memory for %d fields.", nfields);
+}
+
+ad_status ad_write_vti(const char *path, int nx, int ny, double x0, double y0, double dx, double dy,
+                       const ad_vti_field *fields, int nfields)
+{
+    if (nfields < 0 || (nfields > 0 && !fields)) return no_fields(nfields);
+    img_field *fl = malloc(((size_t)nfields + 1) * sizeof *fl);
+    if (!fl) return no_memory_for_fields(nfields);
+    for (int k = 0; k < nfields; k++)
+        fl[k] = (img_field){fields[k].name, fields[k].components, fields[k].components == 1 ? 1 : 3, fields[k].data};
+    img_grid g = {{nx, ny, 1}, {x0, y0, 0}, {dx, dy, 1}, 1};
+    ad_status s = write_image(path, &g, 2, fl, nfields);
+    free(fl);
+    return s;
+}
+
+ad_status ad_write_vti3(const char *path, int nx, int ny, int nz, double x0, double y0, double z0, double dx,
+                        double dy, double dz, const ad_vti3_field *fields, int nfields)
+{
+    if (nfields < 0 || (nfields > 0 && !fields)) return no_fields(nfields);
+    img_field *fl = malloc(((size_t)nfields + 1) * sizeof *fl);
+    if (!fl) return no_memory_for_fields(nfields);
+    for (int k = 0; k < nfields; k++)
+        fl[k] = (img_field){fields[k].name, fields[k].components, fields[k].components == 1 ? 1 : 3, fields[k].data};
+    img_grid g = {{nx, ny, nz}, {x0, y0, z0}, {dx, dy, dz}, 0};
+    ad_status s = write_image(path, &g, 3, fl, nfields);
+    free(fl);
+    return s;
 }
 
 /* ----------------------------------------------------------------- .pvd -- */

@@ -1,4 +1,4 @@
-/* ParaView files: particles and outlines (.vtp), gridded fields (.vti), time series (.pvd). */
+/* ParaView files: particles, outlines and 3D surfaces (.vtp), 2D and 3D gridded fields (.vti), time series (.pvd). */
 #ifndef AD_IO_VTK_H
 #define AD_IO_VTK_H
 
@@ -15,6 +15,12 @@
  * pressure is NULL). n may be 0. */
 ad_status ad_write_vtp_particles(const char *path, size_t n, const ad_particle *p, const uint32_t *id,
                                  const float *pressure);
+
+/* Spheres as XML PolyData, the 3D counterpart of ad_write_vtp_particles (one writer for both): points (x, y, z),
+ * point data "id" (UInt32, omitted when id is NULL), "velocity" (Float32 x3) and "pressure" (Float32, omitted when
+ * pressure is NULL). n may be 0; n whose byte counts overflow is refused ("n"). */
+ad_status ad_write_vtp_particles3(const char *path, size_t n, const ad_particle3 *p, const uint32_t *id,
+                                  const float *pressure);
 
 /* The body outline [m] as PolyData with one polyline of n >= 2 points (closed if `closed`). */
 ad_status ad_write_vtp_outline(const char *path, const float *x, const float *y, size_t n, int closed);
@@ -37,6 +43,22 @@ typedef struct ad_vti_field {
  * (x0, y0) [m]; WholeExtent 0..nx 0..ny 0..0 in points; appended raw Float32, UInt64 headers. */
 ad_status ad_write_vti(const char *path, int nx, int ny, double x0, double y0, double dx, double dy,
                        const ad_vti_field *fields, int nfields);
+
+/* One field of a 3D .vti: `components` is 1 (scalar) or 3 (vector). */
+typedef struct ad_vti3_field {
+    const char *name;
+    int components;
+    const float *data; /* nx*ny*nz*components: x fastest, then y, then z; cell (0, 0, 0) at (x0, y0, z0) */
+} ad_vti3_field;
+
+/* Cell-centred 3D fields as XML ImageData, the 3D counterpart of ad_write_vti (one writer for both): nx*ny*nz cells
+ * of dx*dy*dz [m] from (x0, y0, z0) [m]; WholeExtent 0..nx 0..ny 0..nz in points, CellData; appended raw Float32,
+ * UInt64 headers. The first scalar and the first vector field are the active ones. Refused by name: sizes below 1
+ * or whose byte counts overflow ("nx", "ny", "nz"), a non-finite origin ("x0".."z0"), a cell size not positive
+ * and finite or a far end not finite ("dx".."dz"), fields without a name, data or 1 or 3 components, or sharing
+ * a name ("fields"). Written as path.tmp, then renamed. */
+ad_status ad_write_vti3(const char *path, int nx, int ny, int nz, double x0, double y0, double z0, double dx,
+                        double dy, double dz, const ad_vti3_field *fields, int nfields);
 
 /* A .pvd collection indexing a time series; the whole file is rewritten on each call. */
 typedef struct ad_pvd_entry {
@@ -62,5 +84,12 @@ ad_status ad_io_commit(ad_io_file *io);
 void ad_io_discard(ad_io_file *io);
 /* The AD_ERR_IO status for a failed write with the given errno (0: "write error"). */
 ad_status ad_io_error(const ad_io_file *io, int err);
+
+/* The first `dims` axes of a grid of n[d] cells from o[d] in steps of h[d] [m] checked by name: sizes below 1 or
+ * too many for `bytes_per_cell` bytes a cell in a size_t and in 64 bits ("nx", "ny", "nz"), a non-finite origin
+ * ("x0".."z0"), a cell size not positive and finite or a far end not finite ("dx".."dz"); o and h NULL: the sizes
+ * only. *cells: the product of the sizes. */
+ad_status ad_io_check_grid(const int n[3], const double *o, const double *h, int dims, uint64_t bytes_per_cell,
+                           uint64_t *cells);
 
 #endif

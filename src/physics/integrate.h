@@ -43,14 +43,16 @@ AD_HD static inline ad_state ad_apply_boundaries(const ad_params *p, ad_state s,
     return *fate == AD_KEPT ? s : ad_dead_state();
 }
 
-/* Step 5 for one sphere: the periodic wraps (a 3D world's sides are solid or periodic, so every
- * sphere is kept); the arguments are 2D's, so that code written once for both dimensions calls it. */
+/* Step 5 for one sphere: the periodic wraps, then removal past an open face of x or y (physics/open3.h;
+ * a 3D world has no reservoir yet, so `doomed` is 0). The arguments are 2D's, so that code written once
+ * for both dimensions calls it. */
 AD_HD static inline ad_state3 ad_apply_boundaries3(const ad_params *p, ad_state3 s, const uint32_t *ids, size_t slot,
                                                    uint64_t step, float dt, int doomed, int *fate)
 {
     (void)ids, (void)slot, (void)step, (void)dt, (void)doomed;
-    *fate = AD_KEPT;
-    return ad_wrap_state3(p, s);
+    s = ad_wrap_state3(p, s);
+    *fate = (p->open_x || p->open_y) && ad_left_open(p, s.x, s.y) ? AD_LEFT : AD_KEPT;
+    return *fate == AD_KEPT ? s : ad_dead_state3();
 }
 
 /* RK4 stage k of one disc, after the gather at its stage state: both backends' stage. */

@@ -9,23 +9,37 @@
  * (the periodic wraps: a 3D world's sides are solid or periodic), and the fold of the blocks' sums in
  * block order (the next dt). */
 #include "plain.h"
+#include "../physics/open3.h"
 
 #ifdef _OPENMP
 #include <omp.h>
 #endif
 
+/* A 3D world: the plain pipeline's arrays and the free stream's state (open3.h). */
+typedef struct world3 {
+    ad_plain3 g;
+    ad_open_state open;
+    ad_entry3 *entries; /* a step's entering spheres: the waiting ones, then the new ones */
+    ad_state3 *spots;   /* where they would go */
+    unsigned char *room;
+    size_t spots_cap;
+} world3;
+
 static size_t plain3_cells(const ad_params *p) { return (size_t)p->nx * (size_t)p->ny * (size_t)p->nz + 1; }
 
 static size_t plain3_bytes_needed(const ad_world_def *d, const ad_params *p)
 {
-    return ad_plain_bytes3(d->capacity, plain3_cells(p), d->integrator) + sizeof(ad_plain3);
+    return ad_plain_bytes3(d->capacity, plain3_cells(p), d->integrator) + sizeof(world3) +
+           AD_WAITING_MAX * sizeof(ad_entry3);
 }
 
 static void plain3_destroy(ad_world *w)
 {
-    ad_plain3 *r = w->impl;
+    world3 *r = w->impl;
     if (!r) return;
-    ad_plain_free3(r);
+    ad_plain_free3(&r->g);
+    ad_open_state_free(&r->open);
+    AD_FREE_EACH(r->entries, r->spots, r->room);
     free(r);
     w->impl = NULL;
 }
@@ -37,14 +51,17 @@ static ad_status plain3_create(ad_world *w, int threads)
     if (need > ad_host_bytes_available())
         return ad_fail(AD_ERR_NO_MEMORY, "capacity", "capacity: the world needs %zu bytes of host memory (%zu spheres "
                        "x %zu bytes) but less is available", need, d->capacity, ad_plain_per_particle3(d->integrator));
-    ad_plain3 *r = calloc(1, sizeof *r);
+    world3 *r = calloc(1, sizeof *r);
     if (!r) return ad_fail(AD_ERR_NO_MEMORY, "", "out of host memory");
     w->impl = r;
-    r->threads = w->stats.threads = threads;
+    r->g.threads = w->stats.threads = threads;
     w->stats.cell_counter_bits = 32;
-    if (ad_plain_alloc3(r, d->capacity, plain3_cells(&w->params), d->integrator)) return ad_ok();
-    plain3_destroy(w);
-    return ad_fail(AD_ERR_NO_MEMORY, "capacity", "capacity: allocating %zu bytes for the world failed", need);
+    ad_status st = ad_plain_alloc3(&r->g, d->capacity, plain3_cells(&w->params), d->integrator)
+                       ? ad_open_state_alloc(&r->open, 0, 3)
+                       : ad_fail(AD_ERR_NO_MEMORY, "capacity", "capacity: allocating %zu bytes for the world failed",
+                                 need);
+    if (st.code) plain3_destroy(w);
+    return st;
 }
 
 static ad_status reference3_create(ad_world *w) { return plain3_create(w, 1); }
@@ -58,51 +75,147 @@ static ad_status cpu3_create(ad_world *w)
 #endif
 }
 
+/* Appends sphere q at slot n with a new id. */
+static void append(world3 *r, ad_state3 q)
+{
+    size_t s = r->g.n++;
+    r->g.state[s] = q;
+    r->g.id[s] = r->open.next_id++;
+    r->g.acc[s] = (ad_accel3){0.0f, 0.0f, 0.0f};
+    r->g.pressure[s] = r->g.virial[s] = 0.0f;
+}
+
 static ad_status plain3_add(ad_world *w, const ad_particle3 *p, size_t n)
 {
-    ad_plain3 *r = w->impl;
+    world3 *r = w->impl;
+    if (r->g.n + n > r->g.cap) /* removed spheres still hold their slots until the next sort */
+        return ad_fail(AD_ERR_CAPACITY, "capacity", "capacity: adding %zu spheres to %zu slots in use exceeds %zu", n,
+                       r->g.n, r->g.cap);
     for (size_t i = 0; i < n; i++) {
-        size_t s = r->n++;
         ad_state3 q = {p[i].x, p[i].y, p[i].z, 0.0f, p[i].vx, p[i].vy, p[i].vz, 0.0f};
-        r->state[s] = ad_wrap_state3(&w->params, q);
-        r->id[s] = (uint32_t)s; /* no sphere leaves a 3D world yet: ids are the slots of first placement */
-        r->acc[s] = (ad_accel3){0.0f, 0.0f, 0.0f};
-        r->pressure[s] = r->virial[s] = 0.0f;
+        append(r, ad_wrap_state3(&w->params, q));
     }
-    r->primed = 0;
-    r->dt_stale = 1;
+    r->g.primed = 0;
+    r->g.dt_stale = 1;
     return ad_ok();
 }
 
 static ad_status plain3_body_changed(ad_world *w)
 {
-    ((ad_plain3 *)w->impl)->primed = 0;
+    ((world3 *)w->impl)->g.primed = 0;
     return ad_ok();
 }
 
-static ad_status one_step(ad_world *w, ad_plain3 *r, float dt)
+/* ------------------------------------------------- the free stream (step 5) -- */
+
+static int grow_spots(world3 *r, size_t need)
 {
-    ad_plain_before_pass3(w, r, dt);
+    if (need <= r->spots_cap) return 1;
+    ad_entry3 *e = realloc(r->entries, need * sizeof *e);
+    if (e) r->entries = e;
+    ad_state3 *s = realloc(r->spots, need * sizeof *s);
+    if (s) r->spots = s;
+    unsigned char *room = realloc(r->room, need);
+    if (room) r->room = room;
+    if (!e || !s || !room) return 0;
+    r->spots_cap = need;
+    return 1;
+}
+
+/* The step's entering spheres in their fixed order, the waiting ones first, and their spots; *ne of them. */
+static ad_status list_entries(ad_world *w, world3 *r, float dt, size_t *ne)
+{
+    const ad_params *P = &w->params;
+    uint64_t step = w->stats.step;
+    uint32_t owe[4] = {0, 0, 0, 0};
+    size_t e = r->open.nwaiting;
+    for (int f = 0; f < 4; f++) {
+        if (!ad_side_open(P, f)) continue;
+        r->open.owed[f] += P->side_rate[f] * (double)dt;
+        double k = floor(r->open.owed[f]);
+        r->open.owed[f] -= k;
+        owe[f] = k > 1e9 ? 1000000000u : (uint32_t)k;
+        e += owe[f];
+    }
+    *ne = e;
+    if (e == 0) return ad_ok();
+    if (ad_entries_overflow(e, r->g.n, r->g.cap, AD_WAITING_MAX))
+        return ad_fail(AD_ERR_CAPACITY, "capacity", "capacity: at step %llu the free stream brings %zu spheres in one "
+                       "step to a world of %zu spheres with a capacity of %zu (a stream far denser or faster than the "
+                       "world was sized for)", (unsigned long long)step, e, r->g.n, r->g.cap);
+    if (!grow_spots(r, e)) return ad_fail(AD_ERR_NO_MEMORY, "", "out of host memory for %zu entering spheres", e);
+    memcpy(r->entries, r->open.waiting3, r->open.nwaiting * sizeof *r->entries);
+    size_t k = r->open.nwaiting;
+    for (int f = 0; f < 4; f++)
+        for (uint32_t j = 0; j < owe[f]; j++) r->entries[k++] = ad_entry_draw3(P, f, step, j);
+    for (size_t i = 0; i < e; i++) r->spots[i] = ad_entry_spot3(P, r->entries[i], dt, step, (uint32_t)i);
+    return ad_ok();
+}
+
+/* After the pass: the free stream's entering spheres, placed in list order where they have room (no
+ * sphere of the gas, through the step's grid, and no earlier spot within a diameter); the others wait.
+ * *vmax2: the largest speed squared of those placed. */
+static ad_status enter(ad_world *w, world3 *r, float dt, float *vmax2)
+{
+    const ad_params *P = &w->params;
+    size_t ne;
+    *vmax2 = 0.0f;
+    AD_TRY(list_entries(w, r, dt, &ne));
+    size_t placed = 0;
+    for (size_t i = 0; i < ne; i++) {
+        r->room[i] = !P->disc_contacts ||
+                     (i < AD_ROOM_MAX && ad_room_for_plain3(P, r->g.start, r->g.state, r->spots, (uint32_t)i));
+        placed += r->room[i];
+    }
+    if (r->g.n + placed > r->g.cap)
+        return ad_fail(AD_ERR_CAPACITY, "capacity", "capacity: at step %llu the free stream brings the world to %zu "
+                       "spheres, past its capacity of %zu", (unsigned long long)w->stats.step, r->g.n + placed,
+                       r->g.cap);
+    uint32_t waiting = 0;
+    for (size_t i = 0; i < ne; i++) {
+        if (r->room[i]) {
+            ad_state3 q = r->spots[i];
+            append(r, q);
+            *vmax2 = fmaxf(*vmax2, q.vx * q.vx + q.vy * q.vy + q.vz * q.vz);
+            w->stats.entered++;
+        } else if (waiting < AD_WAITING_MAX) {
+            r->open.waiting3[waiting++] = r->entries[i];
+        } else {
+            w->stats.entries_lost++;
+        }
+    }
+    r->open.nwaiting = waiting;
+    w->stats.entries_waiting = waiting;
+    return ad_ok();
+}
+
+static ad_status one_step(ad_world *w, world3 *r, float dt)
+{
+    ad_plain_before_pass3(w, &r->g, dt);
     double t0 = ad_plain_now();
-    size_t nb = ad_plain_blocks(r->n);
-    ad_plain_interact3(w, r, dt);
-    ad_stats_fold(w, r->blocks, nb, dt, 0.0f);
+    size_t nb = ad_plain_blocks(r->g.n), removed = 0;
+    ad_plain_interact3(w, &r->g, dt);
+    for (size_t b = 0; b < nb; b++) removed += r->g.blocks[b].left;
+    float v2_new = 0.0f;
+    ad_status st = ad_world_open(w) ? enter(w, r, dt, &v2_new) : ad_ok();
+    ad_stats_fold(w, r->g.blocks, nb, dt, v2_new);
+    if (ad_world_open(w)) w->count = w->stats.count = r->g.n - removed;
     w->stats.phase_seconds[AD_PHASE_INTERACT] += ad_plain_now() - t0;
     uint64_t bad = 0;
-    for (size_t b = 0; b < nb; b++) bad += r->blocks[b].nonfinite;
+    for (size_t b = 0; b < nb; b++) bad += r->g.blocks[b].nonfinite;
     if (bad)
         return ad_fail(AD_ERR_UNSTABLE, "dt", "step %llu: %llu spheres reached a non-finite position or velocity (the "
                        "step of %g s is too large for the stiffness, or spheres were placed overlapping)",
                        (unsigned long long)w->stats.step, (unsigned long long)bad, (double)dt);
-    return ad_ok();
+    return st;
 }
 
 static ad_status plain3_step(ad_world *w, uint64_t nsteps)
 {
-    ad_plain3 *r = w->impl;
-    if (r->dt_stale) { /* after spheres were added the next step's size comes from their speeds */
-        w->stats.dt = ad_dt_next(&w->dt_rule, sqrt((double)ad_plain_vmax_sq3(r)));
-        r->dt_stale = 0;
+    world3 *r = w->impl;
+    if (r->g.dt_stale) { /* after spheres were added the next step's size comes from their speeds */
+        w->stats.dt = ad_dt_next(&w->dt_rule, sqrt((double)ad_plain_vmax_sq3(&r->g)));
+        r->g.dt_stale = 0;
     }
     for (uint64_t k = 0; k < nsteps; k++) {
         if (w->interrupt && *w->interrupt) break;
@@ -113,39 +226,65 @@ static ad_status plain3_step(ad_world *w, uint64_t nsteps)
 
 static ad_status plain3_read(const ad_world *w, int flags, size_t max, const ad_particle_out *out, size_t *count)
 {
-    const ad_plain3 *r = w->impl;
-    return ad_read3_host(r->state, r->id, r->pressure, r->virial, r->acc, r->n, flags, max, out, count);
+    const world3 *r = w->impl;
+    return ad_read3_host(r->g.state, r->g.id, r->g.pressure, r->g.virial, r->g.acc, r->g.n, flags, max, out, count);
 }
 
-/* The snapshot points into the world's arrays (nothing copied). */
+/* The live spheres copied out in slot order (removed ones hold their slots until the next sort); the
+ * free stream's state is the world's own (not owned). */
 static ad_status plain3_export(const ad_world *w, ad_snapshot *s)
 {
-    const ad_plain3 *r = w->impl;
+    const world3 *r = w->impl;
     memset(s, 0, sizeof *s);
-    s->n = r->n;
-    s->state3 = r->state;
-    s->id = r->id;
-    s->pressure = r->pressure;
-    s->virial = r->virial;
-    s->accel3 = r->acc;
-    s->primed = r->primed;
+    size_t n = w->count;
+    s->n = n;
+    s->primed = r->g.primed;
+    s->open = r->open;
+    s->owned = 1;
+    s->state3 = malloc(n * sizeof *s->state3 + 1);
+    s->id = malloc(n * sizeof *s->id + 1);
+    s->pressure = malloc(n * sizeof *s->pressure + 1);
+    s->virial = malloc(n * sizeof *s->virial + 1);
+    s->accel3 = malloc(n * sizeof *s->accel3 + 1);
+    if (!s->state3 || !s->id || !s->pressure || !s->virial || !s->accel3) {
+        ad_snapshot_free(s);
+        return ad_fail(AD_ERR_NO_MEMORY, "", "out of host memory for a snapshot of %zu spheres", n);
+    }
+    size_t m = 0;
+    for (size_t k = 0; k < r->g.n && m < n; k++) {
+        if (ad_is_dead3(r->g.state[k])) continue;
+        s->state3[m] = r->g.state[k];
+        s->id[m] = r->g.id[k];
+        s->pressure[m] = r->g.pressure[k];
+        s->virial[m] = r->g.virial[k];
+        s->accel3[m++] = r->g.acc[k];
+    }
+    s->n = m;
     return ad_ok();
 }
 
 static ad_status plain3_import(ad_world *w, const ad_snapshot *s)
 {
-    ad_plain3 *r = w->impl;
-    if (s->n > r->cap)
+    world3 *r = w->impl;
+    if (s->n > r->g.cap)
         return ad_fail(AD_ERR_CAPACITY, "capacity", "capacity: the snapshot holds %zu spheres, the world %zu", s->n,
-                       r->cap);
-    r->n = s->n;
-    memcpy(r->state, s->state3, s->n * sizeof *r->state);
-    memcpy(r->id, s->id, s->n * sizeof *r->id);
-    memcpy(r->pressure, s->pressure, s->n * sizeof *r->pressure);
-    memcpy(r->virial, s->virial, s->n * sizeof *r->virial);
-    memcpy(r->acc, s->accel3, s->n * sizeof *r->acc);
-    r->primed = s->primed;
-    r->dt_stale = 0;
+                       r->g.cap);
+    if (s->open.nwaiting > AD_WAITING_MAX || (s->open.nwaiting && !s->open.waiting3))
+        return ad_fail(AD_ERR_FORMAT, "checkpoint", "the snapshot has %u entering spheres waiting (at most %d)",
+                       s->open.nwaiting, AD_WAITING_MAX);
+    size_t n = s->n;
+    r->g.n = n;
+    memcpy(r->g.state, s->state3, n * sizeof *r->g.state);
+    memcpy(r->g.id, s->id, n * sizeof *r->g.id);
+    memcpy(r->g.pressure, s->pressure, n * sizeof *r->g.pressure);
+    memcpy(r->g.virial, s->virial, n * sizeof *r->g.virial);
+    memcpy(r->g.acc, s->accel3, n * sizeof *r->g.acc);
+    memcpy(r->open.owed, s->open.owed, sizeof r->open.owed);
+    r->open.next_id = s->open.next_id;
+    r->open.nwaiting = s->open.nwaiting;
+    if (s->open.nwaiting) memcpy(r->open.waiting3, s->open.waiting3, s->open.nwaiting * sizeof(ad_entry3));
+    r->g.primed = s->primed;
+    r->g.dt_stale = 0;
     return ad_ok();
 }
 

@@ -88,7 +88,7 @@ static ad_status ref_create(ad_world *w)
     r->res_add = calloc((size_t)w->params.res_boxes + 1, sizeof *r->res_add);
     ad_status st = !ok || !r->res_add
                        ? ad_fail(AD_ERR_NO_MEMORY, "capacity", "capacity: allocating %zu bytes for the world failed", need)
-                       : ad_open_state_alloc(&r->open, (uint32_t)w->params.res_boxes);
+                       : ad_open_state_alloc(&r->open, (uint32_t)w->params.res_boxes, 2);
     if (st.code) ref_destroy(w);
     return st;
 }
