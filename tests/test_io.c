@@ -17,17 +17,9 @@
 #include "io/image.h"
 #include "io/vtk.h"
 #include "test_util.h"
+#include "test_files.h"
 
-static const char *out_dir;
 
-static const char *out(const char *name)
-{
-    static char buf[8][1024];
-    static int k;
-    k = (k + 1) % 8;
-    snprintf(buf[k], sizeof buf[k], "%s/%s", out_dir, name);
-    return buf[k];
-}
 
 static int mkdir_p(const char *path)
 {
@@ -42,11 +34,6 @@ static int mkdir_p(const char *path)
     return mkdir(tmp, 0777) != 0 && errno != EEXIST ? -1 : 0;
 }
 
-static int exists(const char *path)
-{
-    struct stat st;
-    return stat(path, &st) == 0;
-}
 
 static double now(void)
 {
@@ -55,35 +42,7 @@ static double now(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-/* A decoded PNG, RGB. */
-typedef struct picture {
-    int w, h;
-    uint8_t *px;
-} picture;
 
-static int read_png(const char *path, picture *pic)
-{
-    png_image img;
-    memset(&img, 0, sizeof img);
-    img.version = PNG_IMAGE_VERSION;
-    pic->px = NULL;
-    if (!png_image_begin_read_from_file(&img, path)) {
-        fprintf(stderr, "cannot read %s: %s\n", path, img.message);
-        return 0;
-    }
-    img.format = PNG_FORMAT_RGB;
-    pic->px = malloc(PNG_IMAGE_SIZE(img));
-    if (!pic->px || !png_image_finish_read(&img, NULL, pic->px, 0, NULL)) {
-        fprintf(stderr, "cannot decode %s: %s\n", path, img.message);
-        png_image_free(&img);
-        free(pic->px);
-        pic->px = NULL;
-        return 0;
-    }
-    pic->w = (int)img.width;
-    pic->h = (int)img.height;
-    return 1;
-}
 
 /* The PNG written at path, decoded, and the layout of a plot `width` px wide of [0, x1] x [0, y1]:
  * 0 (a failed check) where the file does not decode. */
@@ -118,10 +77,6 @@ static const uint8_t *pixel_at(const picture *pic, const ad_image_layout *l, dou
                "pixel (%d, %d, %d), expected (%d, %d, %d)", (got)[0], (got)[1], (got)[2], (want)[0], (want)[1],       \
                (want)[2])
 
-static int dark(const uint8_t *p)
-{
-    return p[0] < 60 && p[1] < 60 && p[2] < 60;
-}
 
 /* ---------------------------------------------------------------- heat map -- */
 

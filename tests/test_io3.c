@@ -18,23 +18,10 @@
 #include "io/slice.h"
 #include "io/vtk.h"
 #include "test_util.h"
+#include "test_files.h"
 
-static const char *out_dir;
 
-static const char *out(const char *name)
-{
-    static char buf[8][1024];
-    static int k;
-    k = (k + 1) % 8;
-    snprintf(buf[k], sizeof buf[k], "%s/%s", out_dir, name);
-    return buf[k];
-}
 
-static int exists(const char *path)
-{
-    struct stat st;
-    return stat(path, &st) == 0;
-}
 
 /* The call failed with AD_ERR_INVALID naming `field`. */
 #define REFUSED(expr, name)                                                                                        \
@@ -431,34 +418,7 @@ static void test_sphere_section(void)
 
 /* ------------------------------------------------------------ a slice's PNG -- */
 
-typedef struct picture {
-    int w, h;
-    uint8_t *px; /* RGB, top row first */
-} picture;
 
-static int read_png(const char *path, picture *pic)
-{
-    png_image img;
-    memset(&img, 0, sizeof img);
-    img.version = PNG_IMAGE_VERSION;
-    pic->px = NULL;
-    if (!png_image_begin_read_from_file(&img, path)) {
-        ENSURE_MSG(0, "cannot read %s: %s", path, img.message);
-        return 0;
-    }
-    img.format = PNG_FORMAT_RGB;
-    pic->px = malloc(PNG_IMAGE_SIZE(img));
-    if (!pic->px || !png_image_finish_read(&img, NULL, pic->px, 0, NULL)) {
-        ENSURE_MSG(0, "cannot decode %s: %s", path, img.message);
-        png_image_free(&img);
-        free(pic->px);
-        pic->px = NULL;
-        return 0;
-    }
-    pic->w = (int)img.width;
-    pic->h = (int)img.height;
-    return 1;
-}
 
 /* The pixel of the plot area over the point (u, v) [m] of a picture of the frame's extent. */
 static const uint8_t *pixel_at(const picture *pic, const ad_image_layout *l, const ad_slice_frame *fr, double u,
@@ -471,10 +431,6 @@ static const uint8_t *pixel_at(const picture *pic, const ad_image_layout *l, con
     return pic->px + ((size_t)y * (size_t)pic->w + (size_t)x) * 3;
 }
 
-static int dark(const uint8_t *p)
-{
-    return p[0] < 60 && p[1] < 60 && p[2] < 60;
-}
 
 /* A dark pixel within 2 px of the point. */
 static int ink_near(const picture *pic, const ad_image_layout *l, const ad_slice_frame *fr, double u, double v)

@@ -16,6 +16,7 @@
 #include "outline_internal.h"
 #include "world_internal.h"
 #include "free_each.h"
+#include "file_kind.h"
 
 /* How far from the rearmost x (the leftmost, for a leading edge) an end of a surface may lie, as a fraction of
  * the chord: a blunt or slanted trailing edge of a real section is well within, a file cut short is not. */
@@ -151,15 +152,6 @@ static void pt_rotate(pt_buf *b, size_t first)
 
 /* ----------------------------------------------------------------- read -- */
 
-static const char *file_kind(mode_t m)
-{
-    if (S_ISDIR(m)) return "a directory";
-    if (S_ISCHR(m)) return "a character device";
-    if (S_ISBLK(m)) return "a block device";
-    if (S_ISFIFO(m)) return "a FIFO (pipe)";
-    if (S_ISSOCK(m)) return "a socket";
-    return "not a regular file";
-}
 
 /* Reads at most AD_AIRFOIL_MAX_BYTES + 1 bytes of fd into a malloc'ed *data (not terminated); refuses a file that
  * has more, whatever fstat said (it may grow while it is read). */
@@ -212,7 +204,7 @@ static ad_status read_file(const char *path, char **data, size_t *len)
         st = ad_fail(AD_ERR_IO, "path", "%s: cannot read: %s.", path, strerror(errno));
     else if (!S_ISREG(sb.st_mode))
         st = ad_fail(AD_ERR_FORMAT, "path", "%s: is %s, not a regular file; give an airfoil coordinate file.", path,
-                     file_kind(sb.st_mode));
+                     ad_file_kind(sb.st_mode));
     else if (sb.st_size > AD_AIRFOIL_MAX_BYTES)
         st = ad_fail(AD_ERR_FORMAT, "path",
                      "%s: %lld bytes, more than the %ld a coordinate file may have (a few kB is usual).", path,

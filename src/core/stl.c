@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "stl.h"
+#include "file_kind.h"
 
 #define STL_PREFIX_BYTES (AD_STL_HEADER_BYTES + 4)
 /* Binary records decoded at a time. */
@@ -39,15 +40,6 @@ static int tri_buf_grow(tri_buf *b)
     return 1;
 }
 
-static const char *file_kind(mode_t m)
-{
-    if (S_ISDIR(m)) return "a directory";
-    if (S_ISCHR(m)) return "a character device";
-    if (S_ISBLK(m)) return "a block device";
-    if (S_ISFIFO(m)) return "a FIFO (pipe)";
-    if (S_ISSOCK(m)) return "a socket";
-    return "not a regular file";
-}
 
 static int is_space(unsigned char c)
 {
@@ -518,7 +510,7 @@ ad_status ad_stl_load(const char *path, ad_mesh *out)
         st = ad_fail(AD_ERR_IO, "path", "%s: cannot read: %s.", path, strerror(errno));
     else if (!S_ISREG(sb.st_mode))
         st = ad_fail(AD_ERR_FORMAT, "path", "%s: is %s, not a regular file; give an STL file.", path,
-                     file_kind(sb.st_mode));
+                     ad_file_kind(sb.st_mode));
     else if (sb.st_size > AD_STL_MAX_BYTES)
         st = ad_fail(AD_ERR_FORMAT, "path", "%s: %lld bytes, more than the %ld an STL file may have.", path,
                      (long long)sb.st_size, (long)AD_STL_MAX_BYTES);

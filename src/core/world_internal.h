@@ -2,6 +2,8 @@
 #ifndef AD_CORE_WORLD_INTERNAL_H
 #define AD_CORE_WORLD_INTERNAL_H
 
+#include <math.h>
+
 #include "aerodem/aerodem.h"
 #include "status.h"
 #include "../physics/fields.h"
@@ -151,6 +153,23 @@ void ad_stats_fold(ad_world *w, const ad_step_sums *b, size_t nblocks, double dt
  * `dims` dimensions), release. */
 ad_status ad_open_state_alloc(ad_open_state *o, uint32_t res_boxes, int dims);
 void ad_open_state_free(ad_open_state *o);
+
+/* A step of length dt of the free stream's entries: each open side's owed entries grow by its rate,
+ * the whole ones (at most 1e9) go to owe[f]; returns their sum. Every backend's step 5 starts here. */
+static inline size_t ad_open_owe(ad_open_state *o, const ad_params *P, float dt, uint32_t owe[4])
+{
+    size_t total = 0;
+    for (int f = 0; f < 4; f++) {
+        owe[f] = 0;
+        if (!ad_side_open(P, f)) continue;
+        o->owed[f] += P->side_rate[f] * (double)dt;
+        double k = floor(o->owed[f]);
+        o->owed[f] -= k;
+        owe[f] = k > 1e9 ? 1000000000u : (uint32_t)k;
+        total += owe[f];
+    }
+    return total;
+}
 
 /* 1 when the world has an open side (its disc count may change while it steps). */
 static inline int ad_world_open(const ad_world *w) { return w->params.open_x || w->params.open_y; }

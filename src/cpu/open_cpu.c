@@ -165,16 +165,8 @@ ad_status ad_cpu_open_enter(ad_world *w, cpu_world *c, float dt, float *vmax2)
     for (size_t k = 0; k < c->res_ndoomed; k++) c->res_doomed[c->res_doomed_list[k]] = 0; /* the pass took them */
     c->res_ndoomed = 0;
     /* the entering discs: those waiting, then this step's, side by side */
-    uint32_t owe[4] = {0, 0, 0, 0};
-    size_t ne = o->nwaiting;
-    for (int f = 0; f < 4; f++) {
-        if (!ad_side_open(P, f)) continue;
-        o->owed[f] += P->side_rate[f] * (double)dt;
-        double k = floor(o->owed[f]);
-        o->owed[f] -= k;
-        owe[f] = k > 1e9 ? 1000000000u : (uint32_t)k;
-        ne += owe[f];
-    }
+    uint32_t owe[4];
+    size_t ne = o->nwaiting + ad_open_owe(o, P, dt, owe);
     size_t nadd = 0;
     for (int b = 0; b < P->res_boxes; b++) nadd += c->res_add[b];
     if (ne + nadd == 0) return ad_ok();

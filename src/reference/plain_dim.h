@@ -19,9 +19,13 @@
 #if AD_DIM == 2
 #define AD_ACCEL ad_accel
 #define AD_BODY_GRID(w) (&(w)->seg.grid)
+#define AD_SNAP_STATE state
+#define AD_SNAP_ACCEL accel
 #else
 #define AD_ACCEL ad_accel3
 #define AD_BODY_GRID(w) (&(w)->tri.grid)
+#define AD_SNAP_STATE state3
+#define AD_SNAP_ACCEL accel3
 #endif
 
 typedef struct AD_D(ad_plain) {
@@ -308,6 +312,68 @@ static inline float AD_D(ad_plain_vmax_sq)(const AD_D(ad_plain) *r)
     return v2;
 }
 
+/* A checkpoint's snapshot of the live particles, copied (owned) in slot order: a removed one holds its
+ * slot until the next sort. The caller adds the free stream's state. */
+static inline ad_status AD_D(ad_plain_export)(const ad_world *w, const AD_D(ad_plain) *r, ad_snapshot *s)
+{
+    memset(s, 0, sizeof *s);
+    size_t n = w->count, m = 0;
+    s->primed = r->primed;
+    s->owned = 1;
+    s->AD_SNAP_STATE = malloc(n * sizeof(AD_STATE) + 1);
+    s->id = malloc(n * sizeof *s->id + 1);
+    s->pressure = malloc(n * sizeof *s->pressure + 1);
+    s->virial = malloc(n * sizeof *s->virial + 1);
+    s->AD_SNAP_ACCEL = malloc(n * sizeof(AD_ACCEL) + 1);
+    if (!s->AD_SNAP_STATE || !s->id || !s->pressure || !s->virial || !s->AD_SNAP_ACCEL) {
+        ad_snapshot_free(s);
+        return ad_fail(AD_ERR_NO_MEMORY, "", "out of host memory for a snapshot of %zu particles", n);
+    }
+    for (size_t k = 0; k < r->n && m < n; k++) {
+        if (AD_D(ad_is_dead)(r->state[k])) continue;
+        s->AD_SNAP_STATE[m] = r->state[k];
+        s->id[m] = r->id[k];
+        s->pressure[m] = r->pressure[k];
+        s->virial[m] = r->virial[k];
+        s->AD_SNAP_ACCEL[m++] = r->acc[k];
+    }
+    s->n = m;
+    return ad_ok();
+}
+
+/* The particles of a snapshot (checked against the capacity by the caller) into the arrays. */
+static inline void AD_D(ad_plain_import)(AD_D(ad_plain) *r, const ad_snapshot *s)
+{
+    memcpy(r->state, s->AD_SNAP_STATE, s->n * sizeof *r->state);
+    memcpy(r->id, s->id, s->n * sizeof *r->id);
+    memcpy(r->pressure, s->pressure, s->n * sizeof *r->pressure);
+    memcpy(r->virial, s->virial, s->n * sizeof *r->virial);
+    memcpy(r->acc, s->AD_SNAP_ACCEL, s->n * sizeof *r->acc);
+    r->n = s->n;
+    r->primed = s->primed;
+    r->dt_stale = 0;
+}
+
+/* After spheres (discs) were added, the next step's size from their largest speed. */
+static inline void AD_D(ad_plain_refresh_dt)(ad_world *w, AD_D(ad_plain) *r)
+{
+    if (!r->dt_stale) return;
+    w->stats.dt = ad_dt_next(&w->dt_rule, sqrt((double)AD_D(ad_plain_vmax_sq)(r)));
+    r->dt_stale = 0;
+}
+
+/* The step's end: a run whose particles reached a non-finite state is refused (AD_ERR_UNSTABLE). */
+static inline ad_status AD_D(ad_plain_finite)(const ad_world *w, const AD_D(ad_plain) *r, size_t nb, float dt)
+{
+    uint64_t bad = 0;
+    for (size_t b = 0; b < nb; b++) bad += r->blocks[b].nonfinite;
+    if (!bad) return ad_ok();
+    return ad_fail(AD_ERR_UNSTABLE, "dt", "step %llu: %llu %s reached a non-finite position or velocity (the step of "
+                   "%g s is too large for the stiffness, or %s were placed overlapping)",
+                   (unsigned long long)w->stats.step, (unsigned long long)bad, AD_DIM == 3 ? "spheres" : "discs",
+                   (double)dt, AD_DIM == 3 ? "spheres" : "discs");
+}
+
 /* Verlet's prime and drift, then steps 1-3: what comes before the pass. */
 static inline void AD_D(ad_plain_before_pass)(ad_world *w, AD_D(ad_plain) *r, float dt)
 {
@@ -323,4 +389,6 @@ static inline void AD_D(ad_plain_before_pass)(ad_world *w, AD_D(ad_plain) *r, fl
 
 #undef AD_ACCEL
 #undef AD_BODY_GRID
+#undef AD_SNAP_STATE
+#undef AD_SNAP_ACCEL
 #include "../physics/dim_end.h"

@@ -127,16 +127,8 @@ static ad_status list_entries(ad_world *w, world3 *r, float dt, size_t *ne)
 {
     const ad_params *P = &w->params;
     uint64_t step = w->stats.step;
-    uint32_t owe[4] = {0, 0, 0, 0};
-    size_t e = r->open.nwaiting;
-    for (int f = 0; f < 4; f++) {
-        if (!ad_side_open(P, f)) continue;
-        r->open.owed[f] += P->side_rate[f] * (double)dt;
-        double k = floor(r->open.owed[f]);
-        r->open.owed[f] -= k;
-        owe[f] = k > 1e9 ? 1000000000u : (uint32_t)k;
-        e += owe[f];
-    }
+    uint32_t owe[4];
+    size_t e = r->open.nwaiting + ad_open_owe(&r->open, P, dt, owe);
     *ne = e;
     if (e == 0) return ad_ok();
     if (ad_entries_overflow(e, r->g.n, r->g.cap, AD_WAITING_MAX))
@@ -201,22 +193,14 @@ static ad_status one_step(ad_world *w, world3 *r, float dt)
     ad_stats_fold(w, r->g.blocks, nb, dt, v2_new);
     if (ad_world_open(w)) w->count = w->stats.count = r->g.n - removed;
     w->stats.phase_seconds[AD_PHASE_INTERACT] += ad_plain_now() - t0;
-    uint64_t bad = 0;
-    for (size_t b = 0; b < nb; b++) bad += r->g.blocks[b].nonfinite;
-    if (bad)
-        return ad_fail(AD_ERR_UNSTABLE, "dt", "step %llu: %llu spheres reached a non-finite position or velocity (the "
-                       "step of %g s is too large for the stiffness, or spheres were placed overlapping)",
-                       (unsigned long long)w->stats.step, (unsigned long long)bad, (double)dt);
+    AD_TRY(ad_plain_finite3(w, &r->g, nb, dt));
     return st;
 }
 
 static ad_status plain3_step(ad_world *w, uint64_t nsteps)
 {
     world3 *r = w->impl;
-    if (r->g.dt_stale) { /* after spheres were added the next step's size comes from their speeds */
-        w->stats.dt = ad_dt_next(&w->dt_rule, sqrt((double)ad_plain_vmax_sq3(&r->g)));
-        r->g.dt_stale = 0;
-    }
+    ad_plain_refresh_dt3(w, &r->g);
     for (uint64_t k = 0; k < nsteps; k++) {
         if (w->interrupt && *w->interrupt) break;
         AD_TRY(one_step(w, r, (float)w->stats.dt));
@@ -230,36 +214,12 @@ static ad_status plain3_read(const ad_world *w, int flags, size_t max, const ad_
     return ad_read3_host(r->g.state, r->g.id, r->g.pressure, r->g.virial, r->g.acc, r->g.n, flags, max, out, count);
 }
 
-/* The live spheres copied out in slot order (removed ones hold their slots until the next sort); the
- * free stream's state is the world's own (not owned). */
+/* The live spheres copied out (plain_dim.h); the free stream's state is the world's own (not owned). */
 static ad_status plain3_export(const ad_world *w, ad_snapshot *s)
 {
     const world3 *r = w->impl;
-    memset(s, 0, sizeof *s);
-    size_t n = w->count;
-    s->n = n;
-    s->primed = r->g.primed;
+    AD_TRY(ad_plain_export3(w, &r->g, s));
     s->open = r->open;
-    s->owned = 1;
-    s->state3 = malloc(n * sizeof *s->state3 + 1);
-    s->id = malloc(n * sizeof *s->id + 1);
-    s->pressure = malloc(n * sizeof *s->pressure + 1);
-    s->virial = malloc(n * sizeof *s->virial + 1);
-    s->accel3 = malloc(n * sizeof *s->accel3 + 1);
-    if (!s->state3 || !s->id || !s->pressure || !s->virial || !s->accel3) {
-        ad_snapshot_free(s);
-        return ad_fail(AD_ERR_NO_MEMORY, "", "out of host memory for a snapshot of %zu spheres", n);
-    }
-    size_t m = 0;
-    for (size_t k = 0; k < r->g.n && m < n; k++) {
-        if (ad_is_dead3(r->g.state[k])) continue;
-        s->state3[m] = r->g.state[k];
-        s->id[m] = r->g.id[k];
-        s->pressure[m] = r->g.pressure[k];
-        s->virial[m] = r->g.virial[k];
-        s->accel3[m++] = r->g.acc[k];
-    }
-    s->n = m;
     return ad_ok();
 }
 
@@ -272,19 +232,11 @@ static ad_status plain3_import(ad_world *w, const ad_snapshot *s)
     if (s->open.nwaiting > AD_WAITING_MAX || (s->open.nwaiting && !s->open.waiting3))
         return ad_fail(AD_ERR_FORMAT, "checkpoint", "the snapshot has %u entering spheres waiting (at most %d)",
                        s->open.nwaiting, AD_WAITING_MAX);
-    size_t n = s->n;
-    r->g.n = n;
-    memcpy(r->g.state, s->state3, n * sizeof *r->g.state);
-    memcpy(r->g.id, s->id, n * sizeof *r->g.id);
-    memcpy(r->g.pressure, s->pressure, n * sizeof *r->g.pressure);
-    memcpy(r->g.virial, s->virial, n * sizeof *r->g.virial);
-    memcpy(r->g.acc, s->accel3, n * sizeof *r->g.acc);
+    ad_plain_import3(&r->g, s);
     memcpy(r->open.owed, s->open.owed, sizeof r->open.owed);
     r->open.next_id = s->open.next_id;
     r->open.nwaiting = s->open.nwaiting;
     if (s->open.nwaiting) memcpy(r->open.waiting3, s->open.waiting3, s->open.nwaiting * sizeof(ad_entry3));
-    r->g.primed = s->primed;
-    r->g.dt_stale = 0;
     return ad_ok();
 }
 

@@ -157,16 +157,8 @@ static ad_status list_spots(ad_world *w, ref_world *r, float dt, size_t *ne, siz
 {
     const ad_params *P = &w->params;
     uint64_t step = w->stats.step;
-    uint32_t owe[4] = {0, 0, 0, 0};
-    size_t e = r->open.nwaiting, add = 0;
-    for (int f = 0; f < 4; f++) {
-        if (!ad_side_open(P, f)) continue;
-        r->open.owed[f] += P->side_rate[f] * (double)dt;
-        double k = floor(r->open.owed[f]);
-        r->open.owed[f] -= k;
-        owe[f] = k > 1e9 ? 1000000000u : (uint32_t)k;
-        e += owe[f];
-    }
+    uint32_t owe[4];
+    size_t e = r->open.nwaiting + ad_open_owe(&r->open, P, dt, owe), add = 0;
     for (int b = 0; b < P->res_boxes; b++) add += r->res_add[b];
     *ne = e;
     *ns = e + add;
@@ -288,22 +280,14 @@ static ad_status one_step(ad_world *w, ref_world *r, float dt)
     if (ad_world_open(w)) w->count = w->stats.count = r->g.n - removed;
     w->stats.phase_seconds[AD_PHASE_INTERACT] += ad_plain_now() - t0;
     if (w->fields.enabled && w->stats.step % w->fields.def.interval == 0) sample_fields(w, r);
-    uint64_t bad = 0;
-    for (size_t b = 0; b < nb; b++) bad += r->g.blocks[b].nonfinite;
-    if (bad)
-        return ad_fail(AD_ERR_UNSTABLE, "dt", "step %llu: %llu discs reached a non-finite position or velocity (the "
-                       "step of %g s is too large for the stiffness, or discs were placed overlapping)",
-                       (unsigned long long)w->stats.step, (unsigned long long)bad, (double)dt);
+    AD_TRY(ad_plain_finite(w, &r->g, nb, dt));
     return st;
 }
 
 static ad_status ref_step(ad_world *w, uint64_t nsteps)
 {
     ref_world *r = w->impl;
-    if (r->g.dt_stale) { /* after discs were added the next step's size comes from their speeds */
-        w->stats.dt = ad_dt_next(&w->dt_rule, sqrt((double)ad_plain_vmax_sq(&r->g)));
-        r->g.dt_stale = 0;
-    }
+    ad_plain_refresh_dt(w, &r->g);
     for (uint64_t k = 0; k < nsteps; k++) {
         int stop = w->interrupt && *w->interrupt;
         AD_TRY(one_step(w, r, (float)w->stats.dt));
@@ -331,34 +315,12 @@ static ad_status ref_read(const ad_world *w, int flags, size_t max, const ad_par
     return ad_ok();
 }
 
-/* The live discs copied out in slot order; the open sides' state is the world's own (not owned). */
+/* The live discs copied out (plain_dim.h); the open sides' state is the world's own (not owned). */
 static ad_status ref_export(const ad_world *w, ad_snapshot *s)
 {
     const ref_world *r = w->impl;
-    memset(s, 0, sizeof *s);
-    size_t n = w->count;
-    s->n = n;
-    s->primed = r->g.primed;
+    AD_TRY(ad_plain_export(w, &r->g, s));
     s->open = r->open;
-    s->owned = 1;
-    s->state = malloc(n * sizeof *s->state + 1);
-    s->id = malloc(n * sizeof *s->id + 1);
-    s->pressure = malloc(n * sizeof *s->pressure + 1);
-    s->virial = malloc(n * sizeof *s->virial + 1);
-    s->accel = malloc(n * sizeof *s->accel + 1);
-    if (!s->state || !s->id || !s->pressure || !s->virial || !s->accel) {
-        ad_snapshot_free(s);
-        return ad_fail(AD_ERR_NO_MEMORY, "", "out of host memory for a snapshot of %zu particles", n);
-    }
-    size_t m = 0;
-    for (size_t k = 0; k < r->g.n && m < n; k++) {
-        if (ad_is_dead(r->g.state[k])) continue;
-        s->state[m] = r->g.state[k];
-        s->id[m] = r->g.id[k];
-        s->pressure[m] = r->g.pressure[k];
-        s->virial[m] = r->g.virial[k];
-        s->accel[m++] = r->g.acc[k];
-    }
     return ad_ok();
 }
 
@@ -370,19 +332,12 @@ static ad_status ref_import(ad_world *w, const ad_snapshot *s)
         return ad_fail(AD_ERR_FORMAT, "checkpoint",
                        "the snapshot has %u entries waiting (at most %d) and %u reservoir boxes (the world has %u)",
                        s->open.nwaiting, AD_WAITING_MAX, s->open.res_boxes, r->open.res_boxes);
-    memcpy(r->g.state, s->state, s->n * sizeof *r->g.state);
-    memcpy(r->g.id, s->id, s->n * sizeof *r->g.id);
-    memcpy(r->g.pressure, s->pressure, s->n * sizeof *r->g.pressure);
-    memcpy(r->g.virial, s->virial, s->n * sizeof *r->g.virial);
-    memcpy(r->g.acc, s->accel, s->n * sizeof *r->g.acc);
-    r->g.n = s->n;
+    ad_plain_import(&r->g, s);
     memcpy(r->open.owed, s->open.owed, sizeof r->open.owed);
     r->open.next_id = s->open.next_id;
     if (s->open.res_state) memcpy(r->open.res_state, s->open.res_state, 2 * (size_t)s->open.res_boxes * sizeof(double));
     r->open.nwaiting = s->open.nwaiting;
     if (s->open.nwaiting) memcpy(r->open.waiting, s->open.waiting, s->open.nwaiting * sizeof(ad_entry));
-    r->g.primed = s->primed;
-    r->g.dt_stale = 0;
     return ad_ok();
 }
 
