@@ -392,7 +392,8 @@ static ad_status set_probe(run *r)
 {
     if (!r->probe) return ok();
     /* the discs moving downstream: the stream as it comes, not what the body throws back */
-    ad_probe_def p = {r->layout.probe_x0, r->layout.probe_y0, r->layout.probe_x1, r->layout.probe_y1, 1.0, 0.0};
+    ad_probe_def p = {r->layout.probe_x0, r->layout.probe_y0, r->layout.probe_x1, r->layout.probe_y1, 1.0, 0.0,
+                      0.0, 0.0};
     return ad_world_set_probe(r->w, &p);
 }
 

@@ -103,11 +103,11 @@ static ad_world *make_world(int kind)
                      (uint64_t)(kind + 3), 0, 0, 0};
     REQUIRE_OK(ad_world_fill(w, &f, NULL));
     if (kind == W_BOX || kind == W_TUNNEL) {
-        ad_field_def fd = {4, 2, 0, 0, d.x_max, d.y_max, 2};
+        ad_field_def fd = {4, 2, 0, 0, d.x_max, d.y_max, 2, 0, 0.0, 0.0};
         REQUIRE_OK(ad_world_set_fields(w, &fd));
     }
     if (kind == W_TUNNEL) {
-        ad_probe_def p = {4, 2, 10, 18, 1, 0};
+        ad_probe_def p = {4, 2, 10, 18, 1, 0, 0.0, 0.0};
         REQUIRE_OK(ad_world_set_probe(w, &p));
     }
     REQUIRE_OK(ad_world_step(w, 150));
@@ -287,7 +287,7 @@ static void box_stats(void)
     size_t stat = find(&g, "STAT", NULL), flds = find(&g, "FLDS", NULL);
     refused("step_2_61", put_u64(&g, stat + offsetof(ad_stats, step), 1ull << 61),
             0, "step = 2305843009213693952", NULL);
-    refused("samples_2_61", put_u64(&g, flds + sizeof(ad_field_def), 1ull << 61),
+    refused("samples_2_61", put_u64(&g, flds + offsetof(ad_field_def, z0), 1ull << 61),
             0, "2305843009213693952 samples", NULL);
     refused("time_nan", put_f64(&g, stat + offsetof(ad_stats, time), NAN), 0, "time = nan", NULL);
     refused("time_ahead", put_f64(&g, stat + offsetof(ad_stats, time), 1e6), 0, "time = 1e+06", NULL);
@@ -341,7 +341,9 @@ static void box_container(void)
     refused("field_grid_huge", put_u32(&g, flds + offsetof(ad_field_def, nx), 0x7fffffff),
             0, "2147483647 x 2 cells", NULL);
     refused("field_cells_fine", put_f64(&g, flds + offsetof(ad_field_def, x1), 1e-30), 0, "so fine", NULL);
-    refused("field_sum_nan", put_f64(&g, flds + sizeof(ad_field_def) + 16 + sizeof(ad_probe_def) + 8 + 8 * 3, NAN),
+    /* FLDS holds the definitions' 2D parts, up to z0 */
+    refused("field_sum_nan",
+            put_f64(&g, flds + offsetof(ad_field_def, z0) + 16 + offsetof(ad_probe_def, z0) + 8 + 8 * 3, NAN),
             0, "field sum 3", NULL);
     /* the container: version, sections, trailing bytes, the caller block */
     refused("version_2", put_u32(&g, 8, 2), 0, "format version 2", NULL);
@@ -389,7 +391,7 @@ static void tunnel_fields(void)
     refused("segment_far", put_f32(&g, segs, 1e30f), 0, "segment 0", "far outside");
     refused("disc_below", put_f32(&g, p.state + 2 * sizeof(ad_state) + offsetof(ad_state, y), -1e10f),
             0, "particle 2", "y = -1e+10 m");
-    refused("probe_nan", put_f64(&g, flds + sizeof(ad_field_def) + 16, NAN), 0, "probe", NULL);
+    refused("probe_nan", put_f64(&g, flds + offsetof(ad_field_def, z0) + 16, NAN), 0, "probe", NULL);
     refused("open_unknown", put(&g, open - 16, "USRX", 4), 0, "unknown section 'USRX'", NULL);
     uint64_t olen;
     find(&g, "OPEN", &olen);

@@ -72,7 +72,7 @@ static observed observe(ad_integrator integ, int steps, int calls)
     observed o;
     memset(&o, 0, sizeof o);
     ad_world *w = make(integ, &o.n);
-    ad_field_def fd = {8, 8, 0.0, 0.0, 40.0, 40.0, 7};
+    ad_field_def fd = {8, 8, 0.0, 0.0, 40.0, 40.0, 7, 0, 0.0, 0.0};
     REQUIRE_OK(ad_world_set_fields(w, &fd));
     for (int k = 0; k < calls; k++) REQUIRE_OK(ad_world_step(w, (uint64_t)(steps / calls)));
     o.state = calloc(o.n, sizeof *o.state);

@@ -58,11 +58,12 @@ static int run_case(const fs_case *c)
     ad_world *w;
     REQUIRE_OK(ad_scene_build(&s, &w));
     ad_field_def fd = {(int)ceil(s.width / s.field_cell), (int)ceil(s.height / s.field_cell), 0, 0,
-                       ceil(s.width / s.field_cell) * s.field_cell, ceil(s.height / s.field_cell) * s.field_cell, 10};
+                       ceil(s.width / s.field_cell) * s.field_cell, ceil(s.height / s.field_cell) * s.field_cell, 10,
+                       0, 0.0, 0.0};
     REQUIRE_OK(ad_world_set_fields(w, &fd));
     /* the run's probe reaches a quarter of the way down an empty tunnel: here the whole of it, from just
      * inside the inlet to just inside the outlet (the outlet's side too must stay free stream) */
-    ad_probe_def pd = {l.probe_x0, l.probe_y0, s.width - l.probe_x0, l.probe_y1, 1.0, 0.0};
+    ad_probe_def pd = {l.probe_x0, l.probe_y0, s.width - l.probe_x0, l.probe_y1, 1.0, 0.0, 0.0, 0.0};
     REQUIRE_OK(ad_world_set_probe(w, &pd));
     double through = s.width / s.velocity, n0 = s.area_fraction / (TU_PI * s.radius * s.radius);
     while (tu_stats(w).time < 2.0 * through) REQUIRE_OK(ad_world_step(w, 100));

@@ -62,7 +62,7 @@ static void mix_stats(hash64 *x, const ad_stats *s)
 
 static ad_field_def field_grid(double x0, double y0, double x1, double y1)
 {
-    ad_field_def f = {24, 12, x0, y0, x1, y1, 5};
+    ad_field_def f = {24, 12, x0, y0, x1, y1, 5, 0, 0.0, 0.0};
     return f;
 }
 
@@ -92,7 +92,7 @@ static uint64_t world_hash(ad_world *w, const ad_field_def *fd, uint64_t steps)
     mix(&x, pr, got * sizeof *pr);
     mix(&x, vi, got * sizeof *vi);
     mix(&x, acc, 2 * got * sizeof *acc);
-    for (int k = 0; k < AD_FIELD_COUNT; k++) {
+    for (int k = 0; k < AD_FIELD_COUNT_2D; k++) {
         uint64_t samples = 0;
         REQUIRE_OK(ad_world_read_field(w, (ad_field)k, field, &samples));
         mix(&x, field, (size_t)fd->nx * (size_t)fd->ny * sizeof *field);

@@ -150,7 +150,7 @@ static void cmp_fields(tally *t, const ad_world *a, const ad_world *b, const ad_
 {
     size_t cells = (size_t)fd->nx * (size_t)fd->ny;
     float *fa = calloc(cells, sizeof *fa), *fb = calloc(cells, sizeof *fb);
-    for (int k = 0; k < AD_FIELD_COUNT && fa && fb; k++) {
+    for (int k = 0; k < AD_FIELD_COUNT_2D && fa && fb; k++) {
         uint64_t sa = 0, sb = 0;
         REQUIRE_OK(ad_world_read_field(a, (ad_field)k, fa, &sa));
         REQUIRE_OK(ad_world_read_field(b, (ad_field)k, fb, &sb));
@@ -201,7 +201,7 @@ static ad_status scene(ad_backend b, ad_integrator integ, ad_world **w)
     s.integrator = integ;
     AD_TRY(ad_scene_finish(&s));
     AD_TRY(ad_scene_build(&s, w));
-    ad_field_def fd = {24, 12, 0.0, 0.0, s.width, s.height, 5};
+    ad_field_def fd = {24, 12, 0.0, 0.0, s.width, s.height, 5, 0, 0.0, 0.0};
     return ad_world_set_fields(*w, &fd);
 }
 
@@ -277,7 +277,7 @@ static void cpu_steps(case_kind k, ad_integrator integ, const char *start, ad_wo
         size_t contact = cmp_discs(&d, &a, &b, 0.0, 0.0, 0.0, 0.0);
         cmp_stats_exact(&s, &a.st, &b.st);
         if (k == DEFAULT_SCENE) {
-            ad_field_def fd = {24, 12, 0.0, 0.0, 120.0, 60.0, 5};
+            ad_field_def fd = {24, 12, 0.0, 0.0, 120.0, 60.0, 5, 0, 0.0, 0.0};
             cmp_fields(&s, r, c, &fd);
         }
         printf("  %-23s %-16s %-6s +%3llu: %4zu discs, %4zu in contact, body force %7.3g N: %6zu values %s "

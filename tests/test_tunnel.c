@@ -132,7 +132,7 @@ static void checkpoints(void)
     small_scene(&s, "shape = naca\nnaca = 2412", 5);
     ad_world *a, *b;
     REQUIRE_OK(ad_scene_build(&s, &a));
-    ad_field_def fd = {16, 10, 0, 0, 64, 40, 5};
+    ad_field_def fd = {16, 10, 0, 0, 64, 40, 5, 0, 0.0, 0.0};
     REQUIRE_OK(ad_world_set_fields(a, &fd));
     REQUIRE_OK(ad_world_step(a, 300));
     char path[1024];
@@ -218,7 +218,7 @@ static void inlet(void)
     ad_world *w;
     REQUIRE_OK(ad_scene_build(&s, &w));
     size_t n0 = tu_stats(w).count;
-    ad_field_def fd = {8, 1, 0, 8, 64, 32, 10};
+    ad_field_def fd = {8, 1, 0, 8, 64, 32, 10, 0, 0.0, 0.0};
     REQUIRE_OK(ad_world_set_fields(w, &fd));
     REQUIRE_OK(ad_world_step(w, 20000)); /* about 2.6 flow-throughs */
     ad_stats st = tu_stats(w);
@@ -276,7 +276,7 @@ static void inlet_profile(void)
     REQUIRE_OK(ad_scene_finish(&s));
     ad_world *w;
     REQUIRE_OK(ad_scene_build(&s, &w));
-    ad_field_def fd = {1, 9, 0.5, 0, 8.5, 72, 5};
+    ad_field_def fd = {1, 9, 0.5, 0, 8.5, 72, 5, 0, 0.0, 0.0};
     REQUIRE_OK(ad_world_set_fields(w, &fd));
     double transit = s.width / s.velocity, worst = 0;
     int phase = 0;

@@ -213,7 +213,7 @@ static int run_case(const shock_case *c, field_set *f, double *seconds)
     f->nx = (int)lround(c->width / f->cell);
     f->ny = (int)lround(c->height / f->cell);
     f->x0 = f->y0 = 0.0;
-    ad_field_def fd = {f->nx, f->ny, 0.0, 0.0, f->nx * f->cell, f->ny * f->cell, 25};
+    ad_field_def fd = {f->nx, f->ny, 0.0, 0.0, f->nx * f->cell, f->ny * f->cell, 25, 0, 0.0, 0.0};
     REQUIRE_OK(ad_world_set_fields(w, &fd));
     step_until(w, c->settle_flows * transit);
     REQUIRE_OK(ad_world_reset_fields(w));

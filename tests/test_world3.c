@@ -58,9 +58,9 @@ static void test_refusals(void)
     ad_segment seg = {1, 1, 2, 2};
     st = ad_world_add_segments(w, &seg, 1);
     ENSURE_MSG(st.code == AD_ERR_INVALID && !strcmp(st.field, "dimensions"), "%s", st.message);
-    ad_field_def fd = {4, 4, 0, 0, 20, 20, 1};
+    ad_field_def fd = {4, 4, 0, 0, 20, 20, 1, 0, 0.0, 0.0}; /* a 2D grid: no depth (tests/test_fields3.c has more) */
     st = ad_world_set_fields(w, &fd);
-    ENSURE_MSG(st.code == AD_ERR_INVALID && !strcmp(st.field, "dimensions"), "%s", st.message);
+    ENSURE_MSG(st.code == AD_ERR_INVALID && !strcmp(st.field, "fields.nz"), "%s", st.message);
     ENSURE(w->count == 0 && w->tri.count == 0);
     ad_world_destroy(w);
 

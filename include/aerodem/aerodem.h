@@ -89,7 +89,7 @@ typedef struct ad_world_def {
                                 a depth z_min..z_max with its own boundary, and the body is triangles
                                 (ad_world_add_triangles). 3D runs on every backend; its free stream (x or y
                                 open, along x and y only) on backend = cpu and reference (auto picks the CPU
-                                for it); the reservoir, the BVH and field grids are 2D for now */
+                                for it); the reservoir and the BVH are 2D for now */
 
     size_t capacity;         /* most particles the world can hold [-]; default 65536 */
     double radius;           /* disc radius [m]; default 0.5 */
@@ -336,41 +336,59 @@ ad_status ad_world_read(const ad_world *w, int flags, size_t max, const ad_parti
 
 /* Time-averaged fields on a coarse grid. The backend samples the discs every
  * `interval` steps inside ad_world_step (on the device for CUDA) and keeps sums;
- * reading divides them out. A disc counts in the cell its centre lies in. */
+ * reading divides them out. A disc counts in the cell its centre lies in.
+ * 3D: the grid is a volume of nx x ny x nz cells over [x0, x1] x [y0, y1] x [z0, z1], the same
+ * sampling on every backend (src/physics/fields.h). */
 typedef struct ad_field_def {
     int nx, ny;               /* cells */
     double x0, y0, x1, y1;    /* extent [m] */
     uint32_t interval;        /* steps between samples, >= 1 */
+    int nz;                   /* 3D: cells along z, >= 1 (refused by name, "fields.nz", below 1); ignored in 2D,
+                                 where ad_world_get_fields gives 0 */
+    double z0, z1;            /* 3D: the extent along z [m], z1 > z0 ("fields.z1"); ignored in 2D (0 there) */
 } ad_field_def;
 
+/* The fields. Units in 2D / 3D (ad_field_units, ad_field_units3): densities per area / per volume,
+ * pressures per length / per area; the others the same in both. */
 typedef enum ad_field {
-    AD_FIELD_DENSITY = 0,     /* number density [1/m^2] (times mass: mass per area) */
+    AD_FIELD_DENSITY = 0,     /* number density [1/m^2; 3D 1/m^3] (times mass: mass per area, per volume) */
     AD_FIELD_VELOCITY_X = 1,  /* mean velocity [m/s] */
     AD_FIELD_VELOCITY_Y = 2,
-    AD_FIELD_TEMPERATURE = 3, /* kT = m <|v - u|^2> / 2 [J] (2 degrees of freedom) */
-    AD_FIELD_PRESSURE = 4,    /* (m sum |v - u|^2 + sum virial) / (2 A) [N/m]: kinetic + contact */
+    AD_FIELD_TEMPERATURE = 3, /* kT = m <|v - u|^2> / 2 [J] (2 degrees of freedom); 3D: m <|v - u|^2> / 3 (3) */
+    AD_FIELD_PRESSURE = 4,    /* (m sum |v - u|^2 + sum virial) / (2 A) [N/m]: kinetic + contact, over the cell's
+                                 area A and the samples; 3D: / (3 V) over its volume [N/m^2] */
     AD_FIELD_ACCEL_X = 5,     /* mean acceleration [m/s^2] */
     AD_FIELD_ACCEL_Y = 6,
     AD_FIELD_CONTACT = 7,     /* mean per-disc contact force magnitude sum [N] */
-    AD_FIELD_COUNT = 8,
+    AD_FIELD_VELOCITY_Z = 8,  /* 3D: mean velocity along z [m/s]; a 2D world refuses it (AD_ERR_INVALID, "field") */
+    AD_FIELD_ACCEL_Z = 9,     /* 3D: mean acceleration along z [m/s^2]; refused in 2D likewise */
+    AD_FIELD_COUNT = 10,
+    AD_FIELD_COUNT_2D = 8,    /* a 2D world's fields: the first eight (a loop over a 2D world's fields ends here) */
 } ad_field;
 
 /* The free stream as it reaches a body: running sums over the discs whose centres lie in a rectangle and
  * that move along a direction (v . dir > 0: the stream as it comes, not what the body throws back),
  * taken with the field samples (so after ad_world_set_fields) and kept from ad_world_set_probe on:
  * ad_world_reset_fields does not clear them (differences of two reads give an interval's means).
- * Velocities are split along dir (parallel) and across it (perpendicular, dir turned +90 degrees). */
+ * Velocities are split along dir (parallel) and across it (perpendicular, dir turned +90 degrees).
+ * 3D: a box (z0, z1 added), the direction in the xy plane (the stream has no z component); a sphere has
+ * two across components, e1 (dir turned +90 degrees in the xy plane) and z, and the across sums are
+ * per component: v_perp sums the velocity along their diagonal (e1 + z) / sqrt 2, v_perp2 half the
+ * squared across speed (the mean square of one across component), so that ad_probe_between's across
+ * variance is one component's, the mean of the two (exactly so when either across mean is zero, as
+ * the z one is in a tunnel's stream; otherwise off by the product of the two means). */
 typedef struct ad_probe_def {
     double x0, y0, x1, y1; /* the rectangle [m] */
     double dir_x, dir_y;   /* the stream's direction (normalised when set; 0, 0 = every disc counts, along x) */
+    double z0, z1;         /* 3D: the box along z [m], z1 > z0 ("probe.z1"); ignored in 2D */
 } ad_probe_def;
 
 typedef struct ad_probe_sums {
     uint64_t samples; /* field samples taken since the probe was set */
     double count;     /* discs seen, summed over the samples */
-    double v_par, v_perp;   /* their velocities along and across dir, summed [m/s] */
-    double v_par2, v_perp2; /* the squares, summed [m^2/s^2] */
-    double area;      /* the rectangle's area [m^2] */
+    double v_par, v_perp;   /* their velocities along and across dir, summed [m/s] (3D: across per component, above) */
+    double v_par2, v_perp2; /* the squares, summed [m^2/s^2] (3D: the across square per component) */
+    double area;      /* the rectangle's area [m^2]; 3D: the box's volume [m^3] */
     int directed;     /* only discs moving along the direction were counted (a direction was given) */
 } ad_probe_sums;
 
@@ -379,12 +397,12 @@ ad_status ad_world_set_probe(ad_world *w, const ad_probe_def *def);
 ad_status ad_world_read_probe(const ad_world *w, ad_probe_sums *out);
 
 /* The free stream the probe saw between two reads (a earlier, b later), as a drifting Maxwellian: its
- * number density [1/m^2], its velocity along the probe's direction [m/s] and its temperature kT/m
+ * number density [1/m^2; 3D 1/m^3], its velocity along the probe's direction [m/s] and its temperature kT/m
  * [m^2/s^2]. The probe counts the discs moving along its direction, the part of a Maxwellian of velocity
  * U and variance sigma^2 with v_par > 0: a fraction Phi(U/sigma) of its density, mean velocity
  * U + sigma phi(U/sigma)/Phi(U/sigma); sigma^2 is the variance across the direction. Without a
- * direction every disc counts: the plain means (temperature from both components). NaN where the
- * probe saw no disc. */
+ * direction every disc counts: the plain means (temperature from both components: the mean of the
+ * variance along x and the across one, an isotropic gas's kT/m in 3D too). NaN where the probe saw no disc. */
 typedef struct ad_probe_stream {
     double density, velocity, temperature;
     double samples, discs; /* field samples, and discs counted over them */
@@ -397,11 +415,15 @@ ad_status ad_world_set_fields(ad_world *w, const ad_field_def *def);
 ad_status ad_world_get_fields(const ad_world *w, ad_field_def *out);
 /* Clears the sums (after a settling period). */
 ad_status ad_world_reset_fields(ad_world *w);
-/* Time average of one field, nx*ny floats, row 0 at y0; NaN where no disc was seen.
- * *samples receives the number of samples averaged (may be NULL). */
+/* Time average of one field, nx*ny floats, row 0 at y0; NaN where no disc was seen. 3D: nx*ny*nz floats,
+ * cell (i, j, k) at (k*ny + j)*nx + i, k along z from z0. A 2D world refuses the 3D fields
+ * (AD_FIELD_VELOCITY_Z, AD_FIELD_ACCEL_Z). *samples receives the number of samples averaged (may be NULL). */
 ad_status ad_world_read_field(const ad_world *w, ad_field which, float *out, uint64_t *samples);
 const char *ad_field_name(ad_field f);
+/* The units of a field in a 2D world (ad_field_units) and in a 3D one (ad_field_units3): "1/m^2" and
+ * "1/m^3" for the density, "N/m" and "N/m^2" for the pressure, the others the same in both. */
 const char *ad_field_units(ad_field f);
+const char *ad_field_units3(ad_field f);
 
 /* ------------------------------------------------------------ checkpoint -- */
 

@@ -12,8 +12,10 @@
  *     OPEN  double owed[4], u32 next_id, u32 nwaiting, ad_entry waiting[nwaiting], u32 res_boxes, u32 zero,
  *           double res_state[2 res_boxes]   (open sides and the reservoir, open.h; a 3D world's nwaiting is 0)
  *     WAI3  u32 nwaiting, u32 zero, ad_entry3 waiting[nwaiting]   (3D worlds with open sides, open3.h)
- *     FLDS  ad_field_def, u64 samples, u32 probe, u32 zero, ad_probe_def, u64 probe_samples,
- *           double sums[(nx*ny + 1)*AD_FS_COUNT] (the cells', then the probe's)   (only with fields)
+ *     FLDS  ad_field_def up to z0, u64 samples, u32 probe, u32 zero, ad_probe_def up to z0, u64 probe_samples,
+ *           double sums[(nx*ny + 1)*AD_FS_COUNT] (the cells', then the probe's)   (2D, only with fields)
+ *     FLD3  the same with the whole ad_field_def and ad_probe_def (nz, z0, z1; the probe's z0, z1) and
+ *           double sums[(nx*ny*nz + 1)*AD_FS3_COUNT]   (3D, only with fields)
  *     USER  the caller's bytes (at most AD_CKPT_USER_MAX)
  *     END.  empty, the last section
  *   u32 CRC-32 (IEEE) of every byte before it
@@ -127,18 +129,26 @@ static void put_open(writer *wr, const ad_open_state *o, int dims)
     put(wr, o->waiting3, (size_t)nwait * sizeof(ad_entry3));
 }
 
+/* The definitions' bytes a field section holds: 2D's FLDS their parts before z0 (all they had before 3D
+ * fields; a 2D grid's nz, in the padding that was there, is 0), 3D's FLD3 the whole. */
+#define FLD_DEF_BYTES(three) ((three) ? sizeof(ad_field_def) : offsetof(ad_field_def, z0))
+#define FLD_PROBE_BYTES(three) ((three) ? sizeof(ad_probe_def) : offsetof(ad_probe_def, z0))
+_Static_assert(offsetof(ad_field_def, z0) == 48 && offsetof(ad_probe_def, z0) == 48, "FLDS holds 48 + 48 bytes");
+
 static void put_fields(writer *wr, const ad_fields *fl)
 {
-    size_t cells = (size_t)fl->def.nx * fl->def.ny + 1;
+    int three = fl->dims == 3;
+    size_t vals = ad_field_sum_count(&fl->def, fl->dims);
     uint32_t probe = (uint32_t)fl->grid.probe, zero = 0;
-    section(wr, "FLDS", sizeof(ad_field_def) + 16 + sizeof(ad_probe_def) + 8 + cells * AD_FS_COUNT * sizeof(double));
-    put(wr, &fl->def, sizeof(ad_field_def));
+    section(wr, three ? "FLD3" : "FLDS",
+            FLD_DEF_BYTES(three) + 16 + FLD_PROBE_BYTES(three) + 8 + vals * sizeof(double));
+    put(wr, &fl->def, FLD_DEF_BYTES(three));
     put(wr, &fl->samples, 8);
     put(wr, &probe, 4);
     put(wr, &zero, 4);
-    put(wr, &fl->probe, sizeof(ad_probe_def));
+    put(wr, &fl->probe, FLD_PROBE_BYTES(three));
     put(wr, &fl->probe_samples, 8);
-    put(wr, fl->sums, cells * AD_FS_COUNT * sizeof(double));
+    put(wr, fl->sums, vals * sizeof(double));
 }
 
 /* The whole file but its checksum's flush: the header, every section, the CRC. */
@@ -319,6 +329,7 @@ typedef struct loader {
     ad_field_def fdef;
     uint64_t fsamples, psamples;
     uint32_t fprobe;
+    int fields3;      /* the fields are 3D (FLD3) */
     uint32_t nwait3;  /* WAI3: the 3D entries waiting, in wait3 */
     ad_entry3 *wait3;
     ad_probe_def pdef;
@@ -523,27 +534,33 @@ static ad_status read_wai3(loader *ld, uint64_t len)
     return get(ld, ld->wait3, (uint64_t)n * sizeof(ad_entry3), "the 3D waiting entries");
 }
 
-static ad_status read_fields(loader *ld, uint64_t len)
+/* FLDS (2D) or FLD3 (3D, three = 1). */
+static ad_status read_fields(loader *ld, uint64_t len, int three)
 {
     uint32_t z;
-    AD_TRY(get(ld, &ld->fdef, sizeof ld->fdef, "the field grid"));
+    AD_TRY(get(ld, &ld->fdef, FLD_DEF_BYTES(three), "the field grid"));
     AD_TRY(get(ld, &ld->fsamples, 8, "the field grid"));
     AD_TRY(get(ld, &ld->fprobe, 4, "the field grid"));
     AD_TRY(get(ld, &z, 4, "the field grid"));
-    AD_TRY(get(ld, &ld->pdef, sizeof ld->pdef, "the probe"));
+    AD_TRY(get(ld, &ld->pdef, FLD_PROBE_BYTES(three), "the probe"));
     AD_TRY(get(ld, &ld->psamples, 8, "the probe"));
     const ad_field_def *d = &ld->fdef;
-    if (d->nx < 1 || d->ny < 1 || (double)d->nx * (double)d->ny > 1e8)
-        return bad(ld, "its field grid of %d x %d cells is invalid: 1 to 1e8 cells", d->nx, d->ny);
+    char grid[64];
+    snprintf(grid, sizeof grid, three ? "%d x %d x %d" : "%d x %d", d->nx, d->ny, d->nz);
+    ld->fields3 = three;
+    if (d->nx < 1 || d->ny < 1 || (three && d->nz < 1) || (double)d->nx * (double)d->ny * (three ? d->nz : 1) > 1e8)
+        return bad(ld, "its field grid of %s cells is invalid: 1 to 1e8 cells", grid);
     if (ld->fprobe > 1 || z != 0) return bad(ld, "its field header has probe = %u (0 or 1) and reserved = %u (0)", ld->fprobe, z);
-    uint64_t vals = ((uint64_t)d->nx * (uint64_t)d->ny + 1) * AD_FS_COUNT;
-    if (len != sizeof ld->fdef + 16 + sizeof ld->pdef + 8 + vals * sizeof(double))
-        return bad(ld, "its field section of %llu bytes does not hold the sums of its %d x %d grid",
-                   (unsigned long long)len, d->nx, d->ny);
+    uint64_t vals = ad_field_sum_count(d, three ? 3 : 2);
+    if (len != FLD_DEF_BYTES(three) + 16 + FLD_PROBE_BYTES(three) + 8 + vals * sizeof(double))
+        return bad(ld, "its field section of %llu bytes does not hold the sums of its %s grid", (unsigned long long)len,
+                   grid);
     ld->fsums = malloc(vals * sizeof(double));
     if (!ld->fsums) return ad_fail(AD_ERR_NO_MEMORY, "", "out of memory reading the fields of %s", ld->path);
     return get(ld, ld->fsums, vals * sizeof(double), "the field sums");
 }
+static ad_status read_flds(loader *ld, uint64_t len) { return read_fields(ld, len, 0); }
+static ad_status read_fld3(loader *ld, uint64_t len) { return read_fields(ld, len, 1); }
 
 static ad_status read_user(loader *ld, uint64_t len)
 {
@@ -564,9 +581,10 @@ static const struct section_kind {
     ad_status (*read)(loader *ld, uint64_t len);
 } SECTIONS[] = {{{'D', 'E', 'F', ' '}, SEC_DEF, read_def},  {{'S', 'T', 'A', 'T'}, SEC_STAT, read_stats},
                 {{'S', 'E', 'G', 'S'}, SEC_SEGS, read_segs}, {{'P', 'A', 'R', 'T'}, SEC_PART, read_part},
-                {{'O', 'P', 'E', 'N'}, SEC_OPEN, read_open}, {{'F', 'L', 'D', 'S'}, SEC_FLDS, read_fields},
+                {{'O', 'P', 'E', 'N'}, SEC_OPEN, read_open}, {{'F', 'L', 'D', 'S'}, SEC_FLDS, read_flds},
                 {{'U', 'S', 'E', 'R'}, SEC_USER, read_user}, {{'P', 'A', 'R', '3'}, SEC_PART, read_par3},
-                {{'T', 'R', 'I', 'S'}, SEC_TRIS, read_tris}, {{'W', 'A', 'I', '3'}, SEC_WAI3, read_wai3}};
+                {{'T', 'R', 'I', 'S'}, SEC_TRIS, read_tris}, {{'W', 'A', 'I', '3'}, SEC_WAI3, read_wai3},
+                {{'F', 'L', 'D', '3'}, SEC_FLDS, read_fld3}};
 
 /* A tag as text: printable characters as they are, others as \xNN. */
 static const char *tag_text(const char tag[4], char out[20])
@@ -637,7 +655,7 @@ static ad_status build(loader *ld, ad_backend backend, int threads, ad_world **o
     if (ld->fsums) {
         AD_TRY(refused(ld, ad_world_set_fields(w, &ld->fdef), "its field grid"));
         if (ld->fprobe) AD_TRY(refused(ld, ad_world_set_probe(w, &ld->pdef), "its probe"));
-        memcpy(w->fields.sums, ld->fsums, ((size_t)ld->fdef.nx * ld->fdef.ny + 1) * AD_FS_COUNT * sizeof(double));
+        memcpy(w->fields.sums, ld->fsums, ad_field_sum_count(&ld->fdef, w->fields.dims) * sizeof(double));
         w->fields.samples = ld->fsamples;
         w->fields.probe_samples = ld->psamples;
         if (w->ops->fields_to_device) AD_TRY(w->ops->fields_to_device(w));

@@ -314,20 +314,24 @@ static ad_status check_fields(const loader *ld)
     double m = 2.0 * ckpt_margin(d); /* a disc inside the margin, moved by at most the margin in a step */
     AD_TRY(check_field_axis(ld, "x", f->x0, f->x1, f->nx, d->x_min - m, d->x_max + m));
     AD_TRY(check_field_axis(ld, "y", f->y0, f->y1, f->ny, d->y_min - m, d->y_max + m));
+    int three = d->dimensions == 3;
+    if (three) AD_TRY(check_field_axis(ld, "z", f->z0, f->z1, f->nz, d->z_min - m, d->z_max + m));
     if (f->interval < 1) return bad(ld, "its field grid's interval is 0 steps (at least 1)");
     uint64_t steps = ld->stats.step;
     if (ld->fsamples > steps || ld->psamples > steps)
         return bad(ld, "its fields hold %llu samples and its probe %llu, more than the %llu steps taken",
                    (unsigned long long)ld->fsamples, (unsigned long long)ld->psamples, (unsigned long long)steps);
-    size_t vals = ((size_t)f->nx * f->ny + 1) * AD_FS_COUNT;
+    size_t vals = ad_field_sum_count(f, d->dimensions), per = AD_FS_COUNT_DIM(d->dimensions);
     for (size_t k = 0; k < vals; k++)
         if (!isfinite(ld->fsums[k]))
-            return bad(ld, "field sum %zu (cell %zu) is %g, not finite", k, k / AD_FS_COUNT, ld->fsums[k]);
+            return bad(ld, "field sum %zu (cell %zu) is %g, not finite", k, k / per, ld->fsums[k]);
     const ad_probe_def *q = &ld->pdef;
     if (ld->fprobe && (!isfinite(q->x0) || !isfinite(q->x1) || !isfinite(q->y0) || !isfinite(q->y1) ||
                        !(q->x1 > q->x0) || !(q->y1 > q->y0) || !isfinite(hypot(q->dir_x, q->dir_y))))
         return bad(ld, "its probe [%g, %g] x [%g, %g] m along (%g, %g) is empty or not finite", q->x0, q->x1, q->y0,
                    q->y1, q->dir_x, q->dir_y);
+    if (ld->fprobe && three && (!isfinite(q->z0) || !isfinite(q->z1) || !(q->z1 > q->z0)))
+        return bad(ld, "its probe along z [%g, %g] m is empty or not finite", q->z0, q->z1);
     return ad_ok();
 }
 
@@ -373,6 +377,9 @@ static ad_status check_all(loader *ld)
     AD_TRY(check_particles(ld));
     AD_TRY(check_ids(ld, open));
     if (open) AD_TRY(check_open(ld));
+    if ((ld->seen & SEC_FLDS) && ld->fields3 != three)
+        return bad(ld, "its %s world holds %s fields (section %s)", three ? "3D" : "2D", ld->fields3 ? "3D" : "2D",
+                   ld->fields3 ? "FLD3" : "FLDS");
     if (ld->seen & SEC_FLDS) AD_TRY(check_fields(ld));
     if ((ld->seen & SEC_TRIS) && ld->def.dimensions != 3) return bad(ld, "its 2D world holds triangles");
     if ((ld->seen & SEC_SEGS) && ld->nseg && ld->def.dimensions == 3) return bad(ld, "its 3D world holds segments");

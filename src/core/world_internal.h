@@ -94,13 +94,32 @@ typedef struct ad_snapshot {
 /* Field sums on the host (the CPU backend adds into them directly). */
 typedef struct ad_fields {
     int enabled;
+    int dims;           /* the world's dimensions: the grid's cells and the sums per cell follow them */
     ad_field_def def;
     ad_field_grid grid;
-    double *sums;       /* AD_FS_COUNT per cell, cell-major, then the probe's AD_FS_COUNT (ad_in_probe) */
+    double *sums;       /* AD_FS_COUNT (3D AD_FS3_COUNT) per cell, cell-major, then the probe's as many (ad_in_probe) */
     uint64_t samples;
     ad_probe_def probe;
     uint64_t probe_samples; /* samples since the probe was set */
 } ad_fields;
+
+/* A field grid's cells in a world of `dims` dimensions: nx ny, times nz in 3D (a 2D grid's nz is ignored). */
+static inline size_t ad_field_cells(const ad_field_def *d, int dims)
+{
+    return (size_t)d->nx * (size_t)d->ny * (dims == 3 ? (size_t)d->nz : 1u);
+}
+
+/* The doubles of a field grid's sums: its cells' and the probe's record after them. */
+static inline size_t ad_field_sum_count(const ad_field_def *d, int dims)
+{
+    return (ad_field_cells(d, dims) + 1) * (size_t)AD_FS_COUNT_DIM(dims);
+}
+
+/* Where the probe's sums start in a world's field sums. */
+static inline double *ad_field_probe_sums(const ad_fields *f)
+{
+    return f->sums + ad_field_cells(&f->def, f->dims) * (size_t)AD_FS_COUNT_DIM(f->dims);
+}
 
 typedef struct ad_backend_ops {
     const char *name;

@@ -4,8 +4,9 @@
  * cell and its rank from the cell counters (8, 16 or 32 bits, counts.cuh), their scan, and the order
  * of a stable sort by cell from the ranks (k_cell_members, k_stable_rank), so the order of a cell's
  * spheres is their previous order and a run is the same bits every time (there is no
- * non-deterministic mode in 3D). What the 2D GPU path adds for speed (the bin fused into the pass,
- * steps nobody reads skipping their observables) is not here yet. */
+ * non-deterministic mode in 3D). Every `interval` steps the field sums (fields3.cuh) after the step's
+ * graph, on the device. What the 2D GPU path adds for speed (the bin fused into the pass, steps nobody
+ * reads skipping their observables) is not here yet. */
 #include <cuda_runtime.h>
 
 #include <cstdlib>
@@ -13,6 +14,7 @@
 
 #include "cuda_world.cuh"
 #include "fold.cuh"
+#include "fields3.cuh"
 #include "kernels3.cuh"
 
 struct cuda3_world {
@@ -34,6 +36,9 @@ struct cuda3_world {
     cudaEvent_t batch[2];
     cudaGraphExec_t graph;
     int graph_ok, primed, dt_stale;
+    double *field_sums; /* the field sums on the device (fields3.cuh), ad_field_sum_count of them */
+    size_t field_vals;
+    int sums_on_host;   /* the host's copy of field_sums is current: no step since the last copy either way */
 };
 
 static cuda3_world *C3(const ad_world *w) { return (cuda3_world *)w->impl; }
@@ -78,7 +83,8 @@ static void cuda3_destroy(ad_world *w)
     if (c->graph_ok) cudaGraphExecDestroy(c->graph);
     void *dev[] = {c->state,   c->sorted, c->id,      c->id_sorted, c->acc,    c->acc_sorted, c->pressure,
                    c->virial,  c->cell_of, c->rank,   c->members,   c->perm,   c->count,      c->start,
-                   c->tile_sum, c->rk[0],  c->rk[1],  c->rk[2],     c->blocks, c->blocks2,    c->ctrl};
+                   c->tile_sum, c->rk[0],  c->rk[1],  c->rk[2],     c->blocks, c->blocks2,    c->ctrl,
+                   c->field_sums};
     for (size_t k = 0; k < sizeof dev / sizeof dev[0]; k++) cudaFree(dev[k]);
     free_triangles(c);
     cudaFreeHost(c->ctrl_host);
@@ -334,9 +340,23 @@ static ad_status refresh_dt(ad_world *w, cuda3_world *c)
     return push_stats(w);
 }
 
+/* Step 6's field sample, after the step's graph on the same stream: no host round trip. */
+static ad_status sample_fields(ad_world *w, cuda3_world *c)
+{
+    unsigned n = (unsigned)c->n;
+    k3_fields<<<grid3_of(n), AD_CUDA_BLOCK, 0, c->stream>>>(w->fields.grid, n, c->state, c->virial, c->pressure,
+                                                           c->acc, c->field_sums);
+    CU(cudaGetLastError());
+    w->fields.samples++;
+    if (w->fields.grid.probe) w->fields.probe_samples++;
+    return ad_ok();
+}
+
 static ad_status cuda3_step(ad_world *w, uint64_t nsteps)
 {
     cuda3_world *c = C3(w);
+    c->sums_on_host = 0; /* the steps sample the fields on the device */
+    uint64_t step0 = w->stats.step; /* the host knows when to sample without asking the device */
     if (c->dt_stale) AD_TRY(refresh_dt(w, c));
     if (w->def.integrator == AD_INTEGRATOR_VERLET && !c->primed) {
         if (enqueue_sort(w, c) != cudaSuccess) return ad_fail(AD_ERR_BACKEND, "cuda", "the sort's launch failed");
@@ -348,6 +368,7 @@ static ad_status cuda3_step(ad_world *w, uint64_t nsteps)
     AD_TRY(step_graph(w, c));
     for (uint64_t k = 0; k < nsteps; k++) {
         CU(cudaGraphLaunch(c->graph, c->stream));
+        if (w->fields.enabled && (step0 + k + 1) % w->fields.def.interval == 0) AD_TRY(sample_fields(w, c));
         /* a bounded queue: at most two batches of 32 steps in flight, so Ctrl-C stops soon */
         if ((k & 31) == 31) {
             int b = (int)((k >> 5) & 1);
@@ -422,6 +443,35 @@ static ad_status cuda3_import(ad_world *w, const ad_snapshot *s)
     return push_stats(w);
 }
 
+/* The field sums to the device (a new grid, a reset, a load) and back (a read, a checkpoint). */
+static ad_status cuda3_fields_to_device(ad_world *w)
+{
+    cuda3_world *c = C3(w);
+    size_t vals = ad_field_sum_count(&w->fields.def, 3);
+    if (c->field_vals != vals) {
+        cudaFree(c->field_sums);
+        c->field_sums = NULL;
+        c->field_vals = 0;
+        CU(cudaMalloc((void **)&c->field_sums, vals * sizeof(double)));
+        c->field_vals = vals;
+    }
+    CU(cudaMemcpyAsync(c->field_sums, w->fields.sums, vals * sizeof(double), cudaMemcpyHostToDevice, c->stream));
+    CU(cudaStreamSynchronize(c->stream));
+    c->sums_on_host = 1;
+    return ad_ok();
+}
+
+static ad_status cuda3_fields_to_host(ad_world *w)
+{
+    cuda3_world *c = C3(w);
+    if (c->sums_on_host) return ad_ok(); /* no step since the last copy: reading ten fields copies once */
+    CU(cudaMemcpyAsync(w->fields.sums, c->field_sums, c->field_vals * sizeof(double), cudaMemcpyDeviceToHost,
+                       c->stream));
+    CU(cudaStreamSynchronize(c->stream));
+    c->sums_on_host = 1;
+    return ad_ok();
+}
+
 extern "C" const ad_backend_ops ad_cuda3_backend = {
     "cuda",
     cuda3_create,
@@ -433,8 +483,8 @@ extern "C" const ad_backend_ops ad_cuda3_backend = {
     cuda3_read,
     cuda3_export,
     cuda3_import,
-    nullptr, /* fields: 2D for now */
-    nullptr,
+    cuda3_fields_to_host,
+    cuda3_fields_to_device,
     cuda3_pull_stats,
     cuda3_bytes_needed,
 };

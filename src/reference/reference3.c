@@ -6,8 +6,8 @@
  *
  * A step: Verlet's drift, steps 1-3 (bin, scan, stable scatter), step 4 (each sphere gathers its own
  * contacts, the stencil's 27 cells, the triangles and the walls, and writes its new state), step 5
- * (the periodic wraps: a 3D world's sides are solid or periodic), and the fold of the blocks' sums in
- * block order (the next dt). */
+ * (the periodic wraps and the open sides), the fold of the blocks' sums in block order (the next dt),
+ * and every `interval` steps step 6's field sample (plain_dim.h, the same as the 2D reference's). */
 #include "plain.h"
 #include "../physics/open3.h"
 
@@ -193,6 +193,7 @@ static ad_status one_step(ad_world *w, world3 *r, float dt)
     ad_stats_fold(w, r->g.blocks, nb, dt, v2_new);
     if (ad_world_open(w)) w->count = w->stats.count = r->g.n - removed;
     w->stats.phase_seconds[AD_PHASE_INTERACT] += ad_plain_now() - t0;
+    if (w->fields.enabled && w->stats.step % w->fields.def.interval == 0) ad_plain_sample_fields3(w, &r->g);
     AD_TRY(ad_plain_finite3(w, &r->g, nb, dt));
     return st;
 }

@@ -243,27 +243,6 @@ static ad_status enter(ad_world *w, ref_world *r, float dt, float *vmax2)
 
 /* ------------------------------------------------------- step 6 and the step -- */
 
-/* The current discs added to the field sums, in slot order (a removed disc falls in no cell). */
-static void sample_fields(ad_world *w, const ref_world *r)
-{
-    ad_fields *f = &w->fields;
-    double *probe = f->sums + (size_t)f->def.nx * f->def.ny * AD_FS_COUNT;
-    for (size_t s = 0; s < r->g.n; s++) {
-        if (ad_in_probe(&f->grid, r->g.state[s])) {
-            double u[AD_PS_COUNT];
-            ad_probe_values(&f->grid, r->g.state[s], u);
-            for (int q = 0; q < AD_PS_COUNT; q++) probe[q] += u[q];
-        }
-        int cell = ad_field_cell(&f->grid, r->g.state[s].x, r->g.state[s].y);
-        if (cell < 0) continue;
-        double v[AD_FS_COUNT];
-        ad_field_values(r->g.state[s], r->g.virial[s], r->g.pressure[s], r->g.acc[s].ax, r->g.acc[s].ay, v);
-        for (int q = 0; q < AD_FS_COUNT; q++) f->sums[(size_t)cell * AD_FS_COUNT + q] += v[q];
-    }
-    f->samples++;
-    if (f->grid.probe) f->probe_samples++;
-}
-
 static ad_status one_step(ad_world *w, ref_world *r, float dt)
 {
     ad_plain_before_pass(w, &r->g, dt);
@@ -279,7 +258,7 @@ static ad_status one_step(ad_world *w, ref_world *r, float dt)
     ad_stats_fold(w, r->g.blocks, nb, dt, v2_new);
     if (ad_world_open(w)) w->count = w->stats.count = r->g.n - removed;
     w->stats.phase_seconds[AD_PHASE_INTERACT] += ad_plain_now() - t0;
-    if (w->fields.enabled && w->stats.step % w->fields.def.interval == 0) sample_fields(w, r);
+    if (w->fields.enabled && w->stats.step % w->fields.def.interval == 0) ad_plain_sample_fields(w, &r->g);
     AD_TRY(ad_plain_finite(w, &r->g, nb, dt));
     return st;
 }
