@@ -3,8 +3,9 @@
  * distances from its reciprocal square root, the CPU from a correctly rounded one), two GPU runs bit
  * for bit, and the cases every backend runs (world3_cases.h): collisions against the closed forms,
  * momentum, no sphere lost over 10^4 steps, checkpoints resumed bit for bit. Skipped (77) without a
- * GPU. The cell counters at two widths, and one pushed past its width. `test_gpu3 quick`: the one-step
- * comparisons and the counters only (for compute-sanitizer). */
+ * GPU. The cell counters at two widths, and one pushed past its width. The 3D fields and probe against the
+ * CPU's, and resumed from a checkpoint. `test_gpu3 quick`: the one-step comparisons, the counters and the
+ * fields only (for compute-sanitizer). */
 #include "world3_cases.h"
 
 typedef struct spheres {
@@ -137,6 +138,94 @@ static void test_counter_widths(void)
     ad_world_destroy(w);
 }
 
+/* ------------------------------------------------------------ 3D fields -- */
+
+/* A gas with a 5 x 4 x 3 field grid sampled every step and a probe (src/cuda/fields3.cuh on the GPU). */
+static ad_world *gas_fields(ad_backend b, ad_integrator integ)
+{
+    g_backend = b;
+    ad_world *w = gas(1, 0.9, integ, 2, 0.3, 1);
+    g_backend = AD_BACKEND_CUDA;
+    ad_field_def fd = {5, 4, 0, 0, 20, 20, 1, 3, 1, 19};
+    REQUIRE_OK(ad_world_set_fields(w, &fd));
+    ad_probe_def pd = {2, 2, 18, 18, 1, 0.5, 2, 18};
+    REQUIRE_OK(ad_world_set_probe(w, &pd));
+    return w;
+}
+
+/* Every field of a against b (abs + rel x scale tolerances per field), the probe's sums to rel x scale;
+ * returns the values outside, *worst the largest error over its tolerance. */
+static size_t compare_fields(const ad_world *a, const ad_world *b, double scale, double *worst)
+{
+    /* density, vx, vy, T, p, ax, ay, contact, vz, az: float sums of the GPU's contacts against the CPU's */
+    static const double abs_tol[AD_FIELD_COUNT] = {1e-6, 2e-3, 2e-3, 1e-6, 1e-6, 2e-2, 2e-2, 1e-2, 2e-3, 2e-2};
+    static const double rel_tol[AD_FIELD_COUNT] = {2e-3, 1e-3, 1e-3, 1e-3, 2e-3, 1e-3, 1e-3, 1e-3, 1e-3, 1e-3};
+    enum { CELLS = 5 * 4 * 3 };
+    size_t outside = 0;
+    *worst = 0;
+    for (int f = 0; f < AD_FIELD_COUNT; f++) {
+        float x[CELLS], y[CELLS];
+        uint64_t sa, sb;
+        REQUIRE_OK(ad_world_read_field(a, (ad_field)f, x, &sa));
+        REQUIRE_OK(ad_world_read_field(b, (ad_field)f, y, &sb));
+        outside += sa != sb;
+        for (int c = 0; c < CELLS; c++) {
+            double tol = scale * (abs_tol[f] + rel_tol[f] * fabs(x[c])), r = fabs(x[c] - y[c]) / tol;
+            *worst = fmax(*worst, r);
+            outside += !(r <= 1.0);
+        }
+    }
+    ad_probe_sums pa, pb;
+    REQUIRE_OK(ad_world_read_probe(a, &pa));
+    REQUIRE_OK(ad_world_read_probe(b, &pb));
+    const double qa[5] = {pa.count, pa.v_par, pa.v_perp, pa.v_par2, pa.v_perp2};
+    const double qb[5] = {pb.count, pb.v_par, pb.v_perp, pb.v_par2, pb.v_perp2};
+    for (int k = 0; k < 5; k++) {
+        double r = fabs(qa[k] - qb[k]) / (scale * 1e-3 * (1.0 + fabs(qa[k])));
+        *worst = fmax(*worst, r);
+        outside += !(r <= 1.0);
+    }
+    outside += pa.samples != pb.samples || !(pa.count > 0);
+    return outside;
+}
+
+/* The GPU's 3D fields against the CPU's after 4 sampled steps (within float tolerances), and a checkpoint of
+ * a GPU world with fields resumed on the GPU (the same to the double atomics' rounding: their order varies). */
+static void test_fields(void)
+{
+    const ad_integrator integ[2] = {AD_INTEGRATOR_SYMPLECTIC_EULER, AD_INTEGRATOR_VERLET};
+    for (int k = 0; k < 2; k++) {
+        ad_world *c = gas_fields(AD_BACKEND_CPU, integ[k]), *g = gas_fields(AD_BACKEND_CUDA, integ[k]);
+        REQUIRE_OK(ad_world_step(c, 4));
+        REQUIRE_OK(ad_world_step(g, 4));
+        double worst;
+        size_t outside = compare_fields(c, g, 1.0, &worst);
+        printf("  fields, %s, 4 samples: worst error %.3g of tolerance, %zu values outside\n",
+               ad_integrator_name(integ[k]), worst, outside);
+        ENSURE(outside == 0);
+        ad_world_destroy(c);
+        ad_world_destroy(g);
+    }
+    char path[] = "/tmp/aerodem_gpu3_fields_XXXXXX";
+    int fd = mkstemp(path);
+    ENSURE(fd >= 0);
+    close(fd);
+    ad_world *a = gas_fields(AD_BACKEND_CUDA, AD_INTEGRATOR_VERLET), *b = NULL;
+    REQUIRE_OK(ad_world_step(a, 20));
+    REQUIRE_OK(ad_world_save(a, path, NULL, 0));
+    REQUIRE_OK(ad_world_step(a, 20));
+    REQUIRE_OK(ad_world_load(path, AD_BACKEND_CUDA, -1, &b, NULL, NULL));
+    REQUIRE_OK(ad_world_step(b, 20));
+    double worst;
+    size_t outside = compare_fields(a, b, 1e-3, &worst);
+    printf("  fields resumed from a checkpoint on the GPU: worst error %.3g of 1e-3 x the tolerance (a float's "
+           "rounding), %zu outside; spheres %s\n", worst, outside, hash_world(a) == hash_world(b) ? "identical" : "DIFFER");
+    ENSURE(outside == 0 && hash_world(a) == hash_world(b));
+    ad_world_destroy(a);
+    ad_world_destroy(b);
+    unlink(path);
+}
+
 /* quick: the comparisons after one step only (for compute-sanitizer) */
 int main(int argc, char **argv)
 {
@@ -150,6 +239,8 @@ int main(int argc, char **argv)
     test_against_cpu(quick);
     printf("cell counters:\n");
     test_counter_widths();
+    printf("3D fields:\n");
+    test_fields();
     g_backend = AD_BACKEND_CUDA;
     if (quick) return tu_finish("test_gpu3 quick");
     test_two_runs();
