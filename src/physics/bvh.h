@@ -76,15 +76,13 @@ AD_HD static inline uint32_t ad_bvh_key(const ad_params *p, ad_state s)
     return k < 0xffffffffu ? k : 0xfffffffeu;
 }
 
-/* Spreads the low 10 bits of v to every third bit (bits 0, 3, ..., 27). */
+/* Spreads the low 10 bits of v to every third bit (bits 0, 3, ..., 27). A plain loop: 3D codes are made
+ * on the host, once a triangle, when the tree is built. */
 AD_HD static inline uint32_t ad_morton_spread3(uint32_t v)
 {
-    v &= 0x3ffu;
-    v = (v | (v << 16)) & 0x030000ffu;
-    v = (v | (v << 8)) & 0x0300f00fu;
-    v = (v | (v << 4)) & 0x030c30c3u;
-    v = (v | (v << 2)) & 0x09249249u;
-    return v;
+    uint32_t r = 0;
+    for (int b = 0; b < 10; b++) r |= (v >> b & 1u) << (3 * b);
+    return r;
 }
 
 #define AD_MORTON_CELLS3 1024
