@@ -152,7 +152,7 @@ static ad_tri_touches touches(const ad_tri *t, size_t n, ad_vec3 c, float r, int
         ad_vec3 p = ad_closest_on_triangle(c, t[i].a, t[i].ab, t[i].ac, &f);
         ad_vec3 d = ad_v3_sub(c, p);
         if (ad_v3_dot(d, d) < r * r) (*each)++;
-        if (ad_tri_touch(&t[i], c, r, &tt, &q)) ENSURE_MSG(0, "the touch table overflowed");
+        if (ad_tri_touch(&t[i], (uint32_t)i, c, r, &tt, &q)) ENSURE_MSG(0, "the touch table overflowed");
     }
     return tt;
 }
@@ -267,7 +267,7 @@ static void bounce(const ad_tri *t, size_t n, const char *what, ad_vec3 at, ad_v
         ad_tri_touches tt;
         tt.n = 0;
         ad_vec3 q, force = ad_v3(0, 0, 0);
-        for (size_t i = 0; i < n; i++) ENSURE_MSG(!ad_tri_touch(&t[i], c, (float)r, &tt, &q), "the table held");
+        for (size_t i = 0; i < n; i++) ENSURE_MSG(!ad_tri_touch(&t[i], (uint32_t)i, c, (float)r, &tt, &q), "the table held");
         for (int j = 0; j < tt.n; j++) {
             ad_vec3 d = ad_v3_sub(c, tt.q[j]);
             float dist = sqrtf(ad_v3_dot(d, d));

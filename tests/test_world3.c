@@ -97,12 +97,10 @@ static void test_brute_force(void)
             if (j != i)
                 ad_contact_disc3(P, p[j].x - p[i].x, p[j].y - p[i].y, p[j].z - p[i].z, p[j].vx - p[i].vx,
                                  p[j].vy - p[i].vy, p[j].vz - p[i].vz, &a);
-        ad_tri_touches tt = {0};
-        ad_vec3 c = ad_v3(p[i].x, p[i].y, p[i].z), v = ad_v3(p[i].vx, p[i].vy, p[i].vz), q;
-        for (size_t k = 0; k < w->tri.count; k++)
-            if (ad_tri_touch(&w->tri.tris[k], c, P->radius, &tt, &q)) ad_contact_body_point3(P, c, v, q, &a);
-        for (int k = 0; k < tt.n; k++) ad_contact_body_point3(P, c, v, tt.q[k], &a);
-        on_body += tt.n > 0;
+        ad_vec3 c = ad_v3(p[i].x, p[i].y, p[i].z), v = ad_v3(p[i].vx, p[i].vy, p[i].vz);
+        float before = a.pressure;
+        ad_contact_triangles_all(P, w->tri.tris, (uint32_t)w->tri.count, c, v, &a);
+        on_body += a.pressure != before;
         ad_contact_walls3(P, p[i].x, p[i].y, p[i].z, p[i].vx, p[i].vy, p[i].vz, &a);
         double ref[3] = {a.fx * P->inv_mass, a.fy * P->inv_mass, a.fz * P->inv_mass};
         touching += a.pressure > 0;

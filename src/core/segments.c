@@ -109,77 +109,34 @@ static ad_status build_segment_grid(ad_world *w)
     return ad_ok();
 }
 
-/* A leaf of the segment tree before the sort: its Morton key and its segment. */
-typedef struct seg_key {
-    uint32_t code, item;
-} seg_key;
-
-/* By key, then by segment: the order of the stable radix sort the discs' tree uses. */
-static int seg_key_cmp(const void *a, const void *b)
-{
-    const seg_key *x = a, *y = b;
-    if (x->code != y->code) return x->code < y->code ? -1 : 1;
-    return x->item < y->item ? -1 : x->item > y->item;
-}
-
-void ad_segment_tree_free(ad_segment_tree *t)
-{
-    AD_FREE_EACH(t->child, t->rightmost, t->parent, t->visits, t->box, t->leaf_box, t->item);
-    memset(t, 0, sizeof *t);
-}
-
-/* The BVH broad phase's tree over the segments (src/physics/bvh.h: Morton keys of the segments'
- * centres sorted stably, Karras's nodes, boxes bottom-up), built here on one thread (a body has a
- * few thousand segments) and rebuilt when segments change; both backends read it. */
+/* The BVH broad phase's tree over the segments (src/physics/bvh.h, core/leaf_tree.h: Morton keys of
+ * the segments' centres sorted stably, Karras's nodes, boxes bottom-up), built on one thread (a body
+ * has a few thousand segments) and rebuilt when segments change; both backends read it. */
 static ad_status build_segment_tree(ad_world *w)
 {
     ad_segments *s = &w->seg;
     const ad_params *p = &w->params;
-    ad_segment_tree *t = &s->tree_nodes;
-    ad_segment_tree_free(t);
+    ad_leaf_tree_free(&s->tree_nodes);
     memset(&s->tree, 0, sizeof s->tree);
     if (w->def.broad_phase != AD_BROAD_PHASE_BVH || s->count == 0) return ad_ok();
-    size_t n = s->count, inner = n > 1 ? n - 1 : 1;
-    seg_key *key = malloc(n * sizeof *key);
-    t->leaf_box = malloc(n * sizeof *t->leaf_box);
-    t->item = malloc(n * sizeof *t->item);
-    t->child = malloc(2 * inner * sizeof *t->child);
-    t->rightmost = malloc(inner * sizeof *t->rightmost);
-    t->parent = malloc((2 * n - 1) * sizeof *t->parent);
-    t->visits = calloc(inner, sizeof *t->visits);
-    t->box = malloc(inner * sizeof *t->box);
+    size_t n = s->count;
     uint32_t *code = malloc(n * sizeof *code);
-    if (!key || !code || !t->leaf_box || !t->item || !t->child || !t->rightmost || !t->parent || !t->visits ||
-        !t->box) {
-        free(key);
-        free(code);
-        ad_segment_tree_free(t);
-        return ad_fail(AD_ERR_NO_MEMORY, "", "out of memory building the segment tree");
-    }
+    ad_bvh_box *box = malloc(n * sizeof *box);
+    ad_status st = ad_ok();
+    if (!code || !box) st = ad_fail(AD_ERR_NO_MEMORY, "", "out of memory building the segment tree");
     float rad = p->radius * 1.001f; /* the segment grid's margin */
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n && !st.code; i++) {
         const ad_segment *r = &s->raw[i];
         ad_state centre = {0.5f * (r->x0 + r->x1), 0.5f * (r->y0 + r->y1), 0.0f, 0.0f};
-        key[i] = (seg_key){ad_bvh_key(p, centre), (uint32_t)i};
+        code[i] = ad_bvh_key(p, centre);
+        box[i] = (ad_bvh_box){fminf(r->x0, r->x1) - rad, fminf(r->y0, r->y1) - rad, fmaxf(r->x0, r->x1) + rad,
+                              fmaxf(r->y0, r->y1) + rad};
     }
-    qsort(key, n, sizeof *key, seg_key_cmp);
-    for (size_t k = 0; k < n; k++) {
-        const ad_segment *r = &s->raw[key[k].item];
-        code[k] = key[k].code;
-        t->item[k] = key[k].item;
-        t->leaf_box[k] = (ad_bvh_box){fminf(r->x0, r->x1) - rad, fminf(r->y0, r->y1) - rad,
-                                      fmaxf(r->x0, r->x1) + rad, fmaxf(r->y0, r->y1) + rad};
-    }
-    ad_bvh tree = {(uint32_t)n, t->child, t->rightmost, t->box, NULL, t->leaf_box};
-    for (uint32_t k = 0; k + 1 < (uint32_t)n; k++) ad_bvh_build_node(code, (uint32_t)n, k, t->child, t->rightmost, t->parent);
-    /* bottom-up: each leaf climbs; at a node the first child to arrive stops, the second merges
-     * both boxes (the climb of the discs' tree, on one thread) */
-    for (size_t i = 0; n > 1 && i < n; i++)
-        ad_bvh_climb(&tree, t->box, t->parent, t->visits, (uint32_t)n, (uint32_t)i, 0);
-    free(key);
-    free(code);
-    s->tree.t = tree;
-    s->tree.item = t->item;
+    if (!st.code) st = ad_leaf_tree_build(&s->tree_nodes, code, box, n);
+    AD_FREE_EACH(code, box);
+    if (st.code) return st;
+    s->tree.t = s->tree_nodes.t;
+    s->tree.item = s->tree_nodes.item;
     s->tree.segs = s->segs;
     return ad_ok();
 }

@@ -146,7 +146,7 @@ void ad_world_destroy(ad_world *w)
     free(w->seg.raw);
     free(w->seg.start);
     free(w->seg.index);
-    ad_segment_tree_free(&w->seg.tree_nodes);
+    ad_leaf_tree_free(&w->seg.tree_nodes);
     ad_triangles_free(&w->tri);
     free(w->fields.sums);
     free(w);

@@ -1,5 +1,5 @@
-/* The backend-free parts of a 3D world: spheres in, the body's triangles and their coarse grid, the
- * fill of a box with spheres. */
+/* The backend-free parts of a 3D world: spheres in, the body's triangles and their tree, the fill of a
+ * box with spheres. */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -75,87 +75,63 @@ ad_status ad_read3_host(const ad_state3 *s, const uint32_t *id, const float *pre
 
 void ad_triangles_free(ad_triangles *t)
 {
-    AD_FREE_EACH(t->raw, t->tris, t->start, t->index);
+    AD_FREE_EACH(t->raw, t->tris);
+    ad_leaf_tree_free3(&t->nodes);
     memset(t, 0, sizeof *t);
 }
 
-/* The box of triangle k grown by r. */
-static void tri_box(const ad_triangle *t, double r, double lo[3], double hi[3])
+/* x rounded to a float no farther from zero along `dir` than x (dir -1: the float at or below x). */
+static float round_out(double x, int dir)
 {
-    for (int d = 0; d < 3; d++) {
-        double a = t->v[0][d], b = t->v[1][d], c = t->v[2][d];
-        lo[d] = fmin(a, fmin(b, c)) - r;
-        hi[d] = fmax(a, fmax(b, c)) + r;
-    }
+    float f = (float)x;
+    if (dir < 0 && (double)f > x) f = nextafterf(f, -INFINITY);
+    if (dir > 0 && (double)f < x) f = nextafterf(f, INFINITY);
+    return f;
 }
 
-/* The coarse grid over all triangles: cells of at least a diameter and at least 1/64 of the body's box
- * (at most 2^21 cells), each listing the triangles whose box grown by a radius touches it. Built in
- * two passes (count, fill) with the same cell loops, so the lists are in triangle order. */
-static ad_status build_tri_grid(ad_world *w)
+/* Triangle k's Morton code (its centroid over the box of all centroids, lo and inv as ad_morton_code3
+ * takes them) and its box grown by r, rounded outwards. */
+static void tri_leaf(const ad_triangle *t, const float lo[3], const float inv[3], double r, uint32_t *code,
+                     ad_bvh_box3 *box)
+{
+    float c[3], b0[3], b1[3];
+    for (int d = 0; d < 3; d++) {
+        double x = t->v[0][d], y = t->v[1][d], z = t->v[2][d];
+        c[d] = (float)((x + y + z) / 3.0);
+        b0[d] = round_out(fmin(x, fmin(y, z)) - r, -1);
+        b1[d] = round_out(fmax(x, fmax(y, z)) + r, 1);
+    }
+    *code = ad_morton_code3(c[0], c[1], c[2], lo, inv);
+    *box = (ad_bvh_box3){b0[0], b0[1], b0[2], b1[0], b1[1], b1[2]};
+}
+
+/* The triangle tree (gather3.h): leaves grown by the radius times AD_TRI_TREE_MARGIN, Morton codes of
+ * the centroids over their box, built by core/leaf_tree.c. */
+static ad_status build_tri_tree(ad_world *w)
 {
     ad_triangles *t = &w->tri;
-    double r = w->def.radius, lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
-    for (size_t k = 0; k < t->count; k++) {
-        double a[3], b[3];
-        tri_box(&t->raw[k], r, a, b);
-        for (int d = 0; d < 3; d++) lo[d] = fmin(lo[d], a[d]), hi[d] = fmax(hi[d], b[d]);
-    }
-    ad_tri_grid *g = &t->grid;
-    double span = fmax(hi[0] - lo[0], fmax(hi[1] - lo[1], hi[2] - lo[2]));
-    double cell = fmax(2.0 * r, span / 64.0);
-    size_t cells = 1;
+    size_t n = t->count;
+    double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    for (size_t k = 0; k < n; k++)
+        for (int d = 0; d < 3; d++) {
+            double c = ((double)t->raw[k].v[0][d] + t->raw[k].v[1][d] + t->raw[k].v[2][d]) / 3.0;
+            lo[d] = fmin(lo[d], c), hi[d] = fmax(hi[d], c);
+        }
+    float flo[3], inv[3];
     for (int d = 0; d < 3; d++) {
-        g->n[d] = (int)fmin(ceil((hi[d] - lo[d]) / cell), 128.0);
-        if (g->n[d] < 1) g->n[d] = 1;
-        g->origin[d] = (float)lo[d];
-        g->inv_cell[d] = (float)(g->n[d] / (hi[d] - lo[d]));
-        g->box_lo[d] = (float)lo[d];
-        g->box_hi[d] = (float)hi[d];
-        cells *= (size_t)g->n[d];
+        flo[d] = (float)lo[d];
+        inv[d] = hi[d] > lo[d] ? (float)(AD_MORTON_CELLS3 / (hi[d] - lo[d])) : 0.0f;
     }
-    free(t->start);
-    free(t->index);
-    t->index = NULL;
-    t->start = calloc(cells + 1, sizeof *t->start);
-    if (!t->start) return ad_fail(AD_ERR_NO_MEMORY, "", "out of memory for the triangles' grid (%zu cells)", cells);
-    uint32_t *cursor = NULL;
-    for (int pass = 0; pass < 2; pass++) {
-        for (size_t k = 0; k < t->count; k++) {
-            double a[3], b[3];
-            int c0[3], c1[3];
-            tri_box(&t->raw[k], r, a, b);
-            for (int d = 0; d < 3; d++) {
-                c0[d] = ad_cell_coord((float)a[d], g->origin[d], g->inv_cell[d], g->n[d]);
-                c1[d] = ad_cell_coord((float)b[d], g->origin[d], g->inv_cell[d], g->n[d]);
-            }
-            for (int z = c0[2]; z <= c1[2]; z++)
-                for (int y = c0[1]; y <= c1[1]; y++)
-                    for (int x = c0[0]; x <= c1[0]; x++) {
-                        size_t c = ((size_t)z * (size_t)g->n[1] + (size_t)y) * (size_t)g->n[0] + (size_t)x;
-                        if (pass == 0) t->start[c + 1]++;
-                        else t->index[cursor[c]++] = (uint32_t)k;
-                    }
-        }
-        if (pass == 1) break;
-        for (size_t c = 0; c < cells; c++) t->start[c + 1] += t->start[c];
-        if (t->start[cells] > UINT32_MAX / 2)
-            return ad_fail(AD_ERR_INVALID, "triangles", "the triangles fill %u places of their grid; at most 2^31",
-                           t->start[cells]);
-        t->index = malloc(((size_t)t->start[cells] + 1) * sizeof *t->index);
-        cursor = malloc(cells * sizeof *cursor);
-        if (!t->index || !cursor) {
-            free(cursor);
-            return ad_fail(AD_ERR_NO_MEMORY, "", "out of memory for the triangles' grid");
-        }
-        memcpy(cursor, t->start, cells * sizeof *cursor);
-    }
-    free(cursor);
-    g->count = (uint32_t)t->count;
-    g->start = t->start;
-    g->index = t->index;
-    g->tris = t->tris;
-    return ad_ok();
+    uint32_t *code = malloc((n + 1) * sizeof *code);
+    ad_bvh_box3 *box = malloc((n + 1) * sizeof *box);
+    ad_status st = ad_ok();
+    if (!code || !box) st = ad_fail(AD_ERR_NO_MEMORY, "", "out of memory for the tree of %zu triangles", n);
+    double r = (double)w->def.radius * AD_TRI_TREE_MARGIN;
+    for (size_t k = 0; k < n && !st.code; k++) tri_leaf(&t->raw[k], flo, inv, r, &code[k], &box[k]);
+    if (!st.code) st = ad_leaf_tree_build3(&t->nodes, code, box, n);
+    AD_FREE_EACH(code, box);
+    t->tree = (ad_tri_tree){t->nodes.t, t->nodes.item, t->tris};
+    return st;
 }
 
 ad_status ad_world_add_triangles(ad_world *w, const ad_triangle *tri, size_t n)
@@ -181,22 +157,24 @@ ad_status ad_world_add_triangles(ad_world *w, const ad_triangle *tri, size_t n)
     free(t->tris);
     t->tris = made;
     t->count = total;
-    AD_TRY(build_tri_grid(w));
+    AD_TRY(build_tri_tree(w));
     return w->ops->set_segments(w);
 }
 
 /* -------------------------------------------------------------------- fill -- */
 
-/* 1 where a sphere at c of radius r would touch a triangle. */
+/* 1 where a sphere at c of radius r would touch a triangle: the tree's leaves hold the triangles within
+ * its own growth of c, the query box the rest of r. */
 static int near_triangle(const ad_world *w, ad_vec3 c, float r)
 {
-    const ad_tri_grid *g = &w->tri.grid;
-    if (!g->count || c.x < g->box_lo[0] || c.x > g->box_hi[0] || c.y < g->box_lo[1] || c.y > g->box_hi[1] ||
-        c.z < g->box_lo[2] || c.z > g->box_hi[2])
-        return 0;
-    uint32_t cell = ad_tri_grid_cell(g, c.x, c.y, c.z);
-    for (uint32_t k = g->start[cell]; k < g->start[cell + 1]; k++) {
-        const ad_tri *t = &g->tris[g->index[k]];
+    const ad_tri_tree *g = &w->tri.tree;
+    float h = fmaxf(0.0f, r - (float)w->def.radius * AD_TRI_TREE_MARGIN) * 1.001f;
+    ad_bvh_box3 q = {c.x - h, c.y - h, c.z - h, c.x + h, c.y + h, c.z + h};
+    uint32_t stack[AD_BVH_STACK];
+    ad_bvh_walk3 walk;
+    ad_bvh_walk_begin3(&g->t, &walk, q, 0, stack, 1);
+    for (uint32_t k = ad_bvh_walk_next3(&g->t, &walk); k != AD_BVH_NONE; k = ad_bvh_walk_next3(&g->t, &walk)) {
+        const ad_tri *t = &g->tris[g->item[k]];
         int feature;
         ad_vec3 d = ad_v3_sub(c, ad_closest_on_triangle(c, t->a, t->ab, t->ac, &feature));
         if (ad_v3_dot(d, d) < r * r) return 1;
@@ -208,10 +186,9 @@ static int near_triangle(const ad_world *w, ad_vec3 c, float r)
  * (Moller-Trumbore; only the triangles of closed components count). */
 static int inside_closed(const ad_world *w, ad_vec3 c)
 {
-    const ad_tri_grid *g = &w->tri.grid;
-    if (!g->count || c.x < g->box_lo[0] || c.x > g->box_hi[0] || c.y < g->box_lo[1] || c.y > g->box_hi[1] ||
-        c.z < g->box_lo[2] || c.z > g->box_hi[2])
-        return 0;
+    if (w->tri.tree.t.n == 0) return 0;
+    ad_bvh_box3 all = ad_bvh_root_box3(&w->tri.tree.t); /* outside the body's box: outside */
+    if (c.x < all.x0 || c.x > all.x1 || c.y < all.y0 || c.y > all.y1 || c.z < all.z0 || c.z > all.z1) return 0;
     int inside = 0;
     for (size_t k = 0; k < w->tri.count; k++) {
         const ad_tri *t = &w->tri.tris[k];

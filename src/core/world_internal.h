@@ -14,6 +14,7 @@
 #include "../physics/step_sums.h"
 #include "../physics/bvh.h"
 #include "../physics/gather3.h"
+#include "leaf_tree.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -22,15 +23,6 @@ extern "C" {
 /* Sums over a fixed block of discs. Blocks have a fixed size, independent of the
  * thread count, and are combined in block order: reductions are deterministic. */
 #define AD_BLOCK 2048
-/* The arrays of the segments' tree (segments.c builds it, on the host, for both backends): leaf k
- * is segment item[k], its box leaf_box[k] grown by a radius; n - 1 internal nodes. */
-typedef struct ad_segment_tree {
-    uint32_t *child, *rightmost, *parent, *visits;
-    ad_bvh_box *box, *leaf_box;
-    uint32_t *item;
-} ad_segment_tree;
-void ad_segment_tree_free(ad_segment_tree *t);
-
 /* Host copy of the static segments and their coarse grid; with the BVH broad phase
  * also a tree over them (tree_nodes holds its arrays, tree is what the gather reads). */
 typedef struct ad_segments {
@@ -39,7 +31,7 @@ typedef struct ad_segments {
     size_t count, cap;
     uint32_t *start, *index;
     ad_seg_grid grid;
-    ad_segment_tree tree_nodes;
+    ad_leaf_tree tree_nodes; /* its arrays (leaf_tree.h) */
     ad_seg_tree tree;
 } ad_segments;
 
@@ -51,13 +43,14 @@ typedef struct ad_accel3 {
     float ax, ay, az;
 } ad_accel3;
 
-/* 3D: the body's triangles as given and as the kernels read them, and their coarse grid (world3.c). */
+/* 3D: the body's triangles as given and as the kernels read them, and their tree (world3.c): built
+ * when triangles are added, and so again when a checkpoint's triangles are added on its load. */
 typedef struct ad_triangles {
     ad_triangle *raw;
     ad_tri *tris;
     size_t count;
-    uint32_t *start, *index;
-    ad_tri_grid grid;
+    ad_leaf_tree3 nodes; /* the tree's arrays (leaf_tree.h) */
+    ad_tri_tree tree;    /* what the gathers walk (gather3.h) */
 } ad_triangles;
 
 /* What a world carries from step to step besides its discs for its open sides (open.h): the entries

@@ -31,8 +31,8 @@ struct cuda3_world {
     ad_step_sums *blocks, *blocks2;
     ad_ctrl *ctrl, *ctrl_host;
     ad_tri *tris;
-    unsigned *tri_start, *tri_index;
-    ad_tri_grid gdev;
+    ad_dev_tree<ad_bvh_box3, ad_bvh3> tree; /* the triangle tree's arrays */
+    ad_tri_tree gdev;                       /* what the kernels walk */
     cudaEvent_t batch[2];
     cudaGraphExec_t graph;
     int graph_ok, primed, dt_stale;
@@ -70,10 +70,9 @@ static size_t cuda3_bytes_needed(const ad_world_def *d, const ad_params *p)
 static void free_triangles(cuda3_world *c)
 {
     cudaFree(c->tris);
-    cudaFree(c->tri_start);
-    cudaFree(c->tri_index);
     c->tris = NULL;
-    c->tri_start = c->tri_index = NULL;
+    ad_dev_tree_free(&c->tree);
+    memset(&c->gdev, 0, sizeof c->gdev);
 }
 
 static void cuda3_destroy(ad_world *w)
@@ -222,25 +221,19 @@ static ad_status cuda3_add(ad_world *w, const ad_particle3 *p, size_t n)
     return ad_ok();
 }
 
-/* The triangles and their grid on the device (the host built them: world3.c). */
+/* The triangles and their tree on the device (the host built them: world3.c). */
 static ad_status cuda3_body_changed(ad_world *w)
 {
     cuda3_world *c = C3(w);
     const ad_triangles *t = &w->tri;
     free_triangles(c);
-    c->gdev = t->grid;
     if (t->count) {
-        const ad_tri_grid *g = &t->grid;
-        size_t cells = (size_t)g->n[0] * g->n[1] * g->n[2], places = t->start[cells];
         CU(cudaMalloc(&c->tris, t->count * sizeof(ad_tri)));
-        CU(cudaMalloc(&c->tri_start, (cells + 1) * 4));
-        CU(cudaMalloc(&c->tri_index, (places + 1) * 4));
         CU(cudaMemcpy(c->tris, t->tris, t->count * sizeof(ad_tri), cudaMemcpyHostToDevice));
-        CU(cudaMemcpy(c->tri_start, t->start, (cells + 1) * 4, cudaMemcpyHostToDevice));
-        CU(cudaMemcpy(c->tri_index, t->index, places * 4, cudaMemcpyHostToDevice));
+        CU(ad_dev_tree_upload(&c->tree, t->tree.t, t->tree.item));
+        c->gdev.t = c->tree.t;
+        c->gdev.item = c->tree.item;
         c->gdev.tris = c->tris;
-        c->gdev.start = c->tri_start;
-        c->gdev.index = c->tri_index;
     }
     c->primed = 0;
     forget_graph(c);

@@ -99,10 +99,10 @@ static void cuda_destroy(ad_world *w)
                     c->waiting_next, c->spots, c->spot_next, c->vmax2_new, c->res_state, c->res_add, c->res_add_start,
                     c->res_scan_temp, c->doomed,
                     c->code,     c->code_sorted, c->bindex, c->bperm, c->child, c->rightmost, c->parent,
-                    c->visits,   c->box,      c->forces,  c->st_child, c->st_rightmost, c->st_item, c->st_box,
-                    c->st_leaf_box};
+                    c->visits,   c->box,      c->forces};
     for (void *p : ptrs)
         if (p) cudaFree(p);
+    ad_dev_tree_free(&c->st);
     if (c->ctrl_host) cudaFreeHost(c->ctrl_host);
     for (int k = 0; k < 2; k++)
         if (c->batch[k]) cudaEventDestroy(c->batch[k]);
@@ -357,32 +357,9 @@ static ad_status cuda_add_particles(ad_world *w, const ad_particle *p, size_t n)
 static ad_status upload_segment_tree(ad_world *w, cuda_world *c)
 {
     const ad_segments *s = &w->seg;
-    void *old[] = {c->st_child, c->st_rightmost, c->st_item, c->st_box, c->st_leaf_box};
-    for (void *p : old)
-        if (p) cudaFree(p);
-    c->st_child = c->st_rightmost = c->st_item = NULL;
-    c->st_box = c->st_leaf_box = NULL;
-    memset(&c->stree, 0, sizeof c->stree);
-    size_t n = s->tree.t.n, m = n > 1 ? n - 1 : 1;
-    if (n == 0) return ad_ok();
-    CU(cudaMalloc((void **)&c->st_child, 2 * m * 4));
-    CU(cudaMalloc((void **)&c->st_rightmost, m * 4));
-    CU(cudaMalloc((void **)&c->st_box, m * sizeof(ad_bvh_box)));
-    CU(cudaMalloc((void **)&c->st_leaf_box, n * sizeof(ad_bvh_box)));
-    CU(cudaMalloc((void **)&c->st_item, n * 4));
-    if (n > 1) {
-        CU(cudaMemcpy(c->st_child, s->tree.t.child, 2 * (n - 1) * 4, cudaMemcpyHostToDevice));
-        CU(cudaMemcpy(c->st_rightmost, s->tree.t.rightmost, (n - 1) * 4, cudaMemcpyHostToDevice));
-        CU(cudaMemcpy(c->st_box, s->tree.t.box, (n - 1) * sizeof(ad_bvh_box), cudaMemcpyHostToDevice));
-    }
-    CU(cudaMemcpy(c->st_leaf_box, s->tree.t.leaf_box, n * sizeof(ad_bvh_box), cudaMemcpyHostToDevice));
-    CU(cudaMemcpy(c->st_item, s->tree.item, n * 4, cudaMemcpyHostToDevice));
-    c->stree.t.n = (uint32_t)n;
-    c->stree.t.child = c->st_child;
-    c->stree.t.rightmost = c->st_rightmost;
-    c->stree.t.box = c->st_box;
-    c->stree.t.leaf_box = c->st_leaf_box;
-    c->stree.item = c->st_item;
+    CU(ad_dev_tree_upload(&c->st, s->tree.t, s->tree.item));
+    c->stree.t = c->st.t;
+    c->stree.item = c->st.item;
     c->stree.segs = c->segs;
     return ad_ok();
 }

@@ -11,6 +11,7 @@
 
 #include "../core/world_internal.h"
 #include "ctrl.cuh"
+#include "leaf_tree.cuh"
 
 #define CU(call)                                                                                                  \
     do {                                                                                                          \
@@ -81,8 +82,7 @@ struct cuda_world {
     float *forces;   /* reflexive: 6 arrays of cap floats (ad_bvh_forces) */
     ad_bvh tree;     /* device pointers; leaves are state[cur] after the build */
     /* the segment tree on the device */
-    unsigned *st_child, *st_rightmost, *st_item;
-    ad_bvh_box *st_box, *st_leaf_box;
+    ad_dev_tree<ad_bvh_box, ad_bvh> st;
     ad_seg_tree stree;
 };
 

@@ -66,7 +66,7 @@ struct ad3_pass {
 };
 
 /* Slot i's contacts at `me`, binned in the cell of `cell_at` (the grid's). */
-__device__ __forceinline__ ad_accum3 ad3_gather(const ad_params &p, const ad_tri_grid &g, const unsigned *start,
+__device__ __forceinline__ ad_accum3 ad3_gather(const ad_params &p, const ad_tri_tree &g, const unsigned *start,
                                                  const ad_state3 *in, unsigned i, ad_state3 cell_at, ad_state3 me)
 {
     int cx = ad_cell_coord(cell_at.x, p.origin_x, p.inv_cell_x, p.nx);
@@ -114,7 +114,7 @@ __device__ __forceinline__ void ad3_motion(ad_thread_sums3 &t, const ad_params &
 
 /* Step 4 of the one-evaluation integrators: gather, integrate, wrap, sum. */
 template <int INTEG>
-__global__ void __launch_bounds__(AD_CUDA_BLOCK, AD3_PASS_BLOCKS) k3_interact(ad_params p, ad_tri_grid g, ad3_pass io, unsigned n,
+__global__ void __launch_bounds__(AD_CUDA_BLOCK, AD3_PASS_BLOCKS) k3_interact(ad_params p, ad_tri_tree g, ad3_pass io, unsigned n,
                                                              const ad_ctrl *__restrict__ ctrl)
 {
     unsigned i = ad3_thread();
@@ -148,7 +148,7 @@ __global__ void k3_drift(ad_params p, ad_state3 *s, const ad_accel3 *__restrict_
 }
 
 /* Verlet's first evaluation: the accelerations of the sorted state, which becomes the world's. */
-__global__ void k3_prime(ad_params p, ad_tri_grid g, ad3_pass io, unsigned n)
+__global__ void k3_prime(ad_params p, ad_tri_tree g, ad3_pass io, unsigned n)
 {
     unsigned i = ad3_thread();
     if (i >= n) return;
@@ -165,7 +165,7 @@ __global__ void k3_prime(ad_params p, ad_tri_grid g, ad3_pass io, unsigned n)
  * spheres at the stage. Stage 0's forces are the observed ones (its sums in blocks[0, nb)), stage 3
  * writes the step (its motion sums in blocks[nb, 2 nb)). */
 template <int K>
-__global__ void __launch_bounds__(AD_CUDA_BLOCK, AD3_PASS_BLOCKS) k3_rk4(ad_params p, ad_tri_grid g, ad3_pass io, unsigned n,
+__global__ void __launch_bounds__(AD_CUDA_BLOCK, AD3_PASS_BLOCKS) k3_rk4(ad_params p, ad_tri_tree g, ad3_pass io, unsigned n,
                                                         const ad_ctrl *__restrict__ ctrl, float skin)
 {
     unsigned i = ad3_thread();

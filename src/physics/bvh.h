@@ -26,8 +26,11 @@
  * The backends own the atomics and the fence that makes the first child's box
  * visible to the second (ad_bvh_merge reads it through a volatile pointer).
  */
-/* Two dimensions: the Morton code interleaves 16-bit x and y into 32 bits and boxes are 2D; 3D
- * interleaves three 10- or 21-bit coordinates. */
+/* Dimensions. The boxes, the tree, the bottom-up boxes and the walk are written once for both
+ * (bvh_dim.h: ad_bvh_box, ad_bvh, ad_bvh_walk_next in 2D; ad_bvh_box3, ad_bvh3, ad_bvh_walk_next3
+ * in 3D); the node build reads only codes and is shared as it is. 2D codes interleave 16-bit x and y
+ * into 32 bits; 3D codes (the body's triangle tree, gather3.h) interleave three 10-bit coordinates
+ * into 30 bits, so the same 32-bit codes, the same 64-bit keys and the same depth bound serve. */
 #ifndef AD_PHYSICS_BVH_H
 #define AD_PHYSICS_BVH_H
 
@@ -41,28 +44,6 @@
 #define AD_BVH_STACK 64
 #define AD_BVH_MAX_LEAVES 0x7fffffffu
 #define AD_MORTON_CELLS 65536
-
-typedef struct ad_bvh_box {
-    float x0, y0, x1, y1;
-} ad_bvh_box;
-
-/* A tree as the kernels read it. Disc trees take their leaf boxes from `point`
- * (the discs' centres, in leaf order); segment trees from `leaf_box`. */
-typedef struct ad_bvh {
-    uint32_t n;                 /* leaves */
-    const uint32_t *child;      /* internal k: left child[2k], right child[2k + 1] */
-    const uint32_t *rightmost;  /* internal k: the last leaf below it */
-    const ad_bvh_box *box;      /* internal k: the box of every leaf below it */
-    const ad_state *point;      /* disc tree: leaf i is the centre of point[i] */
-    const ad_bvh_box *leaf_box; /* segment tree (point is NULL): leaf i's box */
-} ad_bvh;
-
-/* The static segments as a tree: leaf i is segment item[i], its box grown by a radius. */
-typedef struct ad_seg_tree {
-    ad_bvh t;
-    const uint32_t *item;
-    const ad_seg *segs;
-} ad_seg_tree;
 
 /* ------------------------------------------------------------------ keys -- */
 
@@ -93,6 +74,27 @@ AD_HD static inline uint32_t ad_bvh_key(const ad_params *p, ad_state s)
     if (s.x != s.x) return 0xffffffffu;
     uint32_t k = ad_morton_code(p, s.x, s.y);
     return k < 0xffffffffu ? k : 0xfffffffeu;
+}
+
+/* Spreads the low 10 bits of v to every third bit (bits 0, 3, ..., 27). A plain loop: 3D codes are made
+ * on the host, once a triangle, when the tree is built. */
+AD_HD static inline uint32_t ad_morton_spread3(uint32_t v)
+{
+    uint32_t r = 0;
+    for (int b = 0; b < 10; b++) r |= (v >> b & 1u) << (3 * b);
+    return r;
+}
+
+#define AD_MORTON_CELLS3 1024
+
+/* 30-bit Morton code of a 3D point quantised over a box: lo its low corner, inv[d] = AD_MORTON_CELLS3
+ * over its extent along axis d (0 for a box flat along d); outside points are clamped, as in 2D. */
+AD_HD static inline uint32_t ad_morton_code3(float x, float y, float z, const float lo[3], const float inv[3])
+{
+    uint32_t qx = (uint32_t)ad_cell_coord(x, lo[0], inv[0], AD_MORTON_CELLS3);
+    uint32_t qy = (uint32_t)ad_cell_coord(y, lo[1], inv[1], AD_MORTON_CELLS3);
+    uint32_t qz = (uint32_t)ad_cell_coord(z, lo[2], inv[2], AD_MORTON_CELLS3);
+    return ad_morton_spread3(qx) | ad_morton_spread3(qy) << 1 | ad_morton_spread3(qz) << 2;
 }
 
 AD_HD static inline int ad_clz32(uint32_t x)
@@ -151,123 +153,21 @@ AD_HD static inline void ad_bvh_build_node(const uint32_t *code, uint32_t n, uin
     parent[right & AD_BVH_LEAF ? n - 1 + (right & ~AD_BVH_LEAF) : right] = i;
 }
 
-AD_HD static inline uint32_t ad_bvh_root(const ad_bvh *t) { return t->n == 1 ? AD_BVH_LEAF : 0u; }
+#define AD_DIM 2
+#include "bvh_dim.h"
+#undef AD_DIM
+#define AD_DIM 3
+#include "bvh_dim.h"
+#undef AD_DIM
 
-AD_HD static inline ad_bvh_box ad_bvh_leaf_box(const ad_bvh *t, uint32_t i)
-{
-    if (t->point) {
-        ad_state s = t->point[i];
-        ad_bvh_box b = {s.x, s.y, s.x, s.y};
-        return b;
-    }
-    return t->leaf_box[i];
-}
+/* --------------------------------------------------------- 2D queries -- */
 
-/* A node's box while building: internal boxes are read through a volatile pointer
- * so that the other child's write, fenced by the backend, is seen (not a stale copy). */
-AD_HD static inline ad_bvh_box ad_bvh_built_box(const ad_bvh *t, const volatile ad_bvh_box *box, uint32_t node)
-{
-    if (node & AD_BVH_LEAF) return ad_bvh_leaf_box(t, node & ~AD_BVH_LEAF);
-    ad_bvh_box b = {box[node].x0, box[node].y0, box[node].x1, box[node].y1};
-    return b;
-}
-
-/* The bottom-up step at internal node k, run by the second child to arrive:
- * box[k] = union of its children's boxes. fminf/fmaxf drop a NaN operand, so one
- * non-finite disc (which ends the step as unstable) cannot hide a whole subtree. */
-AD_HD static inline void ad_bvh_merge(const ad_bvh *t, ad_bvh_box *box, uint32_t k)
-{
-    ad_bvh_box a = ad_bvh_built_box(t, box, t->child[2 * (size_t)k]);
-    ad_bvh_box b = ad_bvh_built_box(t, box, t->child[2 * (size_t)k + 1]);
-    ad_bvh_box u = {fminf(a.x0, b.x0), fminf(a.y0, b.y0), fmaxf(a.x1, b.x1), fmaxf(a.y1, b.y1)};
-    box[k] = u;
-}
-
-/* The boxes bottom-up, after the node build: leaf i (of n) climbs; at each parent the first child
- * to arrive stops and the second merges both boxes, up to the root. visits (one per internal
- * node) starts at zero. On the GPU every leaf climbs at once: a fence before the counter makes
- * this thread's box write visible before its sibling can see the count, one after it orders the
- * sibling's read (the race of DESIGN.md's reference 004; ad_bvh_merge reads through a volatile
- * pointer). On the CPU's threads (concurrent) the counter is an acq_rel atomic; without them one
- * thread climbs the leaves in order with a plain count. */
-AD_HD static inline void ad_bvh_climb(const ad_bvh *t, ad_bvh_box *box, const uint32_t *parent, uint32_t *visits,
-                                      uint32_t n, uint32_t i, int concurrent)
-{
-    uint32_t node = n - 1 + i;
-    do {
-        uint32_t up = parent[node];
-#ifdef __CUDA_ARCH__
-        (void)concurrent;
-        __threadfence();
-        int first = atomicAdd(&visits[up], 1u) == 0;
-        __threadfence();
-#else
-        int first = (concurrent ? __atomic_fetch_add(&visits[up], 1u, __ATOMIC_ACQ_REL) : visits[up]++) == 0;
-#endif
-        if (first) return;
-        ad_bvh_merge(t, box, up);
-        node = up;
-    } while (node != 0);
-}
-
-/* ------------------------------------------------------------- traversal -- */
-
-AD_HD static inline int ad_bvh_overlap(ad_bvh_box a, ad_bvh_box q)
-{
-    return a.x0 <= q.x1 && a.x1 >= q.x0 && a.y0 <= q.y1 && a.y1 >= q.y0;
-}
-
-/* A walk over the leaves whose boxes overlap a query box. `lo` > 0 makes it
- * reflexive: only leaves >= lo, pruning every subtree whose rightmost leaf is
- * below lo, so a pair (i, j), i < j, is met once, from i. The stack of postponed
- * right children is AD_BVH_STACK entries at stack[k * stride]: a local array
- * (stride 1) or a thread's column of a shared-memory block (stride blockDim). */
-typedef struct ad_bvh_walk {
-    uint32_t *stack;
-    uint32_t stride;
-    int top;
-    uint32_t node; /* next node to examine, AD_BVH_NONE when done */
-    uint32_t lo;
-    ad_bvh_box q;
-} ad_bvh_walk;
-
-AD_HD static inline int ad_bvh_enter(const ad_bvh *t, const ad_bvh_walk *w, uint32_t node)
-{
-    uint32_t last = node & AD_BVH_LEAF ? node & ~AD_BVH_LEAF : t->rightmost[node];
-    if (w->lo != 0 && last < w->lo) return 0;
-    return ad_bvh_overlap(node & AD_BVH_LEAF ? ad_bvh_leaf_box(t, last) : t->box[node], w->q);
-}
-
-AD_HD static inline void ad_bvh_walk_begin(const ad_bvh *t, ad_bvh_walk *w, ad_bvh_box q, uint32_t lo,
-                                           uint32_t *stack, uint32_t stride)
-{
-    w->stack = stack;
-    w->stride = stride;
-    w->top = 0;
-    w->lo = lo;
-    w->q = q;
-    w->node = t->n > 0 && ad_bvh_enter(t, w, ad_bvh_root(t)) ? ad_bvh_root(t) : AD_BVH_NONE;
-}
-
-/* The next overlapping leaf, or AD_BVH_NONE. Leaves come in ascending order. */
-AD_HD static inline uint32_t ad_bvh_walk_next(const ad_bvh *t, ad_bvh_walk *w)
-{
-    uint32_t node = w->node;
-    while (node != AD_BVH_NONE) {
-        if (node & AD_BVH_LEAF) {
-            w->node = w->top > 0 ? w->stack[(uint32_t)(--w->top) * w->stride] : AD_BVH_NONE;
-            return node & ~AD_BVH_LEAF;
-        }
-        uint32_t l = t->child[2 * (size_t)node], r = t->child[2 * (size_t)node + 1];
-        int ol = ad_bvh_enter(t, w, l), orr = ad_bvh_enter(t, w, r);
-        if (ol && orr) w->stack[(uint32_t)(w->top++) * w->stride] = r;
-        if (ol) node = l;
-        else if (orr) node = r;
-        else node = w->top > 0 ? w->stack[(uint32_t)(--w->top) * w->stride] : AD_BVH_NONE;
-    }
-    w->node = AD_BVH_NONE;
-    return AD_BVH_NONE;
-}
+/* The static segments as a tree: leaf i is segment item[i], its box grown by a radius. */
+typedef struct ad_seg_tree {
+    ad_bvh t;
+    const uint32_t *item;
+    const ad_seg *segs;
+} ad_seg_tree;
 
 /* The shifts of a query interval [a, b] along one axis: 0, and on a periodic axis
  * +len / -len when it reaches past a side (points lie in [lo, hi)). The search

@@ -1,34 +1,27 @@
-/* The 3D gather pass's body and its whole: a sphere's contacts with the body's triangles, found on a
- * coarse grid, and all its contacts (spheres, triangles, walls). The sphere-sphere search and the
- * walls are gather_dim.h's and contact_dim.h's, written once for both dimensions; the triangles are
- * 3D's counterpart of segment.h. */
+/* The 3D gather pass's body and its whole: a sphere's contacts with the body's triangles, found through
+ * the triangle tree (bvh.h's Morton-code tree over the triangles' boxes, 3D), and all its contacts
+ * (spheres, triangles, walls). The sphere-sphere search and the walls are gather_dim.h's and
+ * contact_dim.h's, written once for both dimensions; the triangles are 3D's counterpart of segment.h,
+ * the tree 3D's counterpart of the 2D segment tree (ad_seg_tree). */
 #ifndef AD_PHYSICS_GATHER3_H
 #define AD_PHYSICS_GATHER3_H
 
+#include "bvh.h"
 #include "gather.h"
 #include "triangle.h"
 
-/* Triangles binned on a coarse grid (compressed rows: the triangles of cell c are
- * index[start[c] .. start[c + 1])). Each triangle sits in every cell its box, grown by a radius,
- * touches, so a sphere looks in its own cell only. */
-typedef struct ad_tri_grid {
-    float origin[3], inv_cell[3];
-    int n[3];
-    float box_lo[3], box_hi[3]; /* all triangles, grown by a radius: most spheres stop here */
-    uint32_t count;             /* triangles */
-    const uint32_t *start;      /* n[0] n[1] n[2] + 1 */
-    const uint32_t *index;
+/* The body's triangles as a tree (built on the host: core/world3.c): leaf k is triangle item[k] of
+ * tris, its box grown by a radius and a little more (AD_TRI_TREE_MARGIN), so a sphere's centre lies in
+ * the leaf box of every triangle it touches and the walk is a point query. */
+typedef struct ad_tri_tree {
+    ad_bvh3 t;
+    const uint32_t *item;
     const ad_tri *tris;
-} ad_tri_grid;
+} ad_tri_tree;
 
-/* The cell of the triangles' grid that holds (x, y, z) (inside its box). */
-AD_HD static inline uint32_t ad_tri_grid_cell(const ad_tri_grid *g, float x, float y, float z)
-{
-    int cx = ad_cell_coord(x, g->origin[0], g->inv_cell[0], g->n[0]);
-    int cy = ad_cell_coord(y, g->origin[1], g->inv_cell[1], g->n[1]);
-    int cz = ad_cell_coord(z, g->origin[2], g->inv_cell[2], g->n[2]);
-    return ((uint32_t)cz * (uint32_t)g->n[1] + (uint32_t)cy) * (uint32_t)g->n[0] + (uint32_t)cx;
-}
+/* The leaf boxes' growth over the radius: the tree must find every triangle within the radius of a
+ * centre, its closest point computed in float. */
+#define AD_TRI_TREE_MARGIN 1.001f
 
 /* The contact of a sphere at c with the body point q: the force on the sphere, its reaction on the
  * body and the reaction's torque about the origin, q x (-F). */
@@ -45,26 +38,54 @@ AD_HD static inline void ad_contact_body_point3(const ad_params *p, ad_vec3 c, a
     a->body_tz += t.z;
 }
 
-/* A sphere's contacts with the triangles: the nearest point of each connected surface it touches
- * (triangle.h), one contact each. */
-AD_HD static inline void ad_contact_triangles(const ad_params *p, const ad_tri_grid *g, ad_vec3 c, ad_vec3 v,
+/* The contacts of a table of touches, in the order of their triangles' indices (ad_tri_touch). */
+AD_HD static inline void ad_tri_touches_apply(const ad_params *p, const ad_tri_touches *tt, ad_vec3 c, ad_vec3 v,
                                               ad_accum3 *a)
 {
-    if (!g->count || c.x < g->box_lo[0] || c.x > g->box_hi[0] || c.y < g->box_lo[1] || c.y > g->box_hi[1] ||
-        c.z < g->box_lo[2] || c.z > g->box_hi[2])
-        return;
-    uint32_t cell = ad_tri_grid_cell(g, c.x, c.y, c.z);
+    int order[AD_TRI_TOUCH_MAX];
+    ad_tri_touches_order(tt, order);
+    for (int k = 0; k < tt->n; k++) ad_contact_body_point3(p, c, v, tt->q[order[k]], a);
+}
+
+/* A sphere's contacts with the triangles: the nearest point of each connected surface it touches
+ * (triangle.h), one contact each; the touching triangles found by a walk of the tree (a point query:
+ * the centre against the grown leaf boxes; the root's box stops most spheres, far from the body). The
+ * force is a function of the set of touching triangles alone (ad_tri_touch), so it is the brute
+ * force's below to the bit (tests/test_tritree.c). */
+AD_HD static inline void ad_contact_triangles(const ad_params *p, const ad_tri_tree *g, ad_vec3 c, ad_vec3 v,
+                                              ad_accum3 *a)
+{
+    if (g->t.n == 0) return;
+    uint32_t stack[AD_BVH_STACK];
+    ad_bvh_box3 box = {c.x, c.y, c.z, c.x, c.y, c.z};
+    ad_bvh_walk3 w;
+    ad_bvh_walk_begin3(&g->t, &w, box, 0, stack, 1);
     ad_tri_touches tt;
     tt.n = 0;
-    for (uint32_t k = g->start[cell]; k < g->start[cell + 1]; k++) {
+    for (uint32_t k = ad_bvh_walk_next3(&g->t, &w); k != AD_BVH_NONE; k = ad_bvh_walk_next3(&g->t, &w)) {
         ad_vec3 q;
-        if (ad_tri_touch(&g->tris[g->index[k]], c, p->radius, &tt, &q)) ad_contact_body_point3(p, c, v, q, a);
+        uint32_t i = g->item[k];
+        if (ad_tri_touch(&g->tris[i], i, c, p->radius, &tt, &q)) ad_contact_body_point3(p, c, v, q, a);
     }
-    for (int k = 0; k < tt.n; k++) ad_contact_body_point3(p, c, v, tt.q[k], a);
+    ad_tri_touches_apply(p, &tt, c, v, a);
+}
+
+/* The plain reference of ad_contact_triangles: every one of the n triangles, in order, with the same
+ * rule (tests and benchmarks compare the tree with it). */
+AD_HD static inline void ad_contact_triangles_all(const ad_params *p, const ad_tri *tris, uint32_t n, ad_vec3 c,
+                                                  ad_vec3 v, ad_accum3 *a)
+{
+    ad_tri_touches tt;
+    tt.n = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        ad_vec3 q;
+        if (ad_tri_touch(&tris[i], i, c, p->radius, &tt, &q)) ad_contact_body_point3(p, c, v, q, a);
+    }
+    ad_tri_touches_apply(p, &tt, c, v, a);
 }
 
 /* All contacts of one sphere, binned in cell (cx, cy, cz): other spheres, triangles and walls. */
-AD_HD static inline void ad_gather_all3(const ad_params *p, const ad_tri_grid *g, const uint32_t *start,
+AD_HD static inline void ad_gather_all3(const ad_params *p, const ad_tri_tree *g, const uint32_t *start,
                                         const ad_state3 *s, uint32_t i, ad_state3 me, int cx, int cy, int cz,
                                         ad_accum3 *a)
 {

@@ -84,18 +84,26 @@ AD_HD static inline ad_vec3 ad_closest_on_triangle(ad_vec3 p, ad_vec3 a, ad_vec3
 
 #define AD_TRI_TOUCH_MAX 4
 
-/* The nearest touching point of each component met so far, for one sphere. */
+/* The nearest touching point of each component met so far, for one sphere: for component comp[k], the
+ * point q[k] (squared distance d2[k]) of triangle tri[k], and first[k], the lowest index of its
+ * triangles that touch. */
 typedef struct ad_tri_touches {
     int n;
-    uint32_t comp[AD_TRI_TOUCH_MAX];
+    uint32_t comp[AD_TRI_TOUCH_MAX], tri[AD_TRI_TOUCH_MAX], first[AD_TRI_TOUCH_MAX];
     float d2[AD_TRI_TOUCH_MAX];
     ad_vec3 q[AD_TRI_TOUCH_MAX];
 } ad_tri_touches;
 
-/* One candidate triangle for the sphere of radius r centred at c: its closest point kept where it is
- * the nearest of its component so far and within r. Returns 0, or 1 when the table was full and the
- * point (in *q) must be applied on its own, as segment.h does. */
-AD_HD static inline int ad_tri_touch(const ad_tri *t, ad_vec3 c, float r, ad_tri_touches *tt, ad_vec3 *q)
+/* One candidate triangle, number `index` of the body, for the sphere of radius r centred at c: its closest
+ * point kept where it is the nearest of its component so far and within r, a tie going to the lower
+ * index. The point kept for a component is so the nearest over its touching triangles, the lowest index
+ * among equals, whatever order they come in (a tree's leaf order, the triangles' own), and first[] lets
+ * the contacts be applied in the order of the triangles' indices (gather3.h): the same force, to the bit,
+ * from any walk that meets the same triangles. Returns 0, or 1 when the table was full and the point (in
+ * *q) must be applied on its own, as segment.h does (a sphere among more than AD_TRI_TOUCH_MAX
+ * components: only then does the order met matter). */
+AD_HD static inline int ad_tri_touch(const ad_tri *t, uint32_t index, ad_vec3 c, float r, ad_tri_touches *tt,
+                                     ad_vec3 *q)
 {
     int feature;
     ad_vec3 p = ad_closest_on_triangle(c, t->a, t->ab, t->ac, &feature);
@@ -105,10 +113,12 @@ AD_HD static inline int ad_tri_touch(const ad_tri *t, ad_vec3 c, float r, ad_tri
     uint32_t comp = t->flags >> AD_TRI_COMP_SHIFT;
     for (int k = 0; k < tt->n; k++)
         if (tt->comp[k] == comp) {
-            if (d2 < tt->d2[k]) {
+            if (d2 < tt->d2[k] || (d2 == tt->d2[k] && index < tt->tri[k])) {
                 tt->d2[k] = d2;
                 tt->q[k] = p;
+                tt->tri[k] = index;
             }
+            if (index < tt->first[k]) tt->first[k] = index;
             return 0;
         }
     if (tt->n == AD_TRI_TOUCH_MAX) { /* a sphere among more components than the table holds */
@@ -118,8 +128,24 @@ AD_HD static inline int ad_tri_touch(const ad_tri *t, ad_vec3 c, float r, ad_tri
     tt->comp[tt->n] = comp;
     tt->d2[tt->n] = d2;
     tt->q[tt->n] = p;
+    tt->tri[tt->n] = index;
+    tt->first[tt->n] = index;
     tt->n++;
     return 0;
+}
+
+/* The table's entries in the order of their first[] (the order a walk over the triangles by index
+ * meets the components): order[0 .. n). */
+AD_HD static inline void ad_tri_touches_order(const ad_tri_touches *tt, int order[AD_TRI_TOUCH_MAX])
+{
+    for (int k = 0; k < tt->n; k++) {
+        int at = k;
+        while (at > 0 && tt->first[order[at - 1]] > tt->first[k]) {
+            order[at] = order[at - 1];
+            at--;
+        }
+        order[at] = k;
+    }
 }
 
 /* The one test of a degenerate triangle (repeated or collinear vertices), host code only: twice its area,

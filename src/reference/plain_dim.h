@@ -23,7 +23,7 @@
 #define AD_SNAP_ACCEL accel
 #else
 #define AD_ACCEL ad_accel3
-#define AD_BODY_GRID(w) (&(w)->tri.grid)
+#define AD_BODY_GRID(w) (&(w)->tri.tree)
 #define AD_SNAP_STATE state3
 #define AD_SNAP_ACCEL accel3
 #endif
