@@ -30,8 +30,7 @@ static void test_refusals(void)
     d.boundary_z = AD_BOUNDARY_OPEN;
     refused(d, "boundary_z");
     d = def3();
-    d.boundary_x = AD_BOUNDARY_OPEN;
-    d.reservoir = 2.0;
+    d.reservoir = 2.0; /* the reservoir lines open faces, and none is open */
     refused(d, "reservoir");
     d = def3();
     d.gravity_z = INFINITY;

@@ -89,7 +89,7 @@ typedef struct ad_world_def {
                                 a depth z_min..z_max with its own boundary, and the body is triangles
                                 (ad_world_add_triangles). 3D runs on every backend; its free stream (x or y
                                 open, along x and y only) on backend = cpu and reference (auto picks the CPU
-                                for it); the reservoir and the BVH are 2D for now */
+                                for it), the reservoir too; the BVH is 2D for now */
 
     size_t capacity;         /* most particles the world can hold [-]; default 65536 */
     double radius;           /* disc radius [m]; default 0.5 */
@@ -120,7 +120,9 @@ typedef struct ad_world_def {
                                 stream's drift) and boxes of cells are held at stream_density by removing and
                                 adding discs at the same rate, so that a dense gas meets the free stream's
                                 density, velocity, temperature and pressure at the band's inner edge
-                                (src/physics/open.h). 0 = none (default); needs an open axis */
+                                (src/physics/open.h). 3D: bands along the open faces of x and y through the
+                                depth, boxes of cells along z too (backend = cpu and reference; the GPU
+                                refuses it by name). 0 = none (default); needs an open axis */
     double reservoir_inflow; /* the band's width on the sides where the stream enters [m]: the gas the band adds
                                 there, all that enters the tunnel, needs room to relax; 0 = reservoir (default) */
     double reservoir_rate;   /* the reservoir's rate nu [1/s]; 0 = auto (default): 4 (|U| + sqrt(2) sigma)

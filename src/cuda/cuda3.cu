@@ -97,6 +97,10 @@ static void cuda3_destroy(ad_world *w)
 static ad_status cuda3_create(ad_world *w)
 {
     const ad_world_def *d = &w->def;
+    if (w->params.res_boxes)
+        return ad_fail(AD_ERR_INVALID, "reservoir",
+                       "reservoir = %g m: the 3D free-stream reservoir runs on backend = cpu or reference for now, not "
+                       "on the GPU", d->reservoir);
     if (w->params.open_x || w->params.open_y)
         return ad_fail(AD_ERR_INVALID, d->boundary_x == AD_BOUNDARY_OPEN ? "boundary_x" : "boundary_y",
                        "%s = open: the 3D free stream runs on backend = cpu or reference for now, not on the GPU",

@@ -43,15 +43,13 @@ AD_HD static inline ad_state ad_apply_boundaries(const ad_params *p, ad_state s,
     return *fate == AD_KEPT ? s : ad_dead_state();
 }
 
-/* Step 5 for one sphere: the periodic wraps, then removal past an open face of x or y (physics/open3.h;
- * a 3D world has no reservoir yet, so `doomed` is 0). The arguments are 2D's, so that code written once
- * for both dimensions calls it. */
+/* Step 5 for one sphere, as for a disc: the periodic wraps, then removal past an open face of x or y and
+ * the reservoir (open.h, reservoir_dim.h). */
 AD_HD static inline ad_state3 ad_apply_boundaries3(const ad_params *p, ad_state3 s, const uint32_t *ids, size_t slot,
                                                    uint64_t step, float dt, int doomed, int *fate)
 {
-    (void)ids, (void)slot, (void)step, (void)dt, (void)doomed;
     s = ad_wrap_state3(p, s);
-    *fate = (p->open_x || p->open_y) && ad_left_open(p, s.x, s.y) ? AD_LEFT : AD_KEPT;
+    *fate = (p->open_x || p->open_y) ? ad_open_motion3(p, &s, ids, slot, step, dt, doomed) : AD_KEPT;
     return *fate == AD_KEPT ? s : ad_dead_state3();
 }
 

@@ -240,22 +240,14 @@ AD_HD static inline ad_state ad_entry_place(const ad_params *p, ad_entry e, floa
     return q;
 }
 
-/* A free-stream velocity (the reservoir's draws) from (seed, counter). */
-AD_HD static inline void ad_stream_velocity(const ad_params *p, uint64_t seed, uint64_t counter, float *vx, float *vy)
-{
-    double g1, g2;
-    ad_rng_normal2(seed, counter, &g1, &g2);
-    *vx = p->stream_vx + (float)(p->stream_sigma * g1);
-    *vy = p->stream_vy + (float)(p->stream_sigma * g2);
-}
-
 /* --------------------------------------------------------------- reservoir -- */
 
-/* The reservoir box of cell (cx, cy), or -1 where the cell is inside the band's inner edge. The
- * band is the outer res_l, res_r columns and res_b, res_t rows of the grid, in four parts: left and
- * right columns full height, bottom and top rows between them; each cut into boxes of res_box[part]
- * cells. */
-AD_HD static inline int ad_reservoir_box_of_cell(const ad_params *p, int cx, int cy)
+/* The reservoir box of cell (cx, cy, cz) (cz = 0 in 2D), or -1 where the cell is inside the band's inner
+ * edge. The band is the outer res_l, res_r columns and res_b, res_t rows of the grid, in four parts:
+ * left and right columns full height, bottom and top rows between them; each cut into boxes of
+ * res_box[part] cells, and in 3D into layers of res_box_z[part] cells along z (the parts span the
+ * depth). A part's boxes run along x, then y (res_cols a row, res_rows rows a layer), then z. */
+AD_HD static inline int ad_reservoir_box_of_cell(const ad_params *p, int cx, int cy, int cz)
 {
     int part, lx, ly;
     if (cx < p->res_l) part = 0, lx = cx, ly = cy;
@@ -264,68 +256,48 @@ AD_HD static inline int ad_reservoir_box_of_cell(const ad_params *p, int cx, int
     else if (cy >= p->ny - p->res_t) part = 3, lx = cx - p->res_l, ly = cy - (p->ny - p->res_t);
     else return -1;
     int B = p->res_box[part];
-    return p->res_first[part] + (ly / B) * p->res_cols[part] + lx / B;
+    return p->res_first[part] + ((cz / p->res_box_z[part]) * p->res_rows[part] + ly / B) * p->res_cols[part] + lx / B;
 }
 
-AD_HD static inline int ad_reservoir_box(const ad_params *p, float x, float y)
-{
-    if (!p->res_boxes) return -1;
-    return ad_reservoir_box_of_cell(p, ad_cell_coord(x, p->origin_x, p->inv_cell_x, p->nx),
-                                    ad_cell_coord(y, p->origin_y, p->inv_cell_y, p->ny));
-}
-
-/* Box b's cells [cx0, cx1) x [cy0, cy1). */
-AD_HD static inline void ad_reservoir_box_cells(const ad_params *p, int b, int *cx0, int *cx1, int *cy0, int *cy1)
+/* Box b's cells [lo[a], hi[a]) along x, y, z (z: [0, 1) in 2D). */
+AD_HD static inline void ad_reservoir_box_cells(const ad_params *p, int b, int lo[3], int hi[3])
 {
     int part = 3;
     while (part > 0 && (b < p->res_first[part] || !p->res_cols[part])) part--;
-    int k = b - p->res_first[part], B = p->res_box[part];
+    int k = b - p->res_first[part], B = p->res_box[part], Bz = p->res_box_z[part];
+    int layer = p->res_cols[part] * p->res_rows[part], iz = k / layer;
+    k -= iz * layer;
     int ix = k % p->res_cols[part], iy = k / p->res_cols[part];
     int x0 = part == 0 ? 0 : part == 1 ? p->nx - p->res_r : p->res_l;
     int x1 = part == 0 ? p->res_l : part == 1 ? p->nx : p->nx - p->res_r;
     int y0 = part < 2 ? 0 : part == 2 ? 0 : p->ny - p->res_t;
     int y1 = part < 2 ? p->ny : part == 2 ? p->res_b : p->ny;
-    *cx0 = x0 + ix * B;
-    *cx1 = *cx0 + B < x1 ? *cx0 + B : x1;
-    *cy0 = y0 + iy * B;
-    *cy1 = *cy0 + B < y1 ? *cy0 + B : y1;
+    lo[0] = x0 + ix * B;
+    hi[0] = lo[0] + B < x1 ? lo[0] + B : x1;
+    lo[1] = y0 + iy * B;
+    hi[1] = lo[1] + B < y1 ? lo[1] + B : y1;
+    lo[2] = iz * Bz;
+    hi[2] = lo[2] + Bz < p->nz ? lo[2] + Bz : p->nz;
 }
 
-/* The part of box b where a centre may lie [m]: its cells within the domain, a radius off solid walls. */
-AD_HD static inline void ad_reservoir_box_rect(const ad_params *p, int b, float *x0, float *x1, float *y0, float *y1)
+/* The part of box b where a centre may lie [m]: its cells within the domain, a radius off solid walls
+ * (along x, y, z; z unused in 2D). */
+AD_HD static inline void ad_reservoir_box_rect(const ad_params *p, int b, float lo[3], float hi[3])
 {
-    int cx0, cx1, cy0, cy1;
-    ad_reservoir_box_cells(p, b, &cx0, &cx1, &cy0, &cy1);
-    float lx = p->wall[0] ? p->x_min + p->radius : p->x_min, hx = p->wall[1] ? p->x_max - p->radius : p->x_max;
-    float ly = p->wall[2] ? p->y_min + p->radius : p->y_min, hy = p->wall[3] ? p->y_max - p->radius : p->y_max;
-    float a = p->origin_x + (float)cx0 * p->cell_x, c = p->origin_x + (float)cx1 * p->cell_x;
-    float d = p->origin_y + (float)cy0 * p->cell_y, e = p->origin_y + (float)cy1 * p->cell_y;
-    *x0 = a > lx ? a : lx;
-    *x1 = c < hx ? c : hx;
-    *y0 = d > ly ? d : ly;
-    *y1 = e < hy ? e : hy;
+    int c0[3], c1[3];
+    ad_reservoir_box_cells(p, b, c0, c1);
+    const float org[3] = {p->origin_x, p->origin_y, p->origin_z}, cell[3] = {p->cell_x, p->cell_y, p->cell_z};
+    const float mn[3] = {p->x_min, p->y_min, p->z_min}, mx[3] = {p->x_max, p->y_max, p->z_max};
+    for (int a = 0; a < 3; a++) {
+        float l = p->wall[2 * a] ? mn[a] + p->radius : mn[a], h = p->wall[2 * a + 1] ? mx[a] - p->radius : mx[a];
+        float s = org[a] + (float)c0[a] * cell[a], e = org[a] + (float)c1[a] * cell[a];
+        lo[a] = s > l ? s : l;
+        hi[a] = e < h ? e : h;
+    }
 }
 
 /* A disc's fate in step 5. */
 enum { AD_KEPT = 0, AD_LEFT = 1, AD_RESERVOIR_REMOVED = 2 };
-
-/* What the pass does to a disc after it moved (step 5, after the periodic wraps): removal past an
- * open side; in the reservoir, removal where the step's plan chose the disc (`doomed`), else the
- * thermostat. Returns the disc's fate. Counter-based draws on (seed, step, id), id = ids[slot]: the same
- * on every backend and thread count. */
-AD_HD static inline int ad_open_motion(const ad_params *p, ad_state *s, const uint32_t *ids, size_t slot,
-                                       uint64_t step, float dt, int doomed)
-{
-    if (ad_left_open(p, s->x, s->y)) return AD_LEFT;
-    if (doomed) return AD_RESERVOIR_REMOVED;
-    /* the band by its cells, as the grid bins it (the AVX2 tail tests the same) */
-    if (!p->res_boxes || ad_reservoir_box(p, s->x, s->y) < 0) return AD_KEPT;
-    uint64_t seed = (p->seed ^ 0x1F83D9ABFB41BD6Bull) + step * 0x5BE0CD19137E2179ull;
-    double hit = -expm1(-(double)p->res_rate * dt); /* Andersen: a fresh velocity at the rate nu */
-    uint32_t id = ids[slot];
-    if (ad_rng_uniform(seed, (uint64_t)id) <= hit) ad_stream_velocity(p, seed ^ 0xCBBB9D5DC1059ED8ull, id, &s->vx, &s->vy);
-    return AD_KEPT;
-}
 
 /* The density controller runs this many times slower than the thermostat. A controller that answers
  * every fluctuation of a box's count removes the discs that linger in a box (the slow ones) more
@@ -373,16 +345,23 @@ AD_HD static inline uint64_t ad_reservoir_key(const ad_params *p, uint64_t step,
     return ad_rng_u64((p->seed ^ 0x428A2F98D728AE22ull) + step * 0x7137449123EF65CDull, id);
 }
 
-/* Discs of box b in the grid's cell order (`start`): row by row, a row's cells are one slot range. */
+/* The first slot of grid row (cy, cz): a row's cells are one slot range of the grid's cell order. */
+AD_HD static inline uint32_t ad_reservoir_row(const ad_params *p, int cy, int cz)
+{
+    return ((uint32_t)cz * (uint32_t)p->ny + (uint32_t)cy) * (uint32_t)p->nx;
+}
+
+/* Discs (spheres) of box b in the grid's cell order (`start`): row by row. */
 AD_HD static inline uint32_t ad_reservoir_box_count(const ad_params *p, const uint32_t *start, int b)
 {
-    int cx0, cx1, cy0, cy1;
-    ad_reservoir_box_cells(p, b, &cx0, &cx1, &cy0, &cy1);
+    int lo[3], hi[3];
+    ad_reservoir_box_cells(p, b, lo, hi);
     uint32_t n = 0;
-    for (int cy = cy0; cy < cy1; cy++) {
-        uint32_t row = (uint32_t)cy * (uint32_t)p->nx;
-        n += start[row + (uint32_t)cx1] - start[row + (uint32_t)cx0];
-    }
+    for (int cz = lo[2]; cz < hi[2]; cz++)
+        for (int cy = lo[1]; cy < hi[1]; cy++) {
+            uint32_t row = ad_reservoir_row(p, cy, cz);
+            n += start[row + (uint32_t)hi[0]] - start[row + (uint32_t)lo[0]];
+        }
     return n;
 }
 
@@ -396,50 +375,36 @@ AD_HD static inline uint32_t ad_reservoir_pick(const ad_params *p, const uint32_
     uint32_t m = 0;
     if (rm > AD_RES_PICK_MAX) rm = AD_RES_PICK_MAX;
     if (!rm) return 0;
-    int cx0, cx1, cy0, cy1;
-    ad_reservoir_box_cells(p, b, &cx0, &cx1, &cy0, &cy1);
-    for (int cy = cy0; cy < cy1; cy++) {
-        uint32_t row = (uint32_t)cy * (uint32_t)p->nx;
-        for (uint32_t j = start[row + (uint32_t)cx0]; j < start[row + (uint32_t)cx1]; j++) {
-            uint64_t k = ad_reservoir_key(p, step, ids[j]);
-            if (m == rm && k >= key[m - 1]) continue;
-            uint32_t at = m < rm ? m++ : m - 1; /* insertion into the sorted few */
-            while (at > 0 && key[at - 1] > k) {
-                key[at] = key[at - 1];
-                slot[at] = slot[at - 1];
-                at--;
+    int lo[3], hi[3];
+    ad_reservoir_box_cells(p, b, lo, hi);
+    for (int cz = lo[2]; cz < hi[2]; cz++)
+        for (int cy = lo[1]; cy < hi[1]; cy++) {
+            uint32_t row = ad_reservoir_row(p, cy, cz);
+            for (uint32_t j = start[row + (uint32_t)lo[0]]; j < start[row + (uint32_t)hi[0]]; j++) {
+                uint64_t k = ad_reservoir_key(p, step, ids[j]);
+                if (m == rm && k >= key[m - 1]) continue;
+                uint32_t at = m < rm ? m++ : m - 1; /* insertion into the sorted few */
+                while (at > 0 && key[at - 1] > k) {
+                    key[at] = key[at - 1];
+                    slot[at] = slot[at - 1];
+                    at--;
+                }
+                key[at] = k;
+                slot[at] = j;
             }
-            key[at] = k;
-            slot[at] = j;
         }
-    }
     return m;
 }
 
-/* The stream's number of discs in box b. */
-AD_HD static inline double ad_reservoir_want(const ad_params *p, int b)
-{
-    float x0, x1, y0, y1;
-    ad_reservoir_box_rect(p, b, &x0, &x1, &y0, &y1);
-    double area = (x1 > x0 && y1 > y0) ? ((double)x1 - x0) * ((double)y1 - y0) : 0.0;
-    return (double)p->stream_density * area;
-}
-
-/* Addition j of box b in `step`: a random spot in the box's part of the domain, a free-stream velocity. */
-AD_HD static inline ad_state ad_reservoir_spot(const ad_params *p, int b, uint32_t j, uint64_t step)
-{
-    float x0, x1, y0, y1;
-    ad_reservoir_box_rect(p, b, &x0, &x1, &y0, &y1);
-    uint64_t seed = (p->seed ^ 0xE9B5DBA58189DBBCull ^ 0x59F111F1B605D019ull) + step * 0x3956C25BF348B538ull;
-    uint64_t q = ((uint64_t)(uint32_t)b << 8 | (j & 255u)) * 4;
-    ad_state s;
-    s.x = x0 + (float)(ad_rng_uniform(seed, q) * ((double)x1 - x0));
-    s.y = y0 + (float)(ad_rng_uniform(seed, q + 1) * ((double)y1 - y0));
-    if (!(s.x < x1)) s.x = x0;
-    if (!(s.y < y1)) s.y = y0;
-    ad_stream_velocity(p, seed ^ 0x923F82A4AB1C5ED5ull, q / 4, &s.vx, &s.vy);
-    return s;
-}
+/* What depends on the dimension, written once (reservoir_dim.h): the stream's velocities, a position's
+ * box, the stream's number in a box, an addition's spot and velocity, and the pass's step 5 in the band
+ * (ad_open_motion); the 2D names are 2D's, the 3D ones end in 3. */
+#define AD_DIM 2
+#include "reservoir_dim.h"
+#undef AD_DIM
+#define AD_DIM 3
+#include "reservoir_dim.h"
+#undef AD_DIM
 
 /* Where entering disc k of a step goes, u from (seed, step, k). */
 AD_HD static inline ad_state ad_entry_spot(const ad_params *p, ad_entry e, float dt, uint64_t step, uint32_t k)

@@ -1,6 +1,7 @@
 /* The numbers every contact, cell and integration kernel reads, in float, derived once per world. */
 /* Per axis x, y and (3D) z: the domain, the grid, periodic and solid sides; open sides and the
- * free-stream reservoir are 2D (x and y) for now: a 3D world has none. */
+ * free-stream reservoir's bands are those of x and y (z is solid or periodic; in 3D the bands span the
+ * depth, in layers of boxes). */
 #ifndef AD_PHYSICS_PARAMS_H
 #define AD_PHYSICS_PARAMS_H
 
@@ -36,9 +37,11 @@ typedef struct ad_params {
     uint64_t seed;
     /* the free-stream reservoir (open.h): the outer cells of the grid on open sides */
     int res_l, res_r, res_b, res_t; /* band width in cells: left, right, bottom, top (0: none) */
-    int res_box[4];           /* per part: box edge [cells] */
+    int res_box[4];           /* per part: box edge along x and y [cells] */
+    int res_box_z[4];         /* per part: box edge along z [cells] (1 in 2D) */
     int res_boxes;            /* boxes in all (0: no reservoir) */
-    int res_first[4], res_cols[4]; /* per part (left, right, bottom, top): first box, boxes per row */
+    int res_first[4], res_cols[4], res_rows[4]; /* per part (left, right, bottom, top): first box, boxes
+                                                   per row (along x), rows per layer (along y) */
     float res_rate;           /* the thermostat's and the density's rate nu [1/s] */
     double side_rate[4];      /* discs of the free stream entering per second through each open side
                                  (ad_side_rate, computed once on the host: both backends add the same) */

@@ -1,6 +1,6 @@
 /* The plain pipeline of DESIGN.md, written once for both dimensions (plain_dim.h, included here for 2D
- * and 3D): ad_plain (discs) and ad_plain3 (spheres), their arrays and steps 1 to 4. What does not
- * depend on the dimension is here. */
+ * and 3D): ad_plain (discs) and ad_plain3 (spheres), their arrays and steps 1 to 4, and step 5's
+ * entries and the reservoir (plain_open_dim.h). What does not depend on the dimension is here. */
 #ifndef AD_REFERENCE_PLAIN_H
 #define AD_REFERENCE_PLAIN_H
 
@@ -14,6 +14,7 @@
 #include "../physics/gather.h"
 #include "../physics/gather3.h"
 #include "../physics/integrate.h"
+#include "../physics/open3.h"
 
 static inline double ad_plain_now(void)
 {
@@ -48,9 +49,11 @@ static inline void ad_plain_scan(ad_world *w, const uint32_t *cell_of, size_t n,
 
 #define AD_DIM 2
 #include "plain_dim.h"
+#include "plain_open_dim.h"
 #undef AD_DIM
 #define AD_DIM 3
 #include "plain_dim.h"
+#include "plain_open_dim.h"
 #undef AD_DIM
 
 #endif

@@ -37,14 +37,9 @@
 #include "plain.h"
 
 typedef struct ref_world {
-    ad_plain g;          /* the discs and the pipeline's arrays (plain_dim.h) */
-    uint32_t *res_add;   /* per reservoir box: the discs to add after the pass */
+    ad_plain g;       /* the discs and the pipeline's arrays (plain_dim.h) */
     ad_open_state open;
-    ad_entry *entries; /* a step's entering discs: the waiting ones, then the new ones */
-    ad_state *spots;   /* where the step's new discs would go: the entries', then the reservoir's */
-    int *spot_box;     /* per spot: its reservoir box, -1 for an entering disc */
-    unsigned char *room;
-    size_t spots_cap;
+    ad_plain_spots sp; /* step 5's new discs and the reservoir's additions (plain_open_dim.h) */
 } ref_world;
 
 /* ------------------------------------------------------------- the world -- */
@@ -61,7 +56,7 @@ static void ref_destroy(ad_world *w)
     ref_world *r = w->impl;
     if (!r) return;
     ad_plain_free(&r->g);
-    AD_FREE_EACH(r->res_add, r->entries, r->spots, r->spot_box, r->room);
+    ad_plain_spots_free(&r->sp);
     ad_open_state_free(&r->open);
     free(r);
     w->impl = NULL;
@@ -85,8 +80,8 @@ static ad_status ref_create(ad_world *w)
     w->stats.cell_counter_bits = 32;
     r->g.threads = 1;
     int ok = ad_plain_alloc(&r->g, d->capacity, ref_cells(&w->params), d->integrator);
-    r->res_add = calloc((size_t)w->params.res_boxes + 1, sizeof *r->res_add);
-    ad_status st = !ok || !r->res_add
+    ok = ad_plain_spots_alloc(&r->sp, w->params.res_boxes) && ok;
+    ad_status st = !ok
                        ? ad_fail(AD_ERR_NO_MEMORY, "capacity", "capacity: allocating %zu bytes for the world failed", need)
                        : ad_open_state_alloc(&r->open, (uint32_t)w->params.res_boxes, 2);
     if (st.code) ref_destroy(w);
@@ -117,136 +112,12 @@ static ad_status ref_set_segments(ad_world *w)
     return ad_ok();
 }
 
-/* ------------------------------------- step 5: the reservoir and entering discs -- */
-
-/* Before the pass: each reservoir box's count from the grid, its controller, the discs it removes
- * (marked doomed) and the additions it asks for after the pass. */
-static void reservoir_plan(const ad_world *w, ref_world *r, float dt)
-{
-    const ad_params *P = &w->params;
-    double nu = (double)P->res_rate / AD_RES_CONTROL_SLOWER;
-    for (int b = 0; b < P->res_boxes; b++) {
-        uint32_t n = ad_reservoir_box_count(P, r->g.start, b), add, slot[AD_RES_PICK_MAX];
-        uint32_t rm = ad_reservoir_decide(&r->open.res_state[2 * b], ad_reservoir_want(P, b), n, nu, dt, &add);
-        uint32_t m = ad_reservoir_pick(P, r->g.start, r->g.id, b, w->stats.step, rm, slot);
-        for (uint32_t k = 0; k < m; k++) r->g.doomed[slot[k]] = 1;
-        r->open.res_state[2 * b] -= (double)(rm - m); /* those not marked stay owed */
-        r->res_add[b] = add;
-    }
-}
-
-static int grow_spots(ref_world *r, size_t need)
-{
-    if (need <= r->spots_cap) return 1;
-    ad_entry *e = realloc(r->entries, need * sizeof *e);
-    if (e) r->entries = e;
-    ad_state *s = realloc(r->spots, need * sizeof *s);
-    if (s) r->spots = s;
-    int *b = realloc(r->spot_box, need * sizeof *b);
-    if (b) r->spot_box = b;
-    unsigned char *room = realloc(r->room, need);
-    if (room) r->room = room;
-    if (!e || !s || !b || !room) return 0;
-    r->spots_cap = need;
-    return 1;
-}
-
-/* The step's new spots in their fixed order: the waiting entries, each open side's new ones, the
- * reservoir boxes' additions; *ns of them, the first *ne entering discs. */
-static ad_status list_spots(ad_world *w, ref_world *r, float dt, size_t *ne, size_t *ns)
-{
-    const ad_params *P = &w->params;
-    uint64_t step = w->stats.step;
-    uint32_t owe[4];
-    size_t e = r->open.nwaiting + ad_open_owe(&r->open, P, dt, owe), add = 0;
-    for (int b = 0; b < P->res_boxes; b++) add += r->res_add[b];
-    *ne = e;
-    *ns = e + add;
-    if (*ns == 0) return ad_ok();
-    if (ad_entries_overflow(*ns, r->g.n, r->g.cap, AD_WAITING_MAX))
-        return ad_fail(AD_ERR_CAPACITY, "capacity", "capacity: at step %llu the free stream brings %zu discs in one "
-                       "step to a world of %zu discs with a capacity of %zu (a stream far denser or faster than the "
-                       "world was sized for)", (unsigned long long)step, *ns, r->g.n, r->g.cap);
-    if (!grow_spots(r, *ns)) return ad_fail(AD_ERR_NO_MEMORY, "", "out of host memory for %zu entering discs", *ns);
-    memcpy(r->entries, r->open.waiting, r->open.nwaiting * sizeof *r->entries);
-    size_t k = r->open.nwaiting;
-    for (int f = 0; f < 4; f++)
-        for (uint32_t j = 0; j < owe[f]; j++) r->entries[k++] = ad_entry_draw(P, f, step, j);
-    for (size_t i = 0; i < e; i++) {
-        r->spots[i] = ad_entry_spot(P, r->entries[i], dt, step, (uint32_t)i);
-        r->spot_box[i] = -1;
-    }
-    for (int b = 0; b < P->res_boxes; b++)
-        for (uint32_t j = 0; j < r->res_add[b]; j++, k++) {
-            r->spots[k] = ad_reservoir_spot(P, b, j, step);
-            r->spot_box[k] = b;
-        }
-    return ad_ok();
-}
-
-/* Room for each spot: none of the gas after the pass (through the step's grid) and none of the earlier
- * spots within a diameter, every earlier spot compared (ad_room_for_plain). Without disc contacts
- * every spot has room. */
-static void judge_room(const ad_world *w, ref_world *r, size_t ns)
-{
-    for (size_t i = 0; i < ns; i++)
-        r->room[i] = !w->params.disc_contacts ||
-                     (i < AD_ROOM_MAX && ad_room_for_plain(&w->params, r->g.start, NULL, r->g.state, r->spots, (uint32_t)i));
-}
-
-/* Appends disc q at slot n with a new id. */
-static void append(ref_world *r, ad_state q)
-{
-    size_t s = r->g.n++;
-    r->g.state[s] = q;
-    r->g.id[s] = r->open.next_id++;
-    r->g.acc[s] = (ad_accel){0.0f, 0.0f};
-    r->g.pressure[s] = r->g.virial[s] = 0.0f;
-}
-
-/* After the pass: the free stream's entering discs and the reservoir's additions, placed in list
- * order where they have room; entering discs without room wait. *vmax2: their largest speed squared. */
-static ad_status enter(ad_world *w, ref_world *r, float dt, float *vmax2)
-{
-    size_t ne, ns;
-    *vmax2 = 0.0f;
-    AD_TRY(list_spots(w, r, dt, &ne, &ns));
-    if (ns == 0) return ad_ok();
-    judge_room(w, r, ns);
-    size_t placed = 0;
-    for (size_t i = 0; i < ns; i++) placed += r->room[i];
-    if (r->g.n + placed > r->g.cap)
-        return ad_fail(AD_ERR_CAPACITY, "capacity", "capacity: at step %llu the free stream brings the world to %zu "
-                       "discs, past its capacity of %zu", (unsigned long long)w->stats.step, r->g.n + placed, r->g.cap);
-    uint32_t waiting = 0;
-    for (size_t i = 0; i < ns; i++) {
-        if (r->room[i]) {
-            ad_state q = r->spots[i];
-            append(r, q);
-            float v2 = q.vx * q.vx + q.vy * q.vy;
-            *vmax2 = *vmax2 > v2 ? *vmax2 : v2;
-            if (i < ne) {
-                w->stats.entered++;
-            } else {
-                w->stats.reservoir_added++;
-                r->open.res_state[2 * r->spot_box[i]] -= 1.0; /* settled */
-            }
-        } else if (i < ne) {
-            if (waiting < AD_WAITING_MAX) r->open.waiting[waiting++] = r->entries[i];
-            else w->stats.entries_lost++;
-        }
-    }
-    r->open.nwaiting = waiting;
-    w->stats.entries_waiting = waiting;
-    return ad_ok();
-}
-
 /* ------------------------------------------------------- step 6 and the step -- */
 
 static ad_status one_step(ad_world *w, ref_world *r, float dt)
 {
     ad_plain_before_pass(w, &r->g, dt);
-    if (w->params.res_boxes) reservoir_plan(w, r, dt);
+    if (w->params.res_boxes) ad_plain_reservoir_plan(w, &r->g, &r->open, &r->sp, dt);
     double t0 = ad_plain_now();
     size_t nb = ad_plain_blocks(r->g.n);
     ad_plain_interact(w, &r->g, dt);
@@ -254,7 +125,7 @@ static ad_status one_step(ad_world *w, ref_world *r, float dt)
     size_t removed = 0;
     for (size_t b = 0; b < nb; b++) removed += r->g.blocks[b].left + r->g.blocks[b].res_removed;
     float v2_new = 0.0f;
-    ad_status st = ad_world_open(w) ? enter(w, r, dt, &v2_new) : ad_ok();
+    ad_status st = ad_world_open(w) ? ad_plain_enter(w, &r->g, &r->open, &r->sp, dt, &v2_new) : ad_ok();
     ad_stats_fold(w, r->g.blocks, nb, dt, v2_new);
     if (ad_world_open(w)) w->count = w->stats.count = r->g.n - removed;
     w->stats.phase_seconds[AD_PHASE_INTERACT] += ad_plain_now() - t0;
@@ -307,16 +178,8 @@ static ad_status ref_import(ad_world *w, const ad_snapshot *s)
 {
     ref_world *r = w->impl;
     if (s->n > r->g.cap) return ad_fail(AD_ERR_CAPACITY, "capacity", "capacity: the snapshot holds %zu discs", s->n);
-    if (s->open.nwaiting > AD_WAITING_MAX || (s->open.res_state && s->open.res_boxes != r->open.res_boxes))
-        return ad_fail(AD_ERR_FORMAT, "checkpoint",
-                       "the snapshot has %u entries waiting (at most %d) and %u reservoir boxes (the world has %u)",
-                       s->open.nwaiting, AD_WAITING_MAX, s->open.res_boxes, r->open.res_boxes);
+    AD_TRY(ad_plain_import_open(&r->open, s));
     ad_plain_import(&r->g, s);
-    memcpy(r->open.owed, s->open.owed, sizeof r->open.owed);
-    r->open.next_id = s->open.next_id;
-    if (s->open.res_state) memcpy(r->open.res_state, s->open.res_state, 2 * (size_t)s->open.res_boxes * sizeof(double));
-    r->open.nwaiting = s->open.nwaiting;
-    if (s->open.nwaiting) memcpy(r->open.waiting, s->open.waiting, s->open.nwaiting * sizeof(ad_entry));
     return ad_ok();
 }
 
