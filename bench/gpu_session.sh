@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds aerodem on the lent GPU machine and runs the GPU tests and benchmarks; logs go to $OUT.
 # Usage: bench/gpu_session.sh STAGE...   stages: build tests golden shock bvh broadphase sanitize bench bench3
+#        bench3tunnel
 #        compare dev bench-big grid profile resources live
 # Libraries the machine lacks (libinih, libpng headers) come as Debian packages in .debs/ (an ignored
 # folder carried to the machine), unpacked under /tmp/dep. Fetch them once on the development machine:
@@ -122,6 +123,11 @@ for stage in "$@"; do
     setup_deps
     log "benchmark: 3D gas and lattice on the GPU"
     ./build-gpu/bench_3d --backend cuda --sizes 1e6,1.6777216e7,1e8 --csv "$OUT/bench_3d_cuda.csv" 2>&1 | tee "$OUT/bench_3d_cuda.log"
+    ;;
+  bench3tunnel)
+    setup_deps
+    log "benchmark: the 3D tunnel with an inlet (issue 18's case (a)) on the GPU"
+    ./build-gpu/bench_3d --backend cuda --case tunnel --sizes 1e6,1e7,1e8 --csv "$OUT/bench_3d_tunnel_cuda.csv" 2>&1 | tee "$OUT/bench_3d_tunnel_cuda.log"
     ;;
   sanitize)
     setup_deps

@@ -4,8 +4,11 @@
  * for bit, and the cases every backend runs (world3_cases.h): collisions against the closed forms,
  * momentum, no sphere lost over 10^4 steps, checkpoints resumed bit for bit. Skipped (77) without a
  * GPU. The cell counters at two widths, and one pushed past its width. The 3D fields and probe against the
- * CPU's, and resumed from a checkpoint. `test_gpu3 quick`: the one-step comparisons, the counters and the
- * fields only (for compute-sanitizer). */
+ * CPU's, and resumed from a checkpoint. The free stream (open x faces, physics/open3.h) on the GPU: a tunnel
+ * against the CPU (counts, entries, removals, ids and every sphere's state), a free-molecular stream's entry
+ * rate and gas against kinetic theory, the bookkeeping (ids unique, spheres = filled + entered - left), two
+ * runs and a checkpoint resumed with spheres waiting bit for bit. `test_gpu3 quick`: the one-step
+ * comparisons, the counters, the fields and the tunnel against the CPU only (for compute-sanitizer). */
 #include "world3_cases.h"
 
 typedef struct spheres {
@@ -223,6 +226,197 @@ static void test_fields(void)
     ENSURE(outside == 0 && hash_world(a) == hash_world(b));
     ad_world_destroy(a);
     ad_world_destroy(b);
+}
+
+/* ------------------------------------------- the free stream (open x faces) -- */
+
+/* test_open3.c's tunnel: 16 x 8 x 8 m, open along x, periodic along y and z, the stream at 2 m/s with
+ * kT/m = 1 and n spheres a cubic metre, filled with the stream's gas at volume fraction `fraction`. */
+static ad_world *tunnel3(ad_backend b, double n, double fraction, int contacts, ad_integrator integ)
+{
+    ad_world_def d = ad_default_world_def();
+    d.dimensions = 3;
+    d.backend = b;
+    d.threads = 2;
+    d.integrator = integ;
+    d.x_max = 16.0;
+    d.y_max = d.z_max = 8.0;
+    d.boundary_x = AD_BOUNDARY_OPEN;
+    d.boundary_y = d.boundary_z = AD_BOUNDARY_PERIODIC;
+    d.stream_vx = 2.0;
+    d.stream_temperature = 1.0;
+    d.stream_density = n;
+    d.disc_contacts = contacts;
+    d.capacity = 20000;
+    ad_world *w = NULL;
+    REQUIRE_OK(ad_world_create(&d, &w));
+    ad_fill_def f = {0, 0, 16, 8, fraction, 2.0, 0.0, 1.0, 5, 0, 8, 0.0};
+    if (fraction > 0) REQUIRE_OK(ad_world_fill(w, &f, NULL));
+    return w;
+}
+
+static uint32_t *read_ids(const ad_world *w)
+{
+    uint32_t *id = malloc(w->count * sizeof *id + 1);
+    ad_particle_out out = {NULL, id, NULL, NULL, NULL, NULL};
+    size_t got;
+    REQUIRE_OK(ad_world_read(w, AD_READ_BY_ID, w->count, &out, &got));
+    ENSURE(got == w->count);
+    return id;
+}
+
+/* The tunnel with contacts (volume fraction 0.05, the stream's 0.1 spheres a cubic metre) on the CPU
+ * and the GPU for every integrator: the same spheres (ids), entered, left and waiting after `steps`,
+ * and every sphere's state within test_gpu3's tolerances. */
+static void test_open_against_cpu(int steps)
+{
+    static const ad_integrator integ[4] = {AD_INTEGRATOR_SYMPLECTIC_EULER, AD_INTEGRATOR_EULER, AD_INTEGRATOR_VERLET,
+                                           AD_INTEGRATOR_RK4};
+    for (int k = 0; k < 4; k++) {
+        ad_world *c = tunnel3(AD_BACKEND_CPU, 0.1, 0.05, 1, integ[k]), *g = tunnel3(AD_BACKEND_CUDA, 0.1, 0.05, 1, integ[k]);
+        size_t n0 = c->count;
+        REQUIRE_OK(ad_world_step(c, (uint64_t)steps));
+        REQUIRE_OK(ad_world_step(g, (uint64_t)steps));
+        ad_stats sc = tu_stats(c), sg = tu_stats(g);
+        printf("  %-17s %d steps from %zu spheres: %zu / %zu spheres, entered %llu / %llu, left %llu / %llu, waiting "
+               "%u / %u (CPU / GPU)", ad_integrator_name(integ[k]), steps, n0, c->count, g->count,
+               (unsigned long long)sc.entered, (unsigned long long)sg.entered, (unsigned long long)sc.left,
+               (unsigned long long)sg.left, sc.entries_waiting, sg.entries_waiting);
+        ENSURE(sg.backend == AD_BACKEND_CUDA && sc.backend == AD_BACKEND_CPU);
+        ENSURE(c->count == g->count && sc.count == sg.count && sg.count == g->count);
+        ENSURE(sc.entered == sg.entered && sc.left == sg.left && sc.entries_waiting == sg.entries_waiting);
+        ENSURE(sc.entries_lost == sg.entries_lost);
+        ENSURE(steps < 500 || (sc.entered > 5 && sc.left > 5));
+        if (c->count == g->count) {
+            uint32_t *ic = read_ids(c), *ig = read_ids(g);
+            size_t same_ids = !memcmp(ic, ig, c->count * sizeof *ic);
+            spheres a = read_all(c), b = read_all(g);
+            size_t outside;
+            double worst = same_ids ? compare(&a, &b, &outside) : 0;
+            printf(": ids %s, worst error %.3g of tolerance, %zu values outside\n", same_ids ? "the same" : "DIFFERENT",
+                   worst, same_ids ? outside : 0);
+            ENSURE(same_ids && outside == 0);
+            ENSURE_REL(sg.kinetic_energy, sc.kinetic_energy, 1e-4);
+            ENSURE_REL(sg.time, sc.time, 1e-6);
+            free(ic), free(ig), free(a.p), free(a.acc), free(b.p), free(b.acc);
+        } else {
+            printf("\n");
+        }
+        ad_world_destroy(c);
+        ad_world_destroy(g);
+    }
+}
+
+/* A free-molecular stream (no sphere contacts, 0.4 spheres a cubic metre) through the tunnel filled with
+ * its gas, on the GPU (test_open3's stream_case): the entries per second through the two x faces
+ * against kinetic theory's one-way flux A n sigma (phi(a) + a Phi(a)), a = +-2, and the gas kept at the
+ * stream over six transits (its number, mean velocity and temperature). */
+static void test_open_stream(void)
+{
+    const double n = 0.4;
+    ad_world *w = tunnel3(AD_BACKEND_CUDA, n, n * 4.0 / 3.0 * TU_PI * 0.125, 0, AD_INTEGRATOR_SYMPLECTIC_EULER);
+    size_t n0 = w->count;
+    double a = 2.0, phi = exp(-0.5 * a * a) / sqrt(2.0 * TU_PI), Phi = 0.5 * erfc(-a / sqrt(2.0));
+    double want = 64.0 * n * ((phi + a * Phi) + (phi - a * (1 - Phi)));
+    while (tu_stats(w).time < 8.0) REQUIRE_OK(ad_world_step(w, 200));
+    ad_stats s0 = tu_stats(w);
+    ad_particle3 *p = malloc(w->def.capacity * sizeof *p);
+    ad_particle_out out = {NULL, NULL, NULL, NULL, NULL, p};
+    double sum_n = 0, sum_v[3] = {0, 0, 0}, sum_v2[3] = {0, 0, 0};
+    int samples = 0;
+    while (tu_stats(w).time < 56.0) {
+        REQUIRE_OK(ad_world_step(w, 20));
+        size_t got;
+        REQUIRE_OK(ad_world_read(w, 0, w->def.capacity, &out, &got));
+        sum_n += (double)got;
+        samples++;
+        for (size_t i = 0; i < got; i++) {
+            const float v[3] = {p[i].vx, p[i].vy, p[i].vz};
+            for (int k = 0; k < 3; k++) sum_v[k] += v[k], sum_v2[k] += (double)v[k] * v[k];
+        }
+    }
+    ad_stats s1 = tu_stats(w);
+    double rate = (double)(s1.entered - s0.entered) / (s1.time - s0.time), count = sum_n / samples;
+    double vx = sum_v[0] / sum_n, temp = 0;
+    for (int k = 0; k < 3; k++) temp += (sum_v2[k] / sum_n - (sum_v[k] / sum_n) * (sum_v[k] / sum_n)) / 3.0;
+    printf("free-molecular stream on the GPU, n = %g: entries %.2f/s (theory %.2f), %.1f spheres (stream: %.1f, "
+           "filled with %zu), vx %.4f (2), T %.4f (1); %llu entered, %llu left\n", n, rate, want, count,
+           n * 16.0 * 64.0, n0, vx, temp, (unsigned long long)s1.entered, (unsigned long long)s1.left);
+    ENSURE_REL(w->params.side_rate[0] + w->params.side_rate[1], want, 1e-6);
+    ENSURE_REL(rate, want, 0.01); /* the entries owed are counted exactly: only the step's fraction is off */
+    ENSURE_REL(count, n * 16.0 * 64.0, 0.03);
+    ENSURE_REL(vx, 2.0, 0.02);
+    ENSURE_REL(temp, 1.0, 0.03);
+    ENSURE(s1.count == n0 + s1.entered - s1.left && s1.entries_lost == 0 && s1.entries_waiting == 0);
+    free(p);
+    ad_world_destroy(w);
+}
+
+/* 3000 steps of the tunnel with contacts on the GPU, the backend auto's choice: no sphere lost or
+ * duplicated (ids unique and below the counter, spheres = filled + entered - left), all inside. */
+static void test_open_bookkeeping(void)
+{
+    ad_world *w = tunnel3(AD_BACKEND_AUTO, 0.2, 0.1, 1, AD_INTEGRATOR_SYMPLECTIC_EULER);
+    size_t n0 = w->count;
+    REQUIRE_OK(ad_world_step(w, 3000));
+    size_t n = w->count, got, dup = 0, outside = 0;
+    ad_particle3 *p = malloc(n * sizeof *p + 1);
+    uint32_t *id = malloc(n * sizeof *id + 1);
+    ad_particle_out out = {NULL, id, NULL, NULL, NULL, p};
+    REQUIRE_OK(ad_world_read(w, AD_READ_BY_ID, n, &out, &got));
+    for (size_t k = 0; k < got; k++) {
+        dup += k > 0 && id[k] == id[k - 1];
+        outside += !(p[k].x >= 0 && p[k].x < 16 && p[k].y >= 0 && p[k].y < 8 && p[k].z >= 0 && p[k].z < 8);
+    }
+    ad_stats s = tu_stats(w);
+    printf("backend auto: %s; 3000 steps from %zu spheres: %zu spheres, %llu entered, %llu left, %zu repeated ids, "
+           "%zu outside, %u waiting\n", s.backend == AD_BACKEND_CUDA ? "cuda" : "NOT cuda", n0, got,
+           (unsigned long long)s.entered, (unsigned long long)s.left, dup, outside, s.entries_waiting);
+    ENSURE(s.backend == AD_BACKEND_CUDA);
+    ENSURE(got == n && dup == 0 && outside == 0 && s.left > 50 && s.entered > 50);
+    ENSURE(got == 0 || id[got - 1] < n0 + s.entered);
+    ENSURE(s.count == n0 + s.entered - s.left);
+    free(p);
+    free(id);
+    ad_world_destroy(w);
+}
+
+/* A dense stream (volume fraction 0.26) into a gas at 0.25 has spheres waiting for room: two GPU runs
+ * are the same bits, and a checkpoint taken with spheres waiting resumes on the GPU bit for bit. */
+static void test_open_checkpoint(void)
+{
+    char path[] = "/tmp/aerodem_gpu_open3_XXXXXX";
+    int fd = mkstemp(path);
+    ENSURE(fd >= 0);
+    close(fd);
+    ad_world *a = tunnel3(AD_BACKEND_CUDA, 0.5, 0.25, 1, AD_INTEGRATOR_SYMPLECTIC_EULER), *b = NULL;
+    ad_world *twin = tunnel3(AD_BACKEND_CUDA, 0.5, 0.25, 1, AD_INTEGRATOR_SYMPLECTIC_EULER);
+    uint32_t waiting = 0;
+    int steps = 0;
+    for (int k = 0; k < 40 && waiting == 0; k++) {
+        REQUIRE_OK(ad_world_step(a, 25));
+        steps += 25;
+        waiting = tu_stats(a).entries_waiting;
+    }
+    REQUIRE_OK(ad_world_step(twin, (uint64_t)steps));
+    uint64_t h0 = hash_world(a), h1 = hash_world(twin);
+    REQUIRE_OK(ad_world_save(a, path, NULL, 0));
+    REQUIRE_OK(ad_world_step(a, 300));
+    REQUIRE_OK(ad_world_load(path, AD_BACKEND_CUDA, -1, &b, NULL, NULL));
+    REQUIRE_OK(ad_world_step(b, 300));
+    uint64_t ha = hash_world(a), hb = hash_world(b);
+    ad_stats sa = tu_stats(a), sb = tu_stats(b);
+    printf("two GPU runs of %d steps: %016llx %016llx; checkpoint with %u spheres waiting: straight %016llx, resumed "
+           "%016llx; entered %llu / %llu, left %llu / %llu\n", steps, (unsigned long long)h0, (unsigned long long)h1,
+           waiting, (unsigned long long)ha, (unsigned long long)hb, (unsigned long long)sa.entered,
+           (unsigned long long)sb.entered, (unsigned long long)sa.left, (unsigned long long)sb.left);
+    ENSURE(h0 == h1 && waiting > 0);
+    ENSURE(ha == hb && a->count == b->count);
+    ENSURE(sa.entered == sb.entered && sa.left == sb.left && sa.time == sb.time &&
+           sa.entries_waiting == sb.entries_waiting && sa.entries_lost == sb.entries_lost);
+    ad_world_destroy(a);
+    ad_world_destroy(b);
+    ad_world_destroy(twin);
     unlink(path);
 }
 
@@ -241,6 +435,8 @@ int main(int argc, char **argv)
     test_counter_widths();
     printf("3D fields:\n");
     test_fields();
+    printf("the free stream against the CPU:\n");
+    test_open_against_cpu(quick ? 50 : 800);
     g_backend = AD_BACKEND_CUDA;
     if (quick) return tu_finish("test_gpu3 quick");
     test_two_runs();
@@ -249,5 +445,8 @@ int main(int argc, char **argv)
     test_momentum();
     test_no_loss();
     test_checkpoint();
+    test_open_stream();
+    test_open_bookkeeping();
+    test_open_checkpoint();
     return tu_finish("test_gpu3");
 }

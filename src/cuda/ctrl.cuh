@@ -32,6 +32,17 @@ struct ad_ctrl {
     unsigned long long entered, left, res_added, res_removed, entries_lost;
 };
 
+/* The statistics the device keeps besides those of the step's fold (ad_stats_copy_step,
+ * src/physics/step_sums.h), as (ad_ctrl field, ad_stats field): one list for both directions
+ * and both dimensions. */
+#define AD_CTRL_STATS(X)                                                                                          \
+    X(entered, entered)                                                                                           \
+    X(left, left)                                                                                                 \
+    X(res_added, reservoir_added)                                                                                 \
+    X(res_removed, reservoir_removed)                                                                             \
+    X(entries_lost, entries_lost)                                                                                 \
+    X(nwaiting, entries_waiting)
+
 /* A kernel's disc count: `bound` discs at most (the launch's size), and where the count lives on the
  * device (open sides), the count there. */
 struct ad_n {

@@ -6,7 +6,13 @@
  * spheres is their previous order and a run is the same bits every time (there is no
  * non-deterministic mode in 3D). Every `interval` steps the field sums (fields3.cuh) after the step's
  * graph, on the device. What the 2D GPU path adds for speed (the bin fused into the pass, steps nobody
- * reads skipping their observables) is not here yet. */
+ * reads skipping their observables) is not here yet.
+ *
+ * Open faces (the free stream, physics/open3.h) as 2D's open sides: the count lives on the device
+ * (ad_ctrl.n) and the per-sphere kernels are launched for the capacity; the pass removes the spheres
+ * past an open face (they keep their slots, dead, until the next sort puts them in the dead cell after
+ * the grid's and the world ends before them), and k3_enter (open3.cuh) appends the step's entries
+ * after the pass, inside the step's graph. */
 #include <cuda_runtime.h>
 
 #include <cstdlib>
@@ -16,6 +22,7 @@
 #include "fold.cuh"
 #include "fields3.cuh"
 #include "kernels3.cuh"
+#include "open3.cuh"
 
 struct cuda3_world {
     size_t cap, n, ncell;
@@ -39,10 +46,28 @@ struct cuda3_world {
     double *field_sums; /* the field sums on the device (fields3.cuh), ad_field_sum_count of them */
     size_t field_vals;
     int sums_on_host;   /* the host's copy of field_sums is current: no step since the last copy either way */
+    /* open faces: the count on the device (c->n unused), the entries' buffers (open3.cuh) */
+    int open;
+    ad_entry3 *waiting, *waiting_next; /* AD_WAITING_MAX each */
+    ad_state3 *spots;                  /* AD_ROOM_MAX */
+    unsigned *vmax2_new;
 };
 
 static cuda3_world *C3(const ad_world *w) { return (cuda3_world *)w->impl; }
 static unsigned grid3_of(size_t n) { return (unsigned)((n + AD_CUDA_BLOCK - 1) / AD_CUDA_BLOCK); }
+
+/* The size per-sphere kernels are launched for: the count, or with open faces the capacity; and the
+ * count as the kernels take it (with open faces, read on the device). */
+static unsigned launch_n(const cuda3_world *c) { return (unsigned)(c->open ? c->cap : c->n); }
+static ad_n count_of(const cuda3_world *c, unsigned n) { return ad_n{n, c->open ? &c->ctrl->n : NULL}; }
+
+static int open3(const ad_params *p) { return p->open_x || p->open_y; }
+
+/* The entries' buffers of a world with open faces. */
+static size_t open_bytes(const ad_params *p)
+{
+    return open3(p) ? 2 * AD_WAITING_MAX * sizeof(ad_entry3) + AD_ROOM_MAX * sizeof(ad_state3) + 4 : 0;
+}
 
 /* Bytes a sphere takes: two states, ids and accelerations, pressure, virial, its cell and rank, the
  * stable order's members and permutation; RK4 three states more. */
@@ -64,7 +89,7 @@ static size_t cuda3_bytes_needed(const ad_world_def *d, const ad_params *p)
     unsigned lg = count_lg3(d, p);
     return d->capacity * per_sphere(d) + ad_count_bytes(cells, lg) + ad_start_slots(cells, lg) * 4 +
            ad_scan_state_bytes(cells, lg) + 2 * (grid3_of(d->capacity) + 1) * sizeof(ad_step_sums) +
-           AD_REDUCE_BLOCKS * sizeof(ad_step_sums) + sizeof(ad_ctrl);
+           AD_REDUCE_BLOCKS * sizeof(ad_step_sums) + sizeof(ad_ctrl) + open_bytes(p);
 }
 
 static void free_triangles(cuda3_world *c)
@@ -83,7 +108,7 @@ static void cuda3_destroy(ad_world *w)
     void *dev[] = {c->state,   c->sorted, c->id,      c->id_sorted, c->acc,    c->acc_sorted, c->pressure,
                    c->virial,  c->cell_of, c->rank,   c->members,   c->perm,   c->count,      c->start,
                    c->tile_sum, c->rk[0],  c->rk[1],  c->rk[2],     c->blocks, c->blocks2,    c->ctrl,
-                   c->field_sums};
+                   c->field_sums, c->waiting, c->waiting_next, c->spots, c->vmax2_new};
     for (size_t k = 0; k < sizeof dev / sizeof dev[0]; k++) cudaFree(dev[k]);
     free_triangles(c);
     cudaFreeHost(c->ctrl_host);
@@ -101,10 +126,6 @@ static ad_status cuda3_create(ad_world *w)
         return ad_fail(AD_ERR_INVALID, "reservoir",
                        "reservoir = %g m: the 3D free-stream reservoir runs on backend = cpu or reference for now, not "
                        "on the GPU", d->reservoir);
-    if (w->params.open_x || w->params.open_y)
-        return ad_fail(AD_ERR_INVALID, d->boundary_x == AD_BOUNDARY_OPEN ? "boundary_x" : "boundary_y",
-                       "%s = open: the 3D free stream runs on backend = cpu or reference for now, not on the GPU",
-                       d->boundary_x == AD_BOUNDARY_OPEN ? "boundary_x" : "boundary_y");
     cuda3_world *c = (cuda3_world *)calloc(1, sizeof *c);
     if (!c) return ad_fail(AD_ERR_NO_MEMORY, "", "out of host memory");
     w->impl = c;
@@ -116,6 +137,7 @@ static ad_status cuda3_create(ad_world *w)
     c->cap = d->capacity;
     c->ncell = (size_t)w->params.nx * (size_t)w->params.ny * (size_t)w->params.nz;
     c->count_lg = count_lg3(d, &w->params);
+    c->open = open3(&w->params);
     w->stats.threads = 1;
     w->stats.cell_counter_bits = 32 >> c->count_lg;
     CU(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking));
@@ -139,6 +161,10 @@ static ad_status cuda3_create(ad_world *w)
         {(void **)&c->blocks2, AD_REDUCE_BLOCKS * sizeof(ad_step_sums)}, {(void **)&c->ctrl, sizeof(ad_ctrl)},
         {(void **)&c->rk[0], rk4 ? cap * sizeof(ad_state3) : 0}, {(void **)&c->rk[1], rk4 ? cap * sizeof(ad_state3) : 0},
         {(void **)&c->rk[2], rk4 ? cap * sizeof(ad_state3) : 0},
+        {(void **)&c->waiting, c->open ? AD_WAITING_MAX * sizeof(ad_entry3) : 0},
+        {(void **)&c->waiting_next, c->open ? AD_WAITING_MAX * sizeof(ad_entry3) : 0},
+        {(void **)&c->spots, c->open ? AD_ROOM_MAX * sizeof(ad_state3) : 0},
+        {(void **)&c->vmax2_new, c->open ? sizeof(unsigned) : 0},
     };
     for (size_t k = 0; k < sizeof arrays / sizeof arrays[0]; k++) {
         if (!arrays[k].bytes) continue;
@@ -163,13 +189,26 @@ static void forget_graph(cuda3_world *c)
     c->graph_ok = 0;
 }
 
-/* The host's statistics of the step into the device's control record (a new world, a load). */
+/* The device's control record into the host's mirror. */
+static cudaError_t pull_ctrl(const cuda3_world *c)
+{
+    cudaError_t e = cudaMemcpyAsync(c->ctrl_host, c->ctrl, sizeof(ad_ctrl), cudaMemcpyDeviceToHost, c->stream);
+    return e ? e : cudaStreamSynchronize(c->stream);
+}
+
+/* The host's statistics of the step into the device's control record (a new world, a load, a new
+ * step size), with the mirror's own fields (the count, the free stream's) as last pulled or set. */
 static ad_status push_stats(ad_world *w)
 {
     cuda3_world *c = C3(w);
-    ad_stats_copy_step(&c->ctrl_host->stats, &w->stats);
-    c->ctrl_host->nonfinite = 0;
-    c->ctrl_host->fold_done = 0;
+    ad_ctrl &h = *c->ctrl_host;
+    const ad_stats &s = w->stats;
+    ad_stats_copy_step(&h.stats, &s);
+#define TO_CTRL(cf, sf) h.cf = (decltype(h.cf))s.sf;
+    AD_CTRL_STATS(TO_CTRL)
+#undef TO_CTRL
+    h.nonfinite = 0;
+    h.fold_done = 0;
     CU(cudaMemcpyAsync(c->ctrl, c->ctrl_host, sizeof(ad_ctrl), cudaMemcpyHostToDevice, c->stream));
     CU(cudaStreamSynchronize(c->stream));
     return ad_ok();
@@ -178,10 +217,14 @@ static ad_status push_stats(ad_world *w)
 static ad_status cuda3_pull_stats(ad_world *w)
 {
     cuda3_world *c = C3(w);
-    CU(cudaMemcpyAsync(c->ctrl_host, c->ctrl, sizeof(ad_ctrl), cudaMemcpyDeviceToHost, c->stream));
-    CU(cudaStreamSynchronize(c->stream));
+    CU(pull_ctrl(c));
     const ad_ctrl &h = *c->ctrl_host;
-    ad_stats_copy_step(&w->stats, &h.stats);
+    ad_stats &s = w->stats;
+    ad_stats_copy_step(&s, &h.stats);
+#define TO_STATS(cf, sf) s.sf = (decltype(s.sf))h.cf;
+    AD_CTRL_STATS(TO_STATS)
+#undef TO_STATS
+    if (c->open) w->count = s.count = h.n - h.removed; /* the slots less the spheres the last pass removed */
     if (h.count_overflow)
         return ad_fail(AD_ERR_UNSTABLE, "cell_size",
                        "by step %llu, more than %u spheres fell in one grid cell, past the GPU's %u-bit cell counters "
@@ -193,12 +236,25 @@ static ad_status cuda3_pull_stats(ad_world *w)
                        "by step %llu, %llu sphere states became non-finite on the GPU (the step is too large for the "
                        "stiffness, or spheres were placed overlapping)",
                        (unsigned long long)h.stats.step, (unsigned long long)h.nonfinite);
+    if (h.capacity_exceeded)
+        return ad_fail(AD_ERR_CAPACITY, "capacity",
+                       "capacity: by step %llu the free stream brought the world to %u spheres, past its capacity of "
+                       "%zu (a denser or faster stream than the capacity was sized for); the new spheres past it were "
+                       "not placed", (unsigned long long)h.stats.step, h.capacity_exceeded, c->cap);
     return ad_ok();
 }
 
+/* New spheres at the device's count of slots (removed spheres hold theirs until the next sort), ids
+ * from the device's counter. */
 static ad_status cuda3_add(ad_world *w, const ad_particle3 *p, size_t n)
 {
     cuda3_world *c = C3(w);
+    CU(pull_ctrl(c));
+    size_t at = c->open ? c->ctrl_host->n : c->n;
+    unsigned id0 = c->ctrl_host->next_id;
+    if (at + n > c->cap)
+        return ad_fail(AD_ERR_CAPACITY, "capacity", "capacity: adding %zu spheres to %zu slots in use exceeds %zu", n,
+                       at, c->cap);
     ad_state3 *s = (ad_state3 *)malloc(n * sizeof *s + 1);
     unsigned *id = (unsigned *)malloc(n * 4 + 1);
     if (!s || !id) {
@@ -209,16 +265,22 @@ static ad_status cuda3_add(ad_world *w, const ad_particle3 *p, size_t n)
     for (size_t i = 0; i < n; i++) {
         ad_state3 q = {p[i].x, p[i].y, p[i].z, 0.0f, p[i].vx, p[i].vy, p[i].vz, 0.0f};
         s[i] = ad_wrap_state3(&w->params, q);
-        id[i] = (unsigned)(c->n + i); /* no sphere leaves a 3D world yet: ids are the slots of first placement */
+        id[i] = id0 + (unsigned)i;
     }
-    cudaError_t e = cudaMemcpyAsync(c->state + c->n, s, n * sizeof *s, cudaMemcpyHostToDevice, c->stream);
-    if (!e) e = cudaMemcpyAsync(c->id + c->n, id, n * 4, cudaMemcpyHostToDevice, c->stream);
-    if (!e) e = cudaMemsetAsync(c->acc + c->n, 0, n * sizeof(ad_accel3), c->stream);
+    c->ctrl_host->n = (unsigned)(at + n);
+    c->ctrl_host->next_id = id0 + (unsigned)n;
+    cudaError_t e = cudaMemcpyAsync(c->state + at, s, n * sizeof *s, cudaMemcpyHostToDevice, c->stream);
+    if (!e) e = cudaMemcpyAsync(c->id + at, id, n * 4, cudaMemcpyHostToDevice, c->stream);
+    if (!e) e = cudaMemsetAsync(c->acc + at, 0, n * sizeof(ad_accel3), c->stream);
+    if (!e) e = cudaMemsetAsync(c->pressure + at, 0, n * 4, c->stream);
+    if (!e) e = cudaMemsetAsync(c->virial + at, 0, n * 4, c->stream);
+    if (!e) e = cudaMemcpyAsync(&c->ctrl->n, &c->ctrl_host->n, 4, cudaMemcpyHostToDevice, c->stream);
+    if (!e) e = cudaMemcpyAsync(&c->ctrl->next_id, &c->ctrl_host->next_id, 4, cudaMemcpyHostToDevice, c->stream);
     if (!e) e = cudaStreamSynchronize(c->stream);
     free(s);
     free(id);
     CU(e);
-    c->n += n;
+    c->n = at + n;
     c->primed = 0;
     c->dt_stale = 1;
     forget_graph(c);
@@ -253,31 +315,46 @@ static ad3_pass pass_io(cuda3_world *c)
     return io;
 }
 
-/* Steps 1-3: the world's state into cell order (sorted, id_sorted, acc_sorted) and the cells' starts. */
+/* Steps 1-3: the world's state into cell order (sorted, id_sorted, acc_sorted) and the cells' starts;
+ * with open faces the removed spheres go to the dead cell, after the others, and the world ends there. */
 static cudaError_t enqueue_sort(ad_world *w, cuda3_world *c)
 {
-    unsigned n = (unsigned)c->n, g = grid3_of(n);
+    unsigned n = launch_n(c), g = grid3_of(n), dead_cell = (unsigned)c->ncell;
+    ad_n nn = count_of(c, n);
+    unsigned *dead = c->open ? &c->ctrl->dead : NULL;
     cudaStream_t st = c->stream;
     ad_counts count = {c->count, c->count_lg, &c->ctrl->count_overflow};
-    k3_count<<<g, AD_CUDA_BLOCK, 0, st>>>(w->params, c->state, n, count, c->cell_of, c->rank);
+    k3_count<<<g, AD_CUDA_BLOCK, 0, st>>>(w->params, c->state, nn, count, c->cell_of, c->rank, dead);
     /* the scan leaves the counters cleared for the next bin */
     cudaError_t e = ad_cuda_scan(c->count, c->count_lg, c->start, c->tile_sum, c->ncell, st);
-    if (!e) e = ad_cuda_stable_order(n, c->cell_of, c->rank, c->start, c->members, c->perm, st);
+    if (!e) e = ad_cuda_stable_order(nn, dead_cell, dead, c->cell_of, c->rank, c->start, c->members, c->perm, st);
     if (e) return e;
     /* only Verlet's kick reads the accelerations of the last step; the others compute them afresh */
     const ad_accel3 *acc = w->def.integrator == AD_INTEGRATOR_VERLET ? c->acc : NULL;
-    k3_reorder<<<g, AD_CUDA_BLOCK, 0, st>>>(c->perm, c->state, c->id, acc, n, c->sorted, c->id_sorted, c->acc_sorted);
-    return cudaGetLastError();
+    k3_reorder<<<g, AD_CUDA_BLOCK, 0, st>>>(c->perm, c->state, c->id, acc, nn, c->sorted, c->id_sorted, c->acc_sorted);
+    e = cudaGetLastError();
+    if (!e && c->open) e = ad_cuda_after_sort(c->start, dead_cell, c->ctrl, st);
+    return e;
 }
 
-/* One step: [Verlet's drift], the sort, the pass (or RK4's four stages), the fold. */
+/* Step 5's entries after the pass (open3.cuh), appended to the world's state. */
+static void enqueue_enter(ad_world *w, cuda3_world *c)
+{
+    if (!c->open) return;
+    ad3_enter_io io = {c->state, c->id, c->pressure, c->virial, c->acc, (unsigned)c->cap,
+                       c->waiting, c->waiting_next, c->spots, c->vmax2_new};
+    k3_enter<<<1, AD3_ENTER_THREADS, 0, c->stream>>>(w->params, c->ctrl, c->start, io);
+}
+
+/* One step: [Verlet's drift], the sort, the pass (or RK4's four stages), the entries, the fold. */
 static cudaError_t enqueue_step(ad_world *w, cuda3_world *c)
 {
-    unsigned n = (unsigned)c->n, g = grid3_of(n);
+    unsigned n = launch_n(c), g = grid3_of(n);
+    ad_n nn = count_of(c, n);
     cudaStream_t st = c->stream;
     ad_integrator integ = w->def.integrator;
     const ad_params &p = w->params;
-    if (integ == AD_INTEGRATOR_VERLET) k3_drift<<<g, AD_CUDA_BLOCK, 0, st>>>(p, c->state, c->acc, n, c->ctrl);
+    if (integ == AD_INTEGRATOR_VERLET) k3_drift<<<g, AD_CUDA_BLOCK, 0, st>>>(p, c->state, c->acc, nn, c->ctrl);
     cudaError_t e = enqueue_sort(w, c);
     if (e) return e;
     ad3_pass io = pass_io(c);
@@ -285,25 +362,26 @@ static cudaError_t enqueue_step(ad_world *w, cuda3_world *c)
     if (integ == AD_INTEGRATOR_RK4) {
         float skin = (float)w->dt_rule.move;
         io.rk_out = c->rk[0];
-        k3_rk4<0><<<g, AD_CUDA_BLOCK, 0, st>>>(p, c->gdev, io, n, c->ctrl, skin);
+        k3_rk4<0><<<g, AD_CUDA_BLOCK, 0, st>>>(p, c->gdev, io, nn, c->ctrl, skin);
         io.rk_in = c->rk[0], io.rk_out = c->rk[1];
-        k3_rk4<1><<<g, AD_CUDA_BLOCK, 0, st>>>(p, c->gdev, io, n, c->ctrl, skin);
+        k3_rk4<1><<<g, AD_CUDA_BLOCK, 0, st>>>(p, c->gdev, io, nn, c->ctrl, skin);
         io.rk_in = c->rk[1], io.rk_out = c->rk[0];
-        k3_rk4<2><<<g, AD_CUDA_BLOCK, 0, st>>>(p, c->gdev, io, n, c->ctrl, skin);
+        k3_rk4<2><<<g, AD_CUDA_BLOCK, 0, st>>>(p, c->gdev, io, nn, c->ctrl, skin);
         io.rk_in = c->rk[0], io.rk_out = NULL;
-        k3_rk4<3><<<g, AD_CUDA_BLOCK, 0, st>>>(p, c->gdev, io, n, c->ctrl, skin);
+        k3_rk4<3><<<g, AD_CUDA_BLOCK, 0, st>>>(p, c->gdev, io, nn, c->ctrl, skin);
         nrec = 2 * g;
     } else if (integ == AD_INTEGRATOR_EULER) {
-        k3_interact<AD_INTEGRATOR_EULER><<<g, AD_CUDA_BLOCK, 0, st>>>(p, c->gdev, io, n, c->ctrl);
+        k3_interact<AD_INTEGRATOR_EULER><<<g, AD_CUDA_BLOCK, 0, st>>>(p, c->gdev, io, nn, c->ctrl);
     } else if (integ == AD_INTEGRATOR_VERLET) {
-        k3_interact<AD_INTEGRATOR_VERLET><<<g, AD_CUDA_BLOCK, 0, st>>>(p, c->gdev, io, n, c->ctrl);
+        k3_interact<AD_INTEGRATOR_VERLET><<<g, AD_CUDA_BLOCK, 0, st>>>(p, c->gdev, io, nn, c->ctrl);
     } else {
-        k3_interact<AD_INTEGRATOR_SYMPLECTIC_EULER><<<g, AD_CUDA_BLOCK, 0, st>>>(p, c->gdev, io, n, c->ctrl);
+        k3_interact<AD_INTEGRATOR_SYMPLECTIC_EULER><<<g, AD_CUDA_BLOCK, 0, st>>>(p, c->gdev, io, nn, c->ctrl);
     }
+    enqueue_enter(w, c);
     unsigned nr = (nrec + AD_FOLD_SHARE - 1) / AD_FOLD_SHARE;
     if (nr > AD_REDUCE_BLOCKS) nr = AD_REDUCE_BLOCKS;
     k_fold_step<AD_SUMS3><<<nr, AD_CUDA_BLOCK, 0, st>>>(c->blocks, nrec, c->blocks2, c->ctrl, w->dt_rule,
-                                                         (float)(1.0 / w->def.radius), NULL);
+                                                         (float)(1.0 / w->def.radius), c->open ? c->vmax2_new : NULL);
     return cudaGetLastError();
 }
 
@@ -322,14 +400,17 @@ static ad_status step_graph(ad_world *w, cuda3_world *c)
     return ad_ok();
 }
 
-/* After spheres were added the next step's size comes from the fastest sphere (read once). */
+/* After spheres were added the next step's size comes from the fastest sphere (read once; a removed
+ * one has no speed). */
 static ad_status refresh_dt(ad_world *w, cuda3_world *c)
 {
-    ad_state3 *s = (ad_state3 *)malloc(c->n * sizeof *s + 1);
+    AD_TRY(cuda3_pull_stats(w));
+    size_t n = c->open ? c->ctrl_host->n : c->n;
+    ad_state3 *s = (ad_state3 *)malloc(n * sizeof *s + 1);
     if (!s) return ad_fail(AD_ERR_NO_MEMORY, "", "out of host memory");
-    cudaError_t e = cudaMemcpy(s, c->state, c->n * sizeof *s, cudaMemcpyDeviceToHost);
+    cudaError_t e = cudaMemcpy(s, c->state, n * sizeof *s, cudaMemcpyDeviceToHost);
     float v2 = 0.0f;
-    for (size_t k = 0; !e && k < c->n; k++) v2 = fmaxf(v2, s[k].vx * s[k].vx + s[k].vy * s[k].vy + s[k].vz * s[k].vz);
+    for (size_t k = 0; !e && k < n; k++) v2 = fmaxf(v2, s[k].vx * s[k].vx + s[k].vy * s[k].vy + s[k].vz * s[k].vz);
     free(s);
     CU(e);
     w->stats.dt = ad_dt_next(&w->dt_rule, sqrt((double)v2));
@@ -357,8 +438,8 @@ static ad_status cuda3_step(ad_world *w, uint64_t nsteps)
     if (c->dt_stale) AD_TRY(refresh_dt(w, c));
     if (w->def.integrator == AD_INTEGRATOR_VERLET && !c->primed) {
         if (enqueue_sort(w, c) != cudaSuccess) return ad_fail(AD_ERR_BACKEND, "cuda", "the sort's launch failed");
-        unsigned n = (unsigned)c->n;
-        k3_prime<<<grid3_of(n), AD_CUDA_BLOCK, 0, c->stream>>>(w->params, c->gdev, pass_io(c), n);
+        unsigned n = launch_n(c);
+        k3_prime<<<grid3_of(n), AD_CUDA_BLOCK, 0, c->stream>>>(w->params, c->gdev, pass_io(c), count_of(c, n));
         CU(cudaGetLastError());
         c->primed = 1;
     }
@@ -379,10 +460,12 @@ static ad_status cuda3_step(ad_world *w, uint64_t nsteps)
 
 /* ---------------------------------------------- read-back, checkpoints -- */
 
-/* The world's arrays copied to host arrays of c->n (s, id, pressure, virial, acc). */
+/* The world's arrays copied to host arrays of its slots (s, id, pressure, virial, acc): with open
+ * faces the device's count, removed spheres included (they hold their slots until the next sort). */
 static ad_status copy_out(const cuda3_world *c, ad_snapshot *s)
 {
-    size_t n = c->n;
+    CU(pull_ctrl(c));
+    size_t n = c->open ? c->ctrl_host->n : c->n;
     s->n = n;
     s->state3 = (ad_state3 *)malloc(n * sizeof(ad_state3) + 1);
     s->id = (uint32_t *)malloc(n * 4 + 1);
@@ -412,13 +495,42 @@ static ad_status cuda3_read(const ad_world *w, int flags, size_t max, const ad_p
     return st;
 }
 
+/* The free stream's state (the entries owed, the id counter, the entries waiting) into a snapshot. */
+static ad_status export_open(const cuda3_world *c, ad_snapshot *s)
+{
+    const ad_ctrl &k = *c->ctrl_host;
+    memcpy(s->open.owed, k.owed, sizeof s->open.owed);
+    s->open.next_id = k.next_id;
+    s->open.nwaiting = c->open ? k.nwaiting : 0;
+    if (!c->open) return ad_ok();
+    AD_TRY(ad_open_state_alloc(&s->open_alloc, 0, 3));
+    s->open.waiting3 = s->open_alloc.waiting3;
+    s->open.res_state = s->open_alloc.res_state;
+    CU(cudaMemcpy(s->open.waiting3, c->waiting, k.nwaiting * sizeof(ad_entry3), cudaMemcpyDeviceToHost));
+    return ad_ok();
+}
+
+/* The live spheres in slot order (removed ones left out) and the free stream's state. */
 static ad_status cuda3_export(const ad_world *w, ad_snapshot *s)
 {
     const cuda3_world *c = C3(w);
     memset(s, 0, sizeof *s);
     CU(cudaStreamSynchronize(c->stream));
     s->primed = c->primed;
-    return copy_out(c, s);
+    ad_status st = copy_out(c, s);
+    size_t m = 0;
+    for (size_t k = 0; !st.code && k < s->n; k++) {
+        if (ad_is_dead3(s->state3[k])) continue;
+        s->state3[m] = s->state3[k];
+        s->id[m] = s->id[k];
+        s->pressure[m] = s->pressure[k];
+        s->virial[m] = s->virial[k];
+        s->accel3[m++] = s->accel3[k];
+    }
+    s->n = m;
+    if (!st.code) st = export_open(c, s);
+    if (st.code) ad_snapshot_free(s);
+    return st;
 }
 
 static ad_status cuda3_import(ad_world *w, const ad_snapshot *s)
@@ -427,16 +539,27 @@ static ad_status cuda3_import(ad_world *w, const ad_snapshot *s)
     if (s->n > c->cap)
         return ad_fail(AD_ERR_CAPACITY, "capacity", "capacity: the snapshot holds %zu spheres, the world %zu", s->n,
                        c->cap);
+    if (s->open.nwaiting > (c->open ? AD_WAITING_MAX : 0) || (s->open.nwaiting && !s->open.waiting3))
+        return ad_fail(AD_ERR_FORMAT, "checkpoint", "the snapshot has %u entering spheres waiting (at most %d)",
+                       s->open.nwaiting, c->open ? AD_WAITING_MAX : 0);
     size_t n = s->n;
     CU(cudaMemcpy(c->state, s->state3, n * sizeof(ad_state3), cudaMemcpyHostToDevice));
     CU(cudaMemcpy(c->id, s->id, n * 4, cudaMemcpyHostToDevice));
     CU(cudaMemcpy(c->pressure, s->pressure, n * 4, cudaMemcpyHostToDevice));
     CU(cudaMemcpy(c->virial, s->virial, n * 4, cudaMemcpyHostToDevice));
     CU(cudaMemcpy(c->acc, s->accel3, n * sizeof(ad_accel3), cudaMemcpyHostToDevice));
+    if (s->open.nwaiting)
+        CU(cudaMemcpy(c->waiting, s->open.waiting3, s->open.nwaiting * sizeof(ad_entry3), cudaMemcpyHostToDevice));
     c->n = n;
     c->primed = s->primed;
     c->dt_stale = 0;
     forget_graph(c);
+    ad_ctrl &k = *c->ctrl_host;
+    k.n = (unsigned)n;
+    k.next_id = c->open ? s->open.next_id : (unsigned)n; /* without open faces the ids are 0 .. n-1 */
+    k.nwaiting = s->open.nwaiting;
+    k.dead = k.removed = k.capacity_exceeded = 0;
+    memcpy(k.owed, s->open.owed, sizeof k.owed);
     return push_stats(w);
 }
 

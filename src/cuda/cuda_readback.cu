@@ -5,15 +5,7 @@
 
 #include "cuda_world.cuh"
 
-/* The statistics the device keeps besides those of the step's fold (ad_stats_copy_step,
- * src/physics/step_sums.h), as (ad_ctrl field, ad_stats field): one list for both directions. */
-#define AD_CTRL_STATS(X)                                                                                          \
-    X(entered, entered)                                                                                           \
-    X(left, left)                                                                                                 \
-    X(res_added, reservoir_added)                                                                                 \
-    X(res_removed, reservoir_removed)                                                                             \
-    X(entries_lost, entries_lost)                                                                                 \
-    X(nwaiting, entries_waiting)
+/* The statistics the device keeps besides those of the fold: AD_CTRL_STATS (ctrl.cuh). */
 
 ad_status ad_cuda_push_ctrl(ad_world *w)
 {

@@ -161,14 +161,20 @@ cudaError_t ad_cuda_scan(unsigned *counts, unsigned lg, unsigned *start, unsigne
     return ad_scan_counts(counts, lg, start, tile_sum, ncell, st);
 }
 
-cudaError_t ad_cuda_stable_order(unsigned n, const unsigned *cell_of, const unsigned *rank, const unsigned *start,
-                                 unsigned *members, unsigned *perm, cudaStream_t st)
+cudaError_t ad_cuda_stable_order(ad_n nn, unsigned dead_cell, const unsigned *dead, const unsigned *cell_of,
+                                 const unsigned *rank, const unsigned *start, unsigned *members, unsigned *perm,
+                                 cudaStream_t st)
 {
-    unsigned gb = (n + AD_CUDA_BLOCK - 1) / AD_CUDA_BLOCK;
-    ad_n nn = {n, NULL};
+    unsigned gb = (nn.bound + AD_CUDA_BLOCK - 1) / AD_CUDA_BLOCK;
     k_cell_members<<<gb, AD_CUDA_BLOCK, 0, st>>>(nn, cell_of, rank, start, members);
-    /* no cell is the dead cell (~0u), so its counter is never read */
-    k_stable_rank<<<gb, AD_CUDA_BLOCK, 0, st>>>(nn, ~0u, NULL, cell_of, start, members, perm);
+    /* without removals no cell is the dead cell (~0u), so its counter is never read */
+    k_stable_rank<<<gb, AD_CUDA_BLOCK, 0, st>>>(nn, dead ? dead_cell : ~0u, dead, cell_of, start, members, perm);
+    return cudaGetLastError();
+}
+
+cudaError_t ad_cuda_after_sort(const unsigned *start, unsigned dead_cell, ad_ctrl *ctrl, cudaStream_t st)
+{
+    k_after_sort<<<1, 1, 0, st>>>(start, dead_cell, ctrl);
     return cudaGetLastError();
 }
 

@@ -96,13 +96,17 @@ cudaError_t ad_cuda_pull_count(cuda_world *c);
 /* cuda_step.cu */
 void ad_cuda_invalidate_graphs(cuda_world *c);
 /* Steps 2 and 3's kernels for the 3D path (cuda3.cu), which are defined in cuda_step.cu: the scan of
- * the cell counters into start (scan.cuh), and the order of a stable sort by cell from the cells and
- * atomic ranks of n particles (k_cell_members, k_stable_rank; no dead cell): perm[s] is the previous
- * slot of what goes to slot s; members is n of scratch. */
+ * the cell counters into start (scan.cuh); the order of a stable sort by cell from the cells and
+ * atomic ranks of the particles (k_cell_members, k_stable_rank): perm[s] is the previous slot of what
+ * goes to slot s, members is scratch of nn.bound; with open sides (dead: the removed particles'
+ * counter, ad_ctrl.dead, else NULL) the removed ones are in dead_cell, after the grid's; and after the
+ * sort the world's new end (k_after_sort: ad_ctrl.n from start[dead_cell], the counter cleared). */
 cudaError_t ad_cuda_scan(unsigned *counts, unsigned lg, unsigned *start, unsigned *tile_sum, size_t ncell,
                          cudaStream_t st);
-cudaError_t ad_cuda_stable_order(unsigned n, const unsigned *cell_of, const unsigned *rank, const unsigned *start,
-                                 unsigned *members, unsigned *perm, cudaStream_t st);
+cudaError_t ad_cuda_stable_order(ad_n nn, unsigned dead_cell, const unsigned *dead, const unsigned *cell_of,
+                                 const unsigned *rank, const unsigned *start, unsigned *members, unsigned *perm,
+                                 cudaStream_t st);
+cudaError_t ad_cuda_after_sort(const unsigned *start, unsigned dead_cell, ad_ctrl *ctrl, cudaStream_t st);
 cudaError_t ad_cuda_allow_shared_stack(void);
 ad_status ad_cuda_step(ad_world *w, uint64_t nsteps);
 

@@ -10,6 +10,7 @@
 #include "bin.cuh"
 #include "block_sums.cuh"
 #include "ctrl.cuh"
+#include "enter.cuh"
 
 /* ---------------------------------------------- step 4: interact + integrate -- */
 
@@ -131,13 +132,7 @@ struct ad_pass_io {
     unsigned char *doomed; /* the reservoir's plan for this step, or NULL (ad_take_doomed) */
 };
 
-/* Step 5's removals (open.h), counted on the device: rare, so atomics. */
-__device__ __forceinline__ void ad_count_fate(ad_ctrl *ctrl, int fate)
-{
-    if (fate == AD_KEPT) return;
-    atomicAdd(&ctrl->removed, 1u);
-    atomicAdd(fate == AD_LEFT ? &ctrl->left : &ctrl->res_removed, 1ull);
-}
+/* Step 5's removals, counted on the device: ad_count_fate (enter.cuh). */
 
 /* 1 where the reservoir's plan removes slot s in this step; the mark is cleared here. */
 __device__ __forceinline__ int ad_take_doomed(unsigned char *doomed, unsigned s)

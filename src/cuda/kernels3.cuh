@@ -1,7 +1,9 @@
 /* The kernels of a 3D step on the GPU (included by cuda3.cu only): the bin (each sphere's cell and its
  * rank from the cell counters), the reorder into the order of a stable sort by cell, and the
  * pass (each sphere gathers its own contacts with ad_gather_all3 and integrates itself: the shared
- * physics headers, as on the CPU), Verlet's drift and priming, the RK4 stages. A pass's sums are
+ * physics headers, as on the CPU, then step 5: the wraps and removal past open faces), Verlet's drift
+ * and priming, the RK4 stages. Kernels take the count as ad_n: with open faces it lives on the
+ * device (ad_ctrl.n) and they are launched for the capacity. A pass's sums are
  * reduced per block in a fixed order (block_sums.cuh) and folded by k_fold_step<AD_SUMS3>
  * (fold.cuh): deterministic. */
 #ifndef AD_CUDA_KERNELS3_CUH
@@ -11,6 +13,7 @@
 #include "../physics/integrate.h"
 #include "block_sums.cuh"
 #include "counts.cuh"
+#include "enter.cuh"
 
 typedef ad_thread_sums_n<AD_SUMS3> ad_thread_sums3;
 
@@ -24,13 +27,20 @@ __device__ __forceinline__ unsigned ad3_thread() { return blockIdx.x * blockDim.
 
 /* Step 1: the sphere's cell (one clamp: a centre outside the domain counts in its border cell) and its
  * rank among the cell's spheres, the old value of the cell's counter (8, 16 or 32 bits: counts.cuh;
- * an add past the width sets the overflow flag, and the host fails the call). */
-__global__ void k3_count(ad_params p, const ad_state3 *__restrict__ s, unsigned n, ad_counts count,
-                         unsigned *__restrict__ cell_of, unsigned *__restrict__ rank)
+ * an add past the width sets the overflow flag, and the host fails the call). With open faces (dead:
+ * ad_ctrl.dead, else NULL) a removed sphere (open.h) takes the dead cell after the grid's, its rank
+ * from that counter. */
+__global__ void k3_count(ad_params p, const ad_state3 *__restrict__ s, ad_n n, ad_counts count,
+                         unsigned *__restrict__ cell_of, unsigned *__restrict__ rank, unsigned *dead)
 {
     unsigned i = ad3_thread();
-    if (i >= n) return;
+    if (i >= ad_n_get(n)) return;
     float4 q = *reinterpret_cast<const float4 *>(&s[i]); /* the position half of the record */
+    if (dead && q.x != q.x) {
+        cell_of[i] = (unsigned)p.nx * (unsigned)p.ny * (unsigned)p.nz;
+        rank[i] = atomicAdd(dead, 1u);
+        return;
+    }
     unsigned c = ad_cell_index3(&p, q.x, q.y, q.z);
     cell_of[i] = c;
     rank[i] = ad_count_add(count, c, 1u);
@@ -39,10 +49,10 @@ __global__ void k3_count(ad_params p, const ad_state3 *__restrict__ s, unsigned 
 /* Step 3: the spheres in the stable order of their cells (perm[i]: the previous slot of slot i's); the
  * accelerations only where the step reads them (acc NULL otherwise: Verlet alone carries them). */
 __global__ void k3_reorder(const unsigned *__restrict__ perm, const ad_state3 *__restrict__ s,
-                           const unsigned *__restrict__ id, const ad_accel3 *__restrict__ acc, unsigned n,
+                           const unsigned *__restrict__ id, const ad_accel3 *__restrict__ acc, ad_n nn,
                            ad_state3 *s_out, unsigned *id_out, ad_accel3 *acc_out)
 {
-    unsigned i = ad3_thread();
+    unsigned i = ad3_thread(), n = ad_n_get(nn);
     if (i >= n) return;
     unsigned j = perm[i];
     if (j >= n) return; /* only after a counter overflowed (counts.cuh) */
@@ -100,6 +110,18 @@ __device__ __forceinline__ void ad3_observe(ad_thread_sums3 &t, const ad_accum3 
     t.max_overlap = fmaxf(t.max_overlap, a.max_overlap);
 }
 
+/* Step 5 of a sphere that moved (the wraps, removal past an open face: ad_apply_boundaries3), the
+ * removals counted on the device (ad_count_fate); *kept: it stays. */
+__device__ __forceinline__ ad_state3 ad3_boundaries(const ad_params &p, ad_state3 s, float dt, ad_ctrl *ctrl,
+                                                    int *kept)
+{
+    int fate;
+    s = ad_apply_boundaries3(&p, s, NULL, 0, 0, dt, 0, &fate);
+    ad_count_fate(ctrl, fate);
+    *kept = fate == AD_KEPT;
+    return s;
+}
+
 /* The new state's share: kinetic energy, momentum, largest speed, non-finite. */
 __device__ __forceinline__ void ad3_motion(ad_thread_sums3 &t, const ad_params &p, ad_state3 s)
 {
@@ -114,12 +136,12 @@ __device__ __forceinline__ void ad3_motion(ad_thread_sums3 &t, const ad_params &
 
 /* Step 4 of the one-evaluation integrators: gather, integrate, wrap, sum. */
 template <int INTEG>
-__global__ void __launch_bounds__(AD_CUDA_BLOCK, AD3_PASS_BLOCKS) k3_interact(ad_params p, ad_tri_tree g, ad3_pass io, unsigned n,
-                                                             const ad_ctrl *__restrict__ ctrl)
+__global__ void __launch_bounds__(AD_CUDA_BLOCK, AD3_PASS_BLOCKS) k3_interact(ad_params p, ad_tri_tree g, ad3_pass io, ad_n n,
+                                                             ad_ctrl *ctrl)
 {
     unsigned i = ad3_thread();
     ad_thread_sums3 t = {};
-    if (i < n) {
+    if (i < ad_n_get(n)) {
         const float dt = (float)ctrl->stats.dt;
         ad_state3 me = io.sorted[i];
         ad_accum3 a = ad3_gather(p, g, io.start, io.sorted, i, me, me);
@@ -128,30 +150,31 @@ __global__ void __launch_bounds__(AD_CUDA_BLOCK, AD3_PASS_BLOCKS) k3_interact(ad
         ad_state3 nw = INTEG == AD_INTEGRATOR_EULER    ? ad_step_euler3(me, ac.ax, ac.ay, ac.az, dt)
                        : INTEG == AD_INTEGRATOR_VERLET ? ad_verlet_kick3(me, old.ax, old.ay, old.az, ac.ax, ac.ay, ac.az, dt)
                                                        : ad_step_symplectic3(me, ac.ax, ac.ay, ac.az, dt);
-        nw = ad_wrap_state3(&p, nw);
+        int kept;
+        nw = ad3_boundaries(p, nw, dt, ctrl, &kept);
         io.out[i] = nw;
         io.id_out[i] = io.id_sorted[i];
         io.acc_out[i] = ac;
-        ad3_motion(t, p, nw);
+        if (kept) ad3_motion(t, p, nw);
     }
     ad_block_reduce<true, AD_SUMS3>(t, &io.blocks[blockIdx.x]);
 }
 
 /* Velocity Verlet's drift (before the bin) with the acceleration of the last evaluation. */
-__global__ void k3_drift(ad_params p, ad_state3 *s, const ad_accel3 *__restrict__ acc, unsigned n,
+__global__ void k3_drift(ad_params p, ad_state3 *s, const ad_accel3 *__restrict__ acc, ad_n n,
                          const ad_ctrl *__restrict__ ctrl)
 {
     unsigned i = ad3_thread();
-    if (i >= n) return;
+    if (i >= ad_n_get(n)) return;
     ad_accel3 a = acc[i];
     s[i] = ad_wrap_state3(&p, ad_verlet_drift3(s[i], a.ax, a.ay, a.az, (float)ctrl->stats.dt));
 }
 
 /* Verlet's first evaluation: the accelerations of the sorted state, which becomes the world's. */
-__global__ void k3_prime(ad_params p, ad_tri_tree g, ad3_pass io, unsigned n)
+__global__ void k3_prime(ad_params p, ad_tri_tree g, ad3_pass io, ad_n n)
 {
     unsigned i = ad3_thread();
-    if (i >= n) return;
+    if (i >= ad_n_get(n)) return;
     ad_state3 me = io.sorted[i];
     ad_accum3 a = ad3_gather(p, g, io.start, io.sorted, i, me, me);
     io.out[i] = me;
@@ -165,12 +188,12 @@ __global__ void k3_prime(ad_params p, ad_tri_tree g, ad3_pass io, unsigned n)
  * spheres at the stage. Stage 0's forces are the observed ones (its sums in blocks[0, nb)), stage 3
  * writes the step (its motion sums in blocks[nb, 2 nb)). */
 template <int K>
-__global__ void __launch_bounds__(AD_CUDA_BLOCK, AD3_PASS_BLOCKS) k3_rk4(ad_params p, ad_tri_tree g, ad3_pass io, unsigned n,
-                                                        const ad_ctrl *__restrict__ ctrl, float skin)
+__global__ void __launch_bounds__(AD_CUDA_BLOCK, AD3_PASS_BLOCKS) k3_rk4(ad_params p, ad_tri_tree g, ad3_pass io, ad_n n,
+                                                        ad_ctrl *ctrl, float skin)
 {
     unsigned i = ad3_thread();
     ad_thread_sums3 t = {};
-    if (i < n) {
+    if (i < ad_n_get(n)) {
         const float dt = (float)ctrl->stats.dt;
         const ad_state3 *in = K == 0 ? io.sorted : io.rk_in;
         ad_state3 base = io.sorted[i], stage = in[i];
@@ -184,11 +207,14 @@ __global__ void __launch_bounds__(AD_CUDA_BLOCK, AD3_PASS_BLOCKS) k3_rk4(ad_para
         if (K < 3) {
             io.rk_out[i] = nx;
         } else {
-            nx = ad_wrap_state3(&p, nx);
-            t.skin_violations += ad_moved_sq3(&p, nx, base) > skin * skin;
+            int kept;
+            nx = ad3_boundaries(p, nx, dt, ctrl, &kept);
             io.out[i] = nx;
             io.id_out[i] = io.id_sorted[i];
-            ad3_motion(t, p, nx);
+            if (kept) {
+                t.skin_violations += ad_moved_sq3(&p, nx, base) > skin * skin;
+                ad3_motion(t, p, nx);
+            }
         }
     }
     if (K == 0 || K == 3) ad_block_reduce<true, AD_SUMS3>(t, &io.blocks[(K == 3 ? gridDim.x : 0) + blockIdx.x]);

@@ -9,6 +9,7 @@
 #include "../physics/room.h"
 #include "bin.cuh"
 #include "ctrl.cuh"
+#include "enter.cuh"
 
 #define AD_ENTER_THREADS 1024
 /* AD_ROOM_MAX, the spots judged for room in one step: src/physics/room.h (the host allocates by it) */
@@ -34,13 +35,6 @@ __global__ void k_reservoir_plan(ad_params p, const unsigned *__restrict__ start
     add[b] = a;
 }
 
-/* Where the step's new discs come from: waiting entries, this step's entries side by side, then the
- * reservoir's additions box by box (add_start: the exclusive scan of the boxes' additions). */
-struct ad_enter_plan {
-    unsigned nwait, ne, total;
-    unsigned first[4], owe[4];
-};
-
 /* Candidate i of the step: its spot, and its entry (where it is one) or its box. */
 __device__ __forceinline__ ad_state ad_enter_candidate(const ad_params &p, const ad_enter_plan &pl, unsigned i,
                                                        const ad_entry *__restrict__ waiting,
@@ -52,8 +46,7 @@ __device__ __forceinline__ ad_state ad_enter_candidate(const ad_params &p, const
         if (i < pl.nwait) {
             *e = waiting[i];
         } else {
-            int f = 3;
-            while (f > 0 && !(i >= pl.first[f] && i < pl.first[f] + pl.owe[f])) f--;
+            int f = ad_enter_side(pl, i);
             *e = ad_entry_draw(&p, f, step, i - pl.first[f]);
         }
         return ad_entry_spot(&p, *e, dt, step, i);
@@ -90,43 +83,6 @@ struct ad_enter_work {
     unsigned *vmax2_bits;
 };
 
-/* Thread 0's plan of the step's new discs: the waiting ones first, then the entries each open side
- * owes for this step (the fractions carried in ctrl->owed), then the reservoir's additions. Where
- * they could not fit (ad_entries_overflow) nothing is drawn: the run stops with the capacity error
- * (the counts in 32 bits would wrap). */
-__device__ __forceinline__ ad_enter_plan ad_enter_plan_step(const ad_params &p, ad_ctrl *ctrl,
-                                                            const unsigned *__restrict__ add,
-                                                            const unsigned *__restrict__ add_start, unsigned cap,
-                                                            float dt)
-{
-    ad_enter_plan pl;
-    pl.nwait = ctrl->nwaiting;
-    pl.ne = pl.nwait;
-    unsigned long long total = pl.nwait;
-    for (int f = 0; f < 4; f++) {
-        pl.first[f] = pl.ne;
-        pl.owe[f] = 0;
-        if (!ad_side_open(&p, f)) continue;
-        double o = ctrl->owed[f] + p.side_rate[f] * (double)dt, k = floor(o);
-        ctrl->owed[f] = o - k;
-        pl.owe[f] = k > 1e9 ? 1000000000u : (unsigned)k;
-        pl.ne += pl.owe[f];
-        total += pl.owe[f];
-    }
-    unsigned nadd = p.res_boxes ? add_start[p.res_boxes - 1] + add[p.res_boxes - 1] : 0;
-    pl.total = pl.ne + nadd;
-    if (ad_entries_overflow(total + nadd, ctrl->n, cap, AD_WAITING_MAX)) {
-        ctrl->capacity_exceeded = (unsigned)min(total + nadd + ctrl->n, 0xffffffffull);
-        pl.total = pl.ne = pl.nwait = 0;
-    }
-    return pl;
-}
-
-/* The block's running counts of the step's new discs (shared memory). */
-struct ad_enter_tally {
-    unsigned placed, waited, entered, added, n0, id0, full;
-};
-
 /* A new disc q in slot `slot` (below the capacity) with id `id`: its state, zero observables, binned
  * where the pass binned, and its speed in the step's largest. */
 __device__ __forceinline__ void ad_enter_place(const ad_params &p, const ad_enter_slots &slots, unsigned slot,
@@ -143,19 +99,6 @@ __device__ __forceinline__ void ad_enter_place(const ad_params &p, const ad_ente
         ad_bin_one(p, bin, slot, q.x, q.y, &d);
     }
     atomicMax(vmax2_bits, __float_as_uint(q.vx * q.vx + q.vy * q.vy));
-}
-
-/* Thread 0, at the end: the world's count and ids, the waiting list's length, the counts. */
-__device__ __forceinline__ void ad_enter_finish(ad_ctrl *ctrl, const ad_enter_tally &n, unsigned keep, unsigned cap)
-{
-    unsigned got = n.full ? (n.n0 < cap ? cap - n.n0 : 0) : n.placed;
-    ctrl->n = n.n0 + got;
-    ctrl->next_id = n.id0 + got;
-    ctrl->nwaiting = keep;
-    ctrl->entries_lost += n.waited - keep;
-    ctrl->entered += n.entered;
-    ctrl->res_added += n.added;
-    if (n.full) ctrl->capacity_exceeded = n.n0 + n.placed;
 }
 
 /* After the pass: the step's new discs appended at slot ctrl->n in a fixed order (one block, chunks
