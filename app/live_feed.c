@@ -42,6 +42,12 @@ static void load_history(run *r);
 void live_begin(run *r, const char *label)
 {
     if (!r->live) return;
+    if (r->sc.dimensions == 3) { /* its pictures are the plane's: the run goes on without them */
+        fprintf(stderr, "aerodem: note: the live view shows 2D runs; this 3D run goes on without it (its frames and "
+                        "heat maps are in %s/)\n", r->dir);
+        r->live = NULL;
+        return;
+    }
     r->feed = calloc(1, sizeof *r->feed);
     if (!r->feed) return; /* no view of this run: it runs all the same */
     r->feed->hist = malloc(HISTORY_ROWS * LIVE_HISTORY_COLUMNS * sizeof(double));

@@ -24,6 +24,7 @@ static const char *USAGE_MAIN =
     "  run SCENE.ini     simulate a scene: forces, fields, pictures and ParaView files\n"
     "  resume CHECKPOINT continue an interrupted or finished run\n"
     "  sweep SCENE.ini   run a scene over a range of one key (--set body.aoa=-4:16:2): a polar\n"
+    "  body-stl SCENE.ini OUT.stl  a 3D scene's body, placed as the run places it, as an STL file\n"
     "  info              backends, threads and GPU of this machine\n"
     "  scene-keys        print the reference of every scene key (Markdown)\n"
     "\n"
@@ -335,6 +336,7 @@ int main(int argc, char **argv)
     if (!strcmp(argv[1], "resume")) return cmd_resume(argc, argv);
     if (!strcmp(argv[1], "info")) return cmd_info(argc, argv);
     if (!strcmp(argv[1], "sweep")) return ad_tunnel_sweep(argc, argv);
+    if (!strcmp(argv[1], "body-stl")) return ad_body_stl(argc, argv);
     if (!strcmp(argv[1], "scene-keys")) {
         if (argc > 2 && (!strcmp(argv[2], "--help") || !strcmp(argv[2], "-h"))) {
             printf("%s", USAGE_KEYS);

@@ -18,7 +18,7 @@
 enum { PICTURE_PX = 1200 }; /* width of the plot area of every picture */
 
 /* Appends one formatted row; the header first where the file is new or empty (a fresh folder). */
-static ad_status append_row(const run *r, const char *name, const char *header, const char *row)
+ad_status out_append_row(const run *r, const char *name, const char *header, const char *row)
 {
     char path[AD_PATH_MAX + 32];
     ad_status st = path_in(r, path, sizeof path, "%s", name);
@@ -39,6 +39,7 @@ static ad_status append_row(const run *r, const char *name, const char *header, 
  * from the body impulse the engine integrates every step. */
 ad_status out_force_row(run *r)
 {
+    if (r->sc.dimensions == 3) return out3_force_row(r);
     ad_stats s;
     ad_world_get_stats(r->w, &s);
     double dt = s.time - r->m.time;
@@ -70,7 +71,7 @@ ad_status out_force_row(run *r)
              (unsigned long long)s.step, s.time, fx, fy, cd, cl, mean_of(m.sum_cd, n), se_of(m.sum_cd, m.sum_cd2, n),
              mean_of(m.sum_cl, n), se_of(m.sum_cl, m.sum_cl2, n), m.n, s.kinetic_energy, s.dt, s.max_overlap,
              s.max_cell_occupancy, s.count, fs.density, fs.velocity, fs.temperature);
-    ad_status st = append_row(r, "forces.csv",
+    ad_status st = out_append_row(r, "forces.csv",
                               "step,time,drag,lift,cd,cl,cd_mean,cd_se,cl_mean,cl_se,averaged,kinetic_energy,dt,"
                               "max_overlap,max_cell_occupancy,discs,free_stream_density,free_stream_velocity,"
                               "free_stream_temperature\n",
@@ -111,7 +112,7 @@ ad_status out_frame_row(run *r)
     char row[128];
     /* all the digits: the .pvd files list the same times after a resume as without one */
     snprintf(row, sizeof row, "%llu,%llu,%.17g\n", k, (unsigned long long)s.step, s.time);
-    ad_status st = append_row(r, "frames.csv", AD_FRAMES_HEADER, row);
+    ad_status st = out_append_row(r, "frames.csv", AD_FRAMES_HEADER, row);
     if (!st.code) st = keep_frame(r, k, s.time);
     if (st.code) return st;
     r->m.frames++;
@@ -148,7 +149,7 @@ const char *out_frame_name(const run *r) { return r->sc.frame_colour == AD_FRAME
 /* The frames' colour scale, one for the whole run so that the video does not flicker: speed from 0 to
  * the stream's |U| + 3 sigma (the fastest discs of a Maxwellian, sigma^2 = kT/m per component; the
  * auto range where that is 0), pressure the first frame's range, kept. */
-static void frame_scale(run *r, const float *v, size_t n)
+void out_frame_scale(run *r, const float *v, size_t n)
 {
     if (!isnan(r->frame_hi)) return;
     double top = fabs(r->sc.velocity) + 3.0 * sqrt(r->sc.temperature);
@@ -158,7 +159,8 @@ static void frame_scale(run *r, const float *v, size_t n)
     } else {
         ad_color_range(v, n, NAN, NAN, 0, &r->frame_lo, &r->frame_hi);
     }
-    say(r, "  frames: discs coloured by their %s, %.4g to %.4g %s on every frame of the run\n", out_frame_name(r),
+    say(r, "  frames: %s coloured by their %s, %.4g to %.4g %s on every frame of the run\n",
+        r->sc.dimensions == 3 ? "spheres" : "discs", out_frame_name(r),
         r->frame_lo, r->frame_hi, r->sc.frame_colour == AD_FRAME_PRESSURE ? "N" : "m/s");
 }
 
@@ -187,7 +189,7 @@ static ad_status write_particles(run *r, unsigned long long k)
             y[i] = p[i].y;
             c[i] = speed ? hypotf(p[i].vx, p[i].vy) : pr[i];
         }
-        frame_scale(r, c, got);
+        out_frame_scale(r, c, got);
         char title[160];
         snprintf(title, sizeof title, "%s   t = %.5g s, step %llu",
                  speed ? "disc speed" : "disc pressure (sum of contact forces)", s.time, (unsigned long long)s.step);
@@ -211,7 +213,7 @@ static ad_status write_particles(run *r, unsigned long long k)
 }
 
 /* The .pvd files index the frames this folder holds (frames.csv), each at its time. */
-static ad_status write_pvds(run *r)
+ad_status out_write_pvds(run *r)
 {
     if (!r->sc.vtk || r->nf == 0) return ok();
     ad_pvd_entry *e = malloc(r->nf * sizeof *e);
@@ -314,9 +316,10 @@ static ad_status write_fields(run *r, unsigned long long frame, int pictures)
 
 ad_status out_frame_files(run *r, unsigned long long k, int pictures)
 {
+    if (r->sc.dimensions == 3) return out3_frame_files(r, k, pictures);
     ad_status st = write_particles(r, k);
     if (!st.code) st = write_fields(r, k, pictures);
-    if (!st.code) st = write_pvds(r);
+    if (!st.code) st = out_write_pvds(r);
     return st;
 }
 
@@ -343,8 +346,8 @@ static void free_stream_summary(run *r, FILE *f, const ad_stats *s)
     ad_probe_stream m = ad_probe_between(&r->m.probe_settled, &now);
     double n0 = r->flow.number_density, u0 = r->sc.velocity, t0 = r->sc.temperature;
     double rn = m.density / n0, ru = m.velocity / u0, rt = t0 > 0 ? m.temperature / t0 : NAN;
-    fprintf(f, "free_stream_density %.6g 1/m^2\nfree_stream_velocity %.6g m/s\nfree_stream_temperature %.6g m^2/s^2\n",
-            m.density, m.velocity, m.temperature);
+    fprintf(f, "free_stream_density %.6g %s\nfree_stream_velocity %.6g m/s\nfree_stream_temperature %.6g m^2/s^2\n",
+            m.density, r->sc.dimensions == 3 ? "1/m^3" : "1/m^2", m.velocity, m.temperature);
     fprintf(f, "free_stream_density_ratio %.6g\nfree_stream_velocity_ratio %.6g\nfree_stream_temperature_ratio %.6g\n",
             rn, ru, rt);
     fprintf(f, "free_stream_samples %.0f\n", m.samples);
@@ -398,26 +401,33 @@ ad_status out_summary(run *r, int interrupted)
             fprintf(f, "mach %.6g\nmach_dense %.6g\nknudsen %.6g\nmean_free_path %.6g m\n", r->flow.mach,
                     r->flow.mach_dense, r->flow.knudsen, r->flow.mean_free_path);
     }
-    fprintf(f, "cd %.6g\ncd_se %.6g\ncl %.6g\ncl_se %.6g\naveraged_intervals %llu\n", cd, cdse, cl, clse, r->m.n);
+    if (r->sc.dimensions == 3) out3_summary_coefficients(r, f);
+    else fprintf(f, "cd %.6g\ncd_se %.6g\ncl %.6g\ncl_se %.6g\naveraged_intervals %llu\n", cd, cdse, cl, clse, r->m.n);
     free_stream_summary(r, f, &s);
     fprintf(f, "max_overlap %.6g radius\nmax_cell_occupancy %u\n", s.max_overlap, s.max_cell_occupancy);
     /* pressures since the start: on the walls (impulse over time and length) and from
      * the virial, P = (2 <KE> + <sum r.F>) / (2 A); they agree for a gas in a box */
-    double W = r->sc.width, H = r->sc.height, A = W * H;
-    double p_virial = s.time > 0 ? (2.0 * s.kinetic_energy_integral + s.contact_virial_integral) / (2.0 * A * s.time)
+    int three = r->sc.dimensions == 3;
+    double W = r->sc.width, H = r->sc.height, D = three ? r->sc.depth : 1.0, A = W * H * D;
+    double p_virial = s.time > 0 ? (2.0 * s.kinetic_energy_integral + s.contact_virial_integral) /
+                                       ((three ? 3.0 : 2.0) * A * s.time)
                                  : NAN;
-    fprintf(f, "virial_pressure %.6g N/m\n", p_virial);
+    const char *punit = three ? "N/m^2" : "N/m";
+    fprintf(f, "virial_pressure %.6g %s\n", p_virial, punit);
     if (r->sc.kind == AD_TUNNEL_BOX) {
-        double p_wall = s.time > 0 ? (s.wall_impulse[0] + s.wall_impulse[1] + s.wall_impulse[2] + s.wall_impulse[3]) /
-                                         (s.time * 2.0 * (W + H))
-                                   : NAN;
-        fprintf(f, "wall_pressure %.6g N/m\n", p_wall);
-        say(r, "  pressure since the start: %.5g N/m on the walls, %.5g N/m from the virial\n", p_wall, p_virial);
+        double imp = 0.0;
+        for (int k = 0; k < (three ? 6 : 4); k++) imp += s.wall_impulse[k];
+        double walls = three ? 2.0 * (W * H + W * D + H * D) : 2.0 * (W + H);
+        double p_wall = s.time > 0 ? imp / (s.time * walls) : NAN;
+        fprintf(f, "wall_pressure %.6g %s\n", p_wall, punit);
+        say(r, "  pressure since the start: %.5g %s on the walls, %.5g %s from the virial\n", p_wall, punit, p_virial,
+            punit);
     }
     st = ad_io_commit(&io);
     if (st.code) return st;
     if (r->sc.kind == AD_TUNNEL_FLOW && r->sc.shape != AD_SHAPE_NONE) {
-        if (r->m.n >= 2)
+        if (r->m.n >= 2 && three) out3_say_coefficients(r);
+        else if (r->m.n >= 2)
             say(r, "  lift coefficient CL = %.4g +- %.2g, drag coefficient CD = %.4g +- %.2g (standard errors over %llu "
                    "intervals)\n",
                 cl, clse, cd, cdse, r->m.n);
@@ -586,6 +596,8 @@ ad_status out_check(run *r)
             return fail(AD_ERR_INVALID, "the frames of the %g x %g m tunnel cannot be drawn: %s (PNG pictures are %d px "
                         "wide; [output] png = no turns them off)", r->sc.width, r->sc.height, st.message, PICTURE_PX);
         st = ad_image_layout_for(PICTURE_PX, r->fd.x0, r->fd.y0, r->fd.x1, r->fd.y1, &l);
+        /* 3D: the slice across the stream is depth x height */
+        if (!st.code && r->sc.dimensions == 3) st = ad_image_layout_for(PICTURE_PX, 0, 0, r->sc.depth, r->sc.height, &l);
         if (st.code)
             return fail(AD_ERR_INVALID, "the field pictures of %d x %d cells of [output] field_cell = %g m cannot be "
                         "drawn: %s ([output] png = no turns them off)", r->fd.nx, r->fd.ny, r->sc.field_cell,

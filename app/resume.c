@@ -68,12 +68,14 @@ static ad_probe_sums clean_probe(const ad_probe_sums *p)
 _Static_assert(sizeof(measure) == 224 && offsetof(measure, frames) == 72 && offsetof(measure, probe_row) == 96,
                "the layout of the run state in checkpoints changed");
 _Static_assert(sizeof(run_tag) == 1040, "the run tag of checkpoints changed");
+_Static_assert(sizeof(measure3) == 72, "the 3D run state of checkpoints changed");
 
 /* The scene text, the measure, the total, the run tag. */
 void *ckpt_block(const run *r, size_t *n)
 {
     size_t tl = strlen(r->scene_ini) + 1;
-    *n = tl + sizeof(measure) + sizeof(unsigned long long) + sizeof(run_tag);
+    int three = r->sc.dimensions == 3;
+    *n = tl + sizeof(measure) + sizeof(unsigned long long) + sizeof(run_tag) + (three ? sizeof(measure3) : 0);
     char *blk = calloc(1, *n);
     if (!blk) return NULL;
     measure m;
@@ -90,6 +92,12 @@ void *ckpt_block(const run *r, size_t *n)
     memcpy(blk + tl, &m, sizeof m);
     memcpy(blk + tl + sizeof m, &r->total, sizeof r->total);
     memcpy(blk + tl + sizeof m + sizeof r->total, &tag, sizeof tag);
+    if (three) {
+        measure3 m3;
+        memcpy(&m3, &r->m3, sizeof m3);
+        memcpy(m3.magic, AD_MEASURE3_TAG, sizeof m3.magic);
+        memcpy(blk + tl + sizeof m + sizeof r->total + sizeof tag, &m3, sizeof m3);
+    }
     return blk;
 }
 
@@ -99,7 +107,8 @@ static ad_status unpack_block(run *r, const char *blk, size_t n, const char *che
 {
     size_t tl = blk ? strnlen(blk, n) + 1 : 0;
     size_t base = tl + sizeof(measure) + sizeof(unsigned long long);
-    if (!blk || tl > n || (n != base && n != base + sizeof(run_tag)))
+    size_t with3 = base + sizeof(run_tag) + sizeof(measure3);
+    if (!blk || tl > n || (n != base && n != base + sizeof(run_tag) && n != with3))
         return fail(AD_ERR_FORMAT, "%s holds a world but not an aerodem run (no scene in it)", checkpoint);
     ad_scene_defaults(&r->sc);
     snprintf(r->sc.source, sizeof r->sc.source, "%s", checkpoint);
@@ -109,7 +118,18 @@ static ad_status unpack_block(run *r, const char *blk, size_t n, const char *che
     memcpy(&r->m, blk + tl, sizeof r->m);
     memcpy(&r->total, blk + tl + sizeof r->m, sizeof r->total);
     snprintf(r->origin, sizeof r->origin, "%s", checkpoint);
-    if (n == base + sizeof(run_tag)) {
+    if ((n == with3) != (r->sc.dimensions == 3))
+        return fail(AD_ERR_FORMAT, "%s: the run state in the caller block is not that of a %dD run", checkpoint,
+                    r->sc.dimensions);
+    if (n == with3) {
+        memcpy(&r->m3, blk + base + sizeof(run_tag), sizeof r->m3);
+        const measure3 *q = &r->m3;
+        if (memcmp(q->magic, AD_MEASURE3_TAG, sizeof q->magic) != 0 || !isfinite(q->impulse_z) ||
+            !isfinite(q->angular[0]) || !isfinite(q->angular[1]) || !isfinite(q->angular[2]) || !isfinite(q->sum_cy) ||
+            !isfinite(q->sum_cy2) || !isfinite(q->sum_cm) || !isfinite(q->sum_cm2))
+            return fail(AD_ERR_FORMAT, "%s: the 3D run state in the caller block is damaged", checkpoint);
+    }
+    if (n >= base + sizeof(run_tag)) {
         run_tag tag;
         memcpy(&tag, blk + base, sizeof tag);
         if (memcmp(tag.magic, AD_RUN_TAG, 8) != 0 || !memchr(tag.source, 0, sizeof tag.source))
@@ -263,8 +283,10 @@ static ad_status same_fields(const run *r, const char *checkpoint)
     if (st.code)
         return fail(AD_ERR_FORMAT, "%s: its world samples no fields, but its scene asks for a %d x %d grid", checkpoint,
                     r->fd.nx, r->fd.ny);
+    int three = r->sc.dimensions == 3;
     if (have.nx != r->fd.nx || have.ny != r->fd.ny || have.x0 != r->fd.x0 || have.y0 != r->fd.y0 ||
-        have.x1 != r->fd.x1 || have.y1 != r->fd.y1 || have.interval != r->fd.interval)
+        have.x1 != r->fd.x1 || have.y1 != r->fd.y1 || have.interval != r->fd.interval ||
+        (three && (have.nz != r->fd.nz || have.z0 != r->fd.z0 || have.z1 != r->fd.z1)))
         return fail(AD_ERR_FORMAT,
                     "%s: its world's field grid (%d x %d cells over [%g, %g] x [%g, %g] m, every %u steps) is not the "
                     "one its scene gives (%d x %d over [%g, %g] x [%g, %g] m, every %u steps)",

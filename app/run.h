@@ -25,6 +25,16 @@ typedef struct measure {
     ad_probe_sums probe_settled;       /* and when averages started */
 } measure;
 
+/* What a 3D run measures besides the measure, kept across checkpoints: the caller block of a 3D run's
+ * checkpoint ends with it, after the run tag (its layout is part of the format). */
+#define AD_MEASURE3_TAG "ADMEAS3"
+typedef struct measure3 {
+    char magic[8];                     /* AD_MEASURE3_TAG */
+    double impulse_z;                  /* the body's impulse along z at the last force row */
+    double angular[3];                 /* its angular impulse about the origin at the last force row */
+    double sum_cy, sum_cy2, sum_cm, sum_cm2; /* side force and pitching moment coefficients, as sum_cd */
+} measure3;
+
 /* The trailer of the caller block (after the scene text, the measure and the total): who the run
  * is. Checkpoints written before it existed end after the total and resume as run id 0. */
 #define AD_RUN_TAG "ADRUNID1"
@@ -53,6 +63,12 @@ typedef struct run {
     int oclosed;
     ad_field_def fd;
     ad_scene_layout layout;    /* the domain, the reservoir, the probe */
+    measure3 m3;               /* 3D: the side force and pitching moment (outputs3.c) */
+    ad_mesh mesh;              /* 3D: the body's surface as placed in the tunnel */
+    ad_body_reference ref;     /* 3D: its reference area, length and pivot */
+    float *section;            /* 3D: the body's section in the slice along the stream (z = slice_z), as */
+    size_t nsection;           /*     segments x0 y0 x1 y1 (ad_mesh_slice_segments) */
+    double row_cy, row_cm;     /* 3D: the last force row's side force and pitching moment coefficients */
     int probe;                 /* the free stream is measured (a flow tunnel with room for the probe) */
     double max_overlap_seen;   /* the largest overlap / radius of the force rows of this process (a warning) */
     double frame_lo, frame_hi; /* the frames' colour scale, fixed at the first frame (NaN until then) */
@@ -106,6 +122,23 @@ ad_status out_check(run *r);
 ad_status out_make_dirs(const run *r);
 /* Reads frames.csv (rows of frames before r->m.frames at or before step) into r->fidx/ftime. */
 ad_status out_load_frames(run *r, unsigned long long step);
+
+/* ---- outputs3.c: a 3D run's files (the run loop, checkpoints and resume are shared) ---- */
+/* The body, its reference and section, and the 3D field grid (prepare calls it for a 3D scene). */
+ad_status out3_prepare(run *r);
+ad_status out3_force_row(run *r);
+ad_status out3_frame_files(run *r, unsigned long long k, int pictures);
+/* summary.txt's coefficients (to f) and the terminal's lines about them. */
+void out3_summary_coefficients(run *r, FILE *f);
+void out3_say_coefficients(run *r);
+ad_status out3_body(run *r);
+void out3_print_start(run *r);
+/* The .pvd files listing the frames (outputs.c), shared by both dimensions. */
+ad_status out_write_pvds(run *r);
+/* Appends one formatted row to NAME, the header first where the file is new or empty (outputs.c). */
+ad_status out_append_row(const run *r, const char *name, const char *header, const char *row);
+/* The frames' colour scale, fixed at the first frame (outputs.c). */
+void out_frame_scale(run *r, const float *v, size_t n);
 
 /* ---- resume.c ---- */
 /* The caller block of r's checkpoint (malloc'ed, *n bytes). */

@@ -198,6 +198,10 @@ static void progress(run *r, double t_start, unsigned long long step0, int final
 
 static void print_start(run *r)
 {
+    if (r->sc.dimensions == 3) {
+        out3_print_start(r);
+        return;
+    }
     ad_stats s;
     ad_world_get_stats(r->w, &s);
     const ad_flow_numbers *f = &r->flow;
@@ -349,7 +353,11 @@ int run_loop(run *r)
         return AD_EXIT_INTERRUPTED;
     }
     out_video(r);
-    say(r, "  done: %llu steps in %.1f s; results in %s/\n", step - step0, wall() - t0, r->dir);
+    double secs = wall() - t0;
+    ad_world_get_stats(r->w, &s);
+    say(r, "  done: %llu steps in %.1f s (%.3g %s-steps/s, %zu %s at the end); results in %s/\n", step - step0, secs,
+        secs > 0 ? (double)(step - step0) * (double)s.count / secs : 0.0, r->sc.dimensions == 3 ? "sphere" : "disc",
+        s.count, r->sc.dimensions == 3 ? "spheres" : "discs", r->dir);
     return AD_EXIT_OK;
 }
 
@@ -377,7 +385,7 @@ ad_status prepare(run *r, const ad_run_options *opt)
     r->fd.interval = (uint32_t)(r->sc.field_interval > 0xFFFFFFFFull ? 0xFFFFFFFFull : r->sc.field_interval);
     ad_status st = out_check(r);
     if (st.code) return st;
-    st = ad_scene_outline(&r->sc, &r->ox, &r->oy, &r->on, &r->oclosed);
+    st = r->sc.dimensions == 3 ? out3_prepare(r) : ad_scene_outline(&r->sc, &r->ox, &r->oy, &r->on, &r->oclosed);
     if (st.code) return st;
     r->scene_ini = ad_scene_to_ini(&r->sc);
     if (!r->scene_ini) return fail(AD_ERR_NO_MEMORY, "out of memory");
@@ -393,7 +401,7 @@ static ad_status set_probe(run *r)
     if (!r->probe) return ok();
     /* the discs moving downstream: the stream as it comes, not what the body throws back */
     ad_probe_def p = {r->layout.probe_x0, r->layout.probe_y0, r->layout.probe_x1, r->layout.probe_y1, 1.0, 0.0,
-                      0.0, 0.0};
+                      r->layout.probe_z0, r->layout.probe_z1};
     return ad_world_set_probe(r->w, &p);
 }
 
@@ -401,11 +409,13 @@ void cleanup(run *r)
 {
     live_end(r);
     ad_world_destroy(r->w);
-    AD_FREE_EACH(r->scene_ini, r->ox, r->oy, r->fidx, r->ftime);
+    AD_FREE_EACH(r->scene_ini, r->ox, r->oy, r->fidx, r->ftime, r->section);
+    ad_mesh_free(&r->mesh);
 }
 
 ad_status out_body(run *r)
 {
+    if (r->sc.dimensions == 3) return out3_body(r);
     if (!r->on || !r->sc.vtk) return ok();
     char path[AD_PATH_MAX + 32];
     ad_status st = path_in(r, path, sizeof path, "body.vtp");

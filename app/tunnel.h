@@ -36,6 +36,9 @@ ad_status ad_tunnel_fit_settling(ad_scene *sc, unsigned long long total, int ste
 /* Makes the folder `path` and its parents; 0, or -1 with errno set. */
 int ad_tunnel_make_dirs(const char *path);
 
+/* `aerodem body-stl SCENE OUT.stl`: a 3D scene's body written as an STL file (body_stl.c). */
+int ad_body_stl(int argc, char **argv);
+
 /* `aerodem sweep`: runs a scene over a range of one key and writes the polar. */
 int ad_tunnel_sweep(int argc, char **argv);
 

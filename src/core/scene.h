@@ -5,6 +5,8 @@
 #include <stdio.h>
 
 #include "aerodem/aerodem.h"
+#include "airfoil.h"
+#include "mesh.h"
 
 typedef enum ad_shape {
     AD_SHAPE_NONE = 0, /* an empty tunnel or box */
@@ -13,7 +15,14 @@ typedef enum ad_shape {
     AD_SHAPE_PLATE,
     AD_SHAPE_WEDGE,
     AD_SHAPE_CIRCLE,
+    AD_SHAPE_SPHERE,   /* 3D: an icosphere */
+    AD_SHAPE_CYLINDER, /* 3D: a circular cylinder across the span (axis along z) */
+    AD_SHAPE_WING,     /* 3D: a 2D section (NACA or a coordinate file) extruded along the span */
+    AD_SHAPE_STL,      /* 3D: a triangle mesh from an STL file */
 } ad_shape;
+
+/* Which 2D section a wing is made from. */
+typedef enum { AD_SECTION_NACA = 0, AD_SECTION_FILE = 1 } ad_section;
 
 typedef enum ad_tunnel_kind {
     AD_TUNNEL_FLOW = 0, /* inlet and outlet along x */
@@ -33,7 +42,10 @@ typedef struct ad_scene {
 
     /* [tunnel] */
     int kind;                  /* ad_tunnel_kind */
+    int dimensions;            /* 2 (discs) or 3 (spheres) */
     double width, height;      /* m */
+    double depth;              /* m, 3D: the span (z) */
+    int span_walls;            /* 3D: the z sides, AD_BOUNDARY_SOLID or _PERIODIC */
     int walls;                 /* top and bottom: AD_BOUNDARY_SOLID, _PERIODIC or _OPEN (far field) */
     double reservoir;          /* m, the free-stream reservoir outside open sides; NaN = auto */
     double cell_size;          /* m, 0 = one diameter */
@@ -43,6 +55,7 @@ typedef struct ad_scene {
     double radius, mass, stiffness, restitution, wall_restitution;
     int collisions;            /* disc-disc contacts on */
     double area_fraction;
+    double volume_fraction;    /* 3D: sphere volume per tunnel volume (ad_scene_fraction picks the dimension's) */
     double temperature;        /* kT/m, m^2/s^2 */
     double velocity;           /* m/s along +x; resolved from speed_ratio or mach if given */
     double speed_ratio, mach;  /* 0 = not given */
@@ -56,6 +69,14 @@ typedef struct ad_scene {
     double chord, aoa, x, y;   /* m, degrees, quarter-chord position in m (NaN = default) */
     double thickness;          /* plate, fraction of chord */
     double half_angle;         /* wedge, degrees */
+    int section;               /* wing: ad_section */
+    double span;               /* m, wing span or cylinder length; NaN = auto (the tunnel's depth) */
+    double sweep;              /* wing, degrees */
+    double z;                  /* m, 3D: the body's pivot (quarter chord) or centre along the span; NaN = depth/2 */
+    double scale;              /* stl: factor on the file's coordinates */
+    double rotate[3];          /* stl: degrees about x, y, z (in that order, before the angle of attack) */
+    int subdivisions;          /* sphere: icosphere subdivisions */
+    double ref_area, ref_length; /* m^2, m: the coefficients' reference; NaN = auto */
 
     /* [run] */
     unsigned long long steps, settle_steps, seed;
@@ -67,11 +88,13 @@ typedef struct ad_scene {
     char dir[AD_PATH_MAX];
     unsigned long long force_interval, field_interval, frame_interval, checkpoint_interval;
     double field_cell;         /* m */
+    double slice_x, slice_z;   /* m, 3D: where the heat maps cut the fields across the stream and along it;
+                                  NaN = through the body's pivot (the middle of the tunnel without one) */
     double checkpoint_seconds; /* wall clock between checkpoints; 0 = off */
     int png, vtk, video;       /* booleans; video: 1 = make an MP4 when ffmpeg is there */
     int frame_colour;          /* ad_frame_colour: what colours the discs of the frames */
 
-    unsigned char seen[64];    /* keys given explicitly, by key table index */
+    unsigned char seen[128];    /* keys given explicitly, by key table index */
 } ad_scene;
 
 /* The keys that are fields of the world's definition, as (scene field, ad_world_def field): the
@@ -140,6 +163,8 @@ typedef struct ad_scene_layout {
     double band[4];                    /* the bands outside the tunnel at x = 0, x = width, y = 0, y = height
                                           [m], whole cells */
     double probe_x0, probe_x1, probe_y0, probe_y1; /* [m]; probe_x1 <= probe_x0: no probe */
+    double z_min, z_max;               /* 3D: the world's depth [m] (0, 0 in 2D) */
+    double probe_z0, probe_z1;         /* 3D: the probe's extent along the span [m] */
 } ad_scene_layout;
 ad_status ad_scene_layout_of(const ad_scene *s, ad_scene_layout *out);
 
@@ -150,6 +175,33 @@ double ad_scene_reservoir(const ad_scene *s, double *inflow);
 /* Creates the world: tunnel, reservoir, body segments, and the gas filled at the area
  * fraction with the free-stream velocity (none inside the body). */
 ad_status ad_scene_build(const ad_scene *s, ad_world **out);
+
+/* A file named in the scene, relative to the scene file's folder (absolute paths as they are), into buf. */
+void ad_scene_path(const ad_scene *s, const char *file, char *buf, size_t n);
+
+/* The 2D outline in chord units of the scene's shape (2D shapes; a wing's section); zeroed for other shapes. */
+ad_status ad_scene_section(const ad_scene *s, ad_outline *o);
+
+/* ---- 3D (scene3.c) ---- */
+
+/* The free stream's fraction of the tunnel the particles fill: area (2D) or volume (3D). */
+double ad_scene_fraction(const ad_scene *s);
+/* One particle's area (2D, pi r^2) or volume (3D, 4/3 pi r^3) [m^2 or m^3]. */
+double ad_scene_particle_size(const ad_scene *s);
+
+/* What the coefficients of a 3D body are made with: the reference area and length, and the moment's pivot. */
+typedef struct ad_body_reference {
+    double area;      /* m^2 */
+    double length;    /* m */
+    double pivot[3];  /* m: the wing's mid-span quarter chord, the other bodies' centre */
+} ad_body_reference;
+
+/* The 3D body as the world takes it, placed in the tunnel (an empty mesh for shape = none), checked
+ * (a closed surface, inside the tunnel); *ref (may be NULL) receives its reference quantities. */
+ad_status ad_scene_body_mesh(const ad_scene *s, ad_mesh *out, ad_body_reference *ref);
+
+/* 3D scenes' cross-key checks (ad_scene_finish calls it). */
+ad_status ad_scene_finish3(ad_scene *s);
 
 /* Writes the key reference (Markdown) that docs/SCENES.md holds. */
 void ad_scene_write_reference(FILE *f);

@@ -7,46 +7,74 @@
 #include <string.h>
 
 #include "airfoil.h"
+#include "mesh_check.h"
 #include "scene.h"
 #include "world_internal.h"
+
+/* The hard-disc (2D, Henderson) or hard-sphere (3D, Carnahan-Starling) gas at fraction phi: the
+ * compressibility Z = P / (n kT), its derivative d(phi Z)/d(phi) and the contact value chi of the pair
+ * correlation (the collision rate's factor over the dilute gas's). */
+static void hard_gas(int dims, double phi, double *z, double *dphiz, double *chi)
+{
+    double q = 1.0 - phi;
+    if (dims == 3) {
+        *z = (1.0 + phi + phi * phi - phi * phi * phi) / (q * q * q);
+        *dphiz = (1.0 + 4.0 * phi + 4.0 * phi * phi - 4.0 * phi * phi * phi + phi * phi * phi * phi) / (q * q * q * q);
+        *chi = (1.0 - 0.5 * phi) / (q * q * q);
+    } else {
+        *z = (1.0 + phi * phi / 8.0) / (q * q);
+        *dphiz = *z + phi * ((phi / 4.0) / (q * q) + 2.0 * (1.0 + phi * phi / 8.0) / (q * q * q));
+        *chi = (1.0 - 7.0 * phi / 16.0) / (q * q);
+    }
+}
 
 ad_flow_numbers ad_scene_flow_numbers(const ad_scene *s)
 {
     ad_flow_numbers f;
-    double r = s->radius, d = 2 * r;
-    f.number_density = s->area_fraction / (AD_PI * r * r);
+    double d = 2 * s->radius, phi = ad_scene_fraction(s), kt = s->temperature;
+    int three = s->dimensions == 3;
+    f.number_density = phi / ad_scene_particle_size(s);
     f.mass_density = f.number_density * s->mass;
-    f.thermal_speed = sqrt(2.0 * s->temperature);
-    f.sound_speed = sqrt(2.0 * s->temperature);
+    f.thermal_speed = sqrt(2.0 * kt);
+    /* a dilute monatomic gas: gamma = (D + 2) / D, 2 in 2D and 5/3 in 3D */
+    double gamma = three ? 5.0 / 3.0 : 2.0;
+    f.sound_speed = sqrt(gamma * kt);
     f.speed_ratio = f.thermal_speed > 0 ? s->velocity / f.thermal_speed : INFINITY;
     f.mach = f.sound_speed > 0 ? s->velocity / f.sound_speed : INFINITY;
-    /* discs take up room: at area fraction phi the pressure is n kT Z(phi) (Henderson's hard-disc
-     * equation of state, docs/VALIDATION.md) and the isentropic sound speed of a gas whose internal
-     * energy is kT/m per mass is c^2 = kT/m (d(phi Z)/dphi + Z^2); Z = 1 gives the dilute 2 kT/m */
-    double phi = s->area_fraction, z = (1.0 + phi * phi / 8.0) / ((1.0 - phi) * (1.0 - phi));
-    double dz = (phi / 4.0) / ((1.0 - phi) * (1.0 - phi)) + 2.0 * (1.0 + phi * phi / 8.0) / pow(1.0 - phi, 3);
+    /* particles take up room: the pressure is n kT Z(phi) (docs/VALIDATION.md) and the isentropic sound
+     * speed of a gas whose internal energy is (D/2) kT/m per mass is c^2 = kT/m (d(phi Z)/dphi + (2/D) Z^2);
+     * Z = 1 gives the dilute gamma kT/m */
+    double z, dphiz, chi;
+    hard_gas(s->dimensions, phi, &z, &dphiz, &chi);
     f.compressibility = z;
-    f.sound_speed_dense = sqrt(s->temperature * (z + phi * dz + z * z));
+    f.sound_speed_dense = sqrt(kt * (dphiz + (three ? 2.0 / 3.0 : 1.0) * z * z));
     f.mach_dense = f.sound_speed_dense > 0 ? s->velocity / f.sound_speed_dense : INFINITY;
-    f.mean_free_path = 1.0 / (sqrt(2.0) * f.number_density * d);
-    f.collision_rate = f.number_density * d * sqrt(AD_PI * s->temperature) * (1.0 - 7.0 * phi / 16.0) /
-                       ((1.0 - phi) * (1.0 - phi));
+    /* dilute hard discs 1/(sqrt 2 n d), hard spheres 1/(sqrt 2 n pi d^2); the collision rate of the
+     * dense gas: n d sqrt(pi kT/m) chi (discs), 4 n d^2 sqrt(pi kT/m) chi (spheres) */
+    f.mean_free_path = 1.0 / (sqrt(2.0) * f.number_density * (three ? AD_PI * d * d : d));
+    f.collision_rate = f.number_density * (three ? 4.0 * d * d : d) * sqrt(AD_PI * kt) * chi;
     f.knudsen = f.mean_free_path / s->chord;
     f.dynamic_pressure = 0.5 * f.mass_density * s->velocity * s->velocity;
     return f;
 }
 
-/* The outline in chord units for the scene's shape. */
-static ad_status scene_shape(const ad_scene *s, ad_outline *o)
+void ad_scene_path(const ad_scene *s, const char *file, char *buf, size_t n)
+{
+    const char *slash = strrchr(s->source, '/');
+    if (file[0] == '/' || !slash) snprintf(buf, n, "%s", file);
+    else snprintf(buf, n, "%.*s/%s", (int)(slash - s->source), s->source, file);
+}
+
+ad_status ad_scene_section(const ad_scene *s, ad_outline *o)
 {
     memset(o, 0, sizeof *o);
-    switch (s->shape) {
+    int shape = s->shape;
+    if (shape == AD_SHAPE_WING) shape = s->section == AD_SECTION_FILE ? AD_SHAPE_FILE : AD_SHAPE_NACA;
+    switch (shape) {
     case AD_SHAPE_NACA: return ad_airfoil_naca(s->naca, s->panels, s->closed_te, o);
     case AD_SHAPE_FILE: {
         char path[2 * AD_PATH_MAX];
-        const char *slash = strrchr(s->source, '/');
-        if (s->file[0] == '/' || !slash) snprintf(path, sizeof path, "%s", s->file);
-        else snprintf(path, sizeof path, "%.*s/%s", (int)(slash - s->source), s->source, s->file);
+        ad_scene_path(s, s->file, path, sizeof path);
         return ad_airfoil_load(path, o);
     }
     case AD_SHAPE_PLATE: return ad_shape_plate(s->thickness, o);
@@ -61,9 +89,9 @@ static ad_status scene_segments(const ad_scene *s, ad_segment **segs, size_t *n,
     *segs = NULL;
     *n = 0;
     *closed = 0;
-    if (s->shape == AD_SHAPE_NONE) return ad_ok();
+    if (s->shape == AD_SHAPE_NONE || s->dimensions == 3) return ad_ok(); /* a 3D body is a mesh (scene3.c) */
     ad_outline o;
-    ad_status st = scene_shape(s, &o);
+    ad_status st = ad_scene_section(s, &o);
     if (st.code) return st;
     char what[AD_PATH_MAX + 32];
     if (s->shape == AD_SHAPE_FILE) snprintf(what, sizeof what, "%s", s->file);
@@ -135,9 +163,15 @@ static ad_world_def base_def(const ad_scene *s)
     d.boundary_x = box ? AD_BOUNDARY_SOLID : AD_BOUNDARY_OPEN;
     d.boundary_y = box ? AD_BOUNDARY_SOLID : (ad_boundary)s->walls;
     d.gravity_y = -s->gravity;
+    if (s->dimensions == 3) {
+        d.dimensions = 3;
+        d.z_min = 0;
+        d.z_max = s->depth;
+        d.boundary_z = box ? AD_BOUNDARY_SOLID : (ad_boundary)s->span_walls;
+    }
     if (!box) {
         d.stream_vx = s->velocity;
-        d.stream_density = s->area_fraction / (AD_PI * s->radius * s->radius);
+        d.stream_density = ad_scene_fraction(s) / ad_scene_particle_size(s);
     }
     return d;
 }
@@ -145,7 +179,7 @@ static ad_world_def base_def(const ad_scene *s)
 double ad_scene_reservoir(const ad_scene *s, double *inflow)
 {
     double w = 0.0, in = 0.0;
-    if (s->kind == AD_TUNNEL_FLOW && (!isnan(s->reservoir) || (s->collisions && s->area_fraction >= 0.02))) {
+    if (s->kind == AD_TUNNEL_FLOW && (!isnan(s->reservoir) || (s->collisions && ad_scene_fraction(s) >= 0.02))) {
         ad_flow_numbers f = ad_scene_flow_numbers(s);
         w = !isnan(s->reservoir) ? s->reservoir : fmax(8.0 * 2.0 * s->radius, 2.0 * f.mean_free_path);
         /* upstream the band adds much of the gas that enters the tunnel (a dense gas takes little in
@@ -162,6 +196,14 @@ double ad_scene_reservoir(const ad_scene *s, double *inflow)
 /* The leftmost point of the body, or NaN without one. */
 static double body_front(const ad_scene *s)
 {
+    if (s->dimensions == 3) {
+        ad_mesh m;
+        if (ad_scene_body_mesh(s, &m, NULL).code || m.n == 0) return NAN;
+        double lo[3], hi[3];
+        ad_mesh_bounds(&m, lo, hi);
+        ad_mesh_free(&m);
+        return lo[0];
+    }
     ad_segment *segs;
     size_t n;
     int closed;
@@ -179,6 +221,7 @@ ad_status ad_scene_layout_of(const ad_scene *s, ad_scene_layout *l)
     l->x_max = s->width;
     l->y_min = 0;
     l->y_max = s->height;
+    l->z_max = s->dimensions == 3 ? s->depth : 0.0;
     l->reservoir = ad_scene_reservoir(s, &l->reservoir_inflow);
     if (l->reservoir > 0.0) {
         /* whole cells of the world's grid, so the band ends where the tunnel begins (the stream
@@ -211,21 +254,43 @@ ad_status ad_scene_layout_of(const ad_scene *s, ad_scene_layout *l)
             l->probe_x1 = x1;
             l->probe_y0 = 0.1 * s->height;
             l->probe_y1 = 0.9 * s->height;
+            l->probe_z0 = 0.1 * l->z_max;
+            l->probe_z1 = 0.9 * l->z_max;
         }
     }
     return ad_ok();
 }
 
-ad_status ad_scene_build(const ad_scene *s, ad_world **out)
+/* The particles a domain of x by y (by the depth in 3D) holds at the stream's fraction. */
+static double particles_in(const ad_scene *s, double x, double y)
 {
-    *out = NULL;
+    return ad_scene_fraction(s) * (x * y * (s->dimensions == 3 ? s->depth : 1.0)) / ad_scene_particle_size(s);
+}
+
+/* The body into the world: 2D segments or 3D triangles. */
+static ad_status add_body(const ad_scene *s, ad_world *w)
+{
+    if (s->dimensions == 3) {
+        ad_mesh m;
+        ad_status st = ad_scene_body_mesh(s, &m, NULL);
+        if (!st.code && m.n) st = ad_world_add_triangles(w, m.t, m.n);
+        ad_mesh_free(&m);
+        return st;
+    }
     ad_segment *segs = NULL;
     size_t nseg = 0;
     int closed = 0;
+    ad_status st = scene_segments(s, &segs, &nseg, &closed);
+    if (!st.code && nseg) st = ad_world_add_segments(w, segs, nseg);
+    free(segs);
+    return st;
+}
+
+ad_status ad_scene_build(const ad_scene *s, ad_world **out)
+{
+    *out = NULL;
     ad_scene_layout l;
-    ad_status st = ad_scene_layout_of(s, &l);
-    if (!st.code) st = scene_segments(s, &segs, &nseg, &closed);
-    if (st.code) return st;
+    AD_TRY(ad_scene_layout_of(s, &l));
     ad_world_def d = base_def(s);
     d.x_min = l.x_min;
     d.x_max = l.x_max;
@@ -234,22 +299,22 @@ ad_status ad_scene_build(const ad_scene *s, ad_world **out)
     d.reservoir = l.reservoir;
     d.reservoir_inflow = l.reservoir_inflow;
     /* room for the free stream over the whole domain, and for gas piling up ahead of the body */
-    double area = (l.x_max - l.x_min) * (l.y_max - l.y_min);
-    double n_est = s->area_fraction * area / (AD_PI * s->radius * s->radius);
+    double n_est = particles_in(s, l.x_max - l.x_min, l.y_max - l.y_min);
     d.capacity = (size_t)(n_est * (s->kind == AD_TUNNEL_BOX ? 1.02 : 1.3)) + 4096;
     ad_world *w = NULL;
-    st = ad_world_create(&d, &w);
-    if (!st.code && nseg) st = ad_world_add_segments(w, segs, nseg);
-    free(segs);
+    ad_status st = ad_world_create(&d, &w);
+    if (!st.code) st = add_body(s, w);
     if (!st.code) {
-        ad_fill_def f = {l.x_min, l.y_min, l.x_max, l.y_max, s->area_fraction, s->velocity, 0, s->temperature, s->seed, 0, 0, 0};
+        ad_fill_def f = {l.x_min, l.y_min, l.x_max, l.y_max, ad_scene_fraction(s), s->velocity, 0, s->temperature,
+                         s->seed, l.z_min, l.z_max, 0};
         size_t added;
         st = ad_world_fill(w, &f, &added);
         /* a closed world with no disc has nothing to step: its clock would stand still */
         if (!st.code && added == 0 && !ad_world_open(w))
-            st = ad_fail(AD_ERR_INVALID, "gas.area_fraction",
-                         "%s: [gas] area_fraction = %g leaves no disc in the %g x %g m box outside the body; raise it",
-                         s->source, s->area_fraction, s->width, s->height);
+            st = ad_fail(AD_ERR_INVALID, s->dimensions == 3 ? "gas.volume_fraction" : "gas.area_fraction",
+                         "%s: [gas] %s = %g leaves no %s in the box outside the body; raise it", s->source,
+                         s->dimensions == 3 ? "volume_fraction" : "area_fraction", ad_scene_fraction(s),
+                         s->dimensions == 3 ? "sphere" : "disc");
     }
     if (st.code) {
         ad_world_destroy(w);
@@ -292,9 +357,15 @@ static const char *domain_key(const ad_scene *s, int (*fits)(const ad_scene *, d
     return fits(s, x, y) ? "tunnel.cell_size" : "tunnel.reservoir";
 }
 
+/* The domain's farthest coordinate: x or y, or in 3D the depth. */
+static double farthest(const ad_scene *s, double x, double y)
+{
+    return fmax(fmax(x, y), s->dimensions == 3 ? s->depth : 0.0);
+}
+
 static int resolves(const ad_scene *s, double x, double y)
 {
-    return float_spacing(fmax(x, y)) <= s->max_move * s->radius;
+    return float_spacing(farthest(s, x, y)) <= s->max_move * s->radius;
 }
 
 /* The coarsest step allowed (8 per contact, max_move x radius at the largest speed) moves a disc at
@@ -303,12 +374,12 @@ static int moves(const ad_scene *s, double x, double y)
 {
     double sigma = sqrt(s->temperature), v_typ = fmax(fabs(s->velocity), sqrt(2.0) * sigma);
     double v_max = fabs(s->velocity) + 10.0 * sigma, tc = AD_PI * sqrt(0.5 * s->mass / s->stiffness);
-    return v_typ * fmin(tc / 8.0, v_max > 0 ? s->max_move * s->radius / v_max : INFINITY) >= float_spacing(fmax(x, y));
+    return v_typ * fmin(tc / 8.0, v_max > 0 ? s->max_move * s->radius / v_max : INFINITY) >= float_spacing(farthest(s, x, y));
 }
 
 static int indexable(const ad_scene *s, double x, double y)
 {
-    return s->area_fraction * x * y / (AD_PI * s->radius * s->radius) * 1.3 + 4096 <= (double)UINT32_MAX - 1;
+    return particles_in(s, x, y) * 1.3 + 4096 <= (double)UINT32_MAX - 1;
 }
 
 /* The scene's free stream and steps, as the checks below estimate them. */
@@ -334,7 +405,7 @@ static scene_scales scales_of(const ad_scene *s)
     if (c.tc / s->contact_steps < c.dt) c.dt = c.tc / s->contact_steps, c.dt_key = "run.contact_steps";
     if (c.v_max > 0 && s->max_move * r / c.v_max < c.dt) c.dt = s->max_move * r / c.v_max, c.dt_key = "run.max_move";
     domain_of(s, 1, 1, &x, &y);
-    c.extent = fmax(x, y);
+    c.extent = farthest(s, x, y);
     c.extent_key = domain_key(s, resolves);
     /* a tunnel a default step (max_move 0.1) resolves: the small max_move is to blame */
     ad_scene t = *s;
@@ -352,7 +423,7 @@ static ad_status float_scales(const ad_scene *s, const scene_scales *c, const ch
     if (!(m >= 1.0 / FLT_MAX && m <= 1.0 / FLT_MIN))
         return ad_fail(AD_ERR_INVALID, "gas.mass", "%s: [gas] mass = %g kg: the mass and its inverse must be floats: "
                        "between %.3g and %.3g kg", src, m, 1.0 / FLT_MAX, 1.0 / FLT_MIN);
-    if (!(d * d >= FLT_MIN && d * d <= FLT_MAX && s->area_fraction / (AD_PI * s->radius * s->radius) <= FLT_MAX))
+    if (!(d * d >= FLT_MIN && d * d <= FLT_MAX && ad_scene_fraction(s) / ad_scene_particle_size(s) <= FLT_MAX))
         return ad_fail(AD_ERR_INVALID, "gas.radius", "%s: [gas] radius = %g m: the squared diameter and the number "
                        "density must be floats: a radius between %.3g and %.3g m", src, s->radius, 0.5 * sqrt(FLT_MIN),
                        0.5 * sqrt(FLT_MAX));
@@ -409,7 +480,8 @@ static ad_status step_scales(const ad_scene *s, const scene_scales *c, const cha
     /* on a solid floor the bottom disc of a column carries the column: the overlap weight/k must stay
      * a small part of the radius, where a linear spring still stands for a hard disc */
     int floor_wall = s->kind == AD_TUNNEL_BOX || s->walls == AD_BOUNDARY_SOLID;
-    double column = s->area_fraction * s->height * 2.0 * r / (AD_PI * r * r), overlap = column * s->mass * g / s->stiffness;
+    double column = ad_scene_fraction(s) * s->height * (s->dimensions == 3 ? 4.0 * r * r : 2.0 * r) / ad_scene_particle_size(s);
+    double overlap = column * s->mass * g / s->stiffness;
     if (floor_wall && overlap > 0.1 * r)
         return ad_fail(AD_ERR_INVALID, "tunnel.gravity", "%s: [tunnel] gravity = %g m/s^2: the gas's weight (a column "
                        "of %.3g discs) presses the lowest discs %g m into each other, over a tenth of the radius; at "
@@ -425,18 +497,23 @@ static ad_status check_scales(const ad_scene *s, const char *stream_key)
     AD_TRY(float_scales(s, &c, src, stream_key));
     AD_TRY(step_scales(s, &c, src));
     /* the fill must give a disc, and the discs of the whole domain must fit 32-bit indices */
-    double disc = AD_PI * s->radius * s->radius, n = s->area_fraction * s->width * s->height / disc;
+    int three = s->dimensions == 3;
+    const char *fkey = three ? "gas.volume_fraction" : "gas.area_fraction", *fname = fkey + 4;
+    double phi = ad_scene_fraction(s), n = particles_in(s, s->width, s->height), room = n / phi;
+    char size[96];
+    if (three) snprintf(size, sizeof size, "%g x %g x %g m", s->width, s->height, s->depth);
+    else snprintf(size, sizeof size, "%g x %g m", s->width, s->height);
     if (floor(n + 0.5) < 1.0)
-        return ad_fail(AD_ERR_INVALID, "gas.area_fraction", "%s: [gas] area_fraction = %g fills the %g x %g m tunnel "
-                       "with no disc (%.3g discs of radius %g m); the smallest that gives one is %.6g", src,
-                       s->area_fraction, s->width, s->height, n, s->radius, 0.5 * disc / (s->width * s->height) * (1 + 1e-6));
+        return ad_fail(AD_ERR_INVALID, fkey, "%s: [gas] %s = %g fills the %s tunnel with no %s (%.3g of radius %g m); "
+                       "the smallest that gives one is %.6g", src, fname, phi, size, three ? "sphere" : "disc", n,
+                       s->radius, 0.5 / room * (1 + 1e-6));
     double x, y;
     domain_of(s, 1, 1, &x, &y);
     if (!indexable(s, x, y))
         return ad_fail(AD_ERR_INVALID, domain_key(s, indexable),
-                       "%s: %s: the %g x %g m domain holds %.3g discs at area fraction %g; with room for the stream at "
-                       "most %.3g (32-bit indices)", src, domain_key(s, indexable), x, y,
-                       s->area_fraction * x * y / disc, s->area_fraction,
+                       "%s: %s: the %g x %g m domain holds %.3g %s at %s %g; with room for the stream at "
+                       "most %.3g (32-bit indices)", src, domain_key(s, indexable), x, y, particles_in(s, x, y),
+                       three ? "spheres" : "discs", three ? "volume fraction" : "area fraction", phi,
                        ((double)UINT32_MAX - 4097) / 1.3);
     return ad_ok();
 }
@@ -456,7 +533,7 @@ ad_status ad_scene_finish(ad_scene *s)
                        "%s: [gas] %s gives the stream in thermal speeds, and the temperature is 0; give the velocity",
                        src, mach_given ? "mach" : "speed_ratio");
     if (s->speed_ratio > 0) s->velocity = s->speed_ratio * sqrt(2.0 * s->temperature);
-    if (s->mach > 0) s->velocity = s->mach * sqrt(2.0 * s->temperature);
+    if (s->mach > 0) s->velocity = s->mach * sqrt((s->dimensions == 3 ? 5.0 / 3.0 : 2.0) * s->temperature);
     /* from here on the velocity is the free stream: a resolved copy of the scene
      * (scene.ini, a checkpoint) gives it alone and reads back the same */
     if (given) {
@@ -494,5 +571,5 @@ ad_status ad_scene_finish(ad_scene *s)
                        src, s->field_cell);
     if (isnan(s->x)) s->x = s->width / 3.0;
     if (isnan(s->y)) s->y = s->height / 2.0;
-    return ad_ok();
+    return ad_scene_finish3(s);
 }

@@ -173,6 +173,15 @@ ad_status ad_write_heatmap_png_overlay(const char *path, const ad_heatmap *h, co
 
 ad_status ad_write_scatter_png(const char *path, const ad_scatter_image *si)
 {
+    return ad_write_scatter_png_overlay(path, si, NULL);
+}
+
+ad_status ad_write_scatter_png_overlay(const char *path, const ad_scatter_image *si, const ad_heatmap_overlay *o)
+{
+    static const ad_heatmap_overlay none;
+    if (!o) o = &none;
+    if (o->nsegments > 0 && !o->segments)
+        return ad_fail(AD_ERR_INVALID, "segments", "%zu segments given with no array.", o->nsegments);
     if (!si) return ad_fail(AD_ERR_INVALID, "s", "No scatter picture given.");
     if (si->n > 0 && (!si->x || !si->y || !si->value))
         return ad_fail(AD_ERR_INVALID, !si->x ? "x" : !si->y ? "y" : "value", "%zu discs given with no array.",
@@ -215,9 +224,9 @@ ad_status ad_write_scatter_png(const char *path, const ad_scatter_image *si)
         int px = (int)floor(cx), py = (int)floor(cy);
         if (px >= 0 && px < W && py >= 0 && py < H) put(&c, l.plot_x + px, l.plot_y + py, rgb);
     }
-    draw_lines(&c, &l, si->outline_x, si->outline_y, si->outline_n, si->outline_closed, NULL, 0, si->x0, si->y0,
-               si->x1, si->y1);
-    draw_frame(&c, &l, si->title, NULL, NULL, si->x0, si->y0, si->x1, si->y1);
+    draw_lines(&c, &l, si->outline_x, si->outline_y, si->outline_n, si->outline_closed, o->segments, o->nsegments,
+               si->x0, si->y0, si->x1, si->y1);
+    draw_frame(&c, &l, si->title, o->x_name, o->y_name, si->x0, si->y0, si->x1, si->y1);
     draw_colour_bar(&c, &l, &map, lo, hi, si->units);
     s = ad_write_png(path, &c);
     free(c.px);

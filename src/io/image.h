@@ -51,6 +51,8 @@ typedef struct ad_scatter_image {
 } ad_scatter_image;
 
 ad_status ad_write_scatter_png(const char *path, const ad_scatter_image *s);
+/* The same with the overlay o (a 3D body's section, the axes' names) drawn too; o NULL: as without. */
+ad_status ad_write_scatter_png_overlay(const char *path, const ad_scatter_image *s, const ad_heatmap_overlay *o);
 
 /* Where the plot area lies in a picture: both writers use this layout, so a
  * caller (or a test) can map metres to pixels. Pixel (0, 0) is the top left. */
