@@ -3,7 +3,7 @@
 # backend compiled when nvcc is present; GPU tests skip themselves without a GPU), a CPU build
 # under AddressSanitizer and UndefinedBehaviorSanitizer (without the long physics runs, label
 # slow), and the fuzzers (clang's libFuzzer with ASan and UBSan, AERODEM_FUZZ_SECONDS each, 45 by
-# default; label fuzz).
+# default; label fuzz). The extended validations (label long, minutes each) run with AERODEM_LONG=1.
 set -euo pipefail
 cd "$(dirname "$0")"
 ./deps.sh --test
@@ -14,13 +14,16 @@ export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
 echo "== release build and tests"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DAERODEM_WERROR=ON >/dev/null
 cmake --build build -j"$jobs"
-(cd build && ctest --output-on-failure -j"$jobs" "$@")
+# the extended validations (label long, minutes each) run with AERODEM_LONG=1
+long=(-LE long)
+[ "${AERODEM_LONG:-0}" = 1 ] && long=()
+(cd build && ctest --output-on-failure -j"$jobs" "${long[@]}" "$@")
 echo "== AddressSanitizer + UndefinedBehaviorSanitizer build and tests"
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAERODEM_SANITIZE=ON -DAERODEM_CUDA=OFF \
       -DAERODEM_WERROR=ON >/dev/null
 cmake --build build-asan -j"$jobs"
 # the long physics runs (label slow: minutes of stepping, no new code paths) run in the optimised build only
-(cd build-asan && ctest --output-on-failure -j"$jobs" -LE slow "$@")
+(cd build-asan && ctest --output-on-failure -j"$jobs" -LE "slow|long" "$@")
 echo "== fuzzers (libFuzzer, ASan + UBSan), ${AERODEM_FUZZ_SECONDS:-45} s each"
 CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAERODEM_FUZZ=ON -DAERODEM_CUDA=OFF \
       -DAERODEM_FUZZ_SECONDS="${AERODEM_FUZZ_SECONDS:-45}" >/dev/null

@@ -428,7 +428,27 @@ unsigned char *ad_scene_seen(ad_scene *s, const char *section, const char *name)
     return k ? &s->seen[k - KEYS] : NULL;
 }
 
-char *ad_scene_to_ini(const ad_scene *s)
+/* 0 where a key belongs to the other dimension's scenes (the resolved copy leaves it out: a 2D run's copy
+ * lists 2D's keys, a 3D run's gives its gas by volume_fraction alone). */
+static int key_applies(const key *k, const ad_scene *s)
+{
+    static const char *const only3[] = {"tunnel.depth", "tunnel.span_walls", "gas.volume_fraction", "body.section",
+                                        "body.span", "body.sweep", "body.z", "body.scale", "body.rotate_x",
+                                        "body.rotate_y", "body.rotate_z", "body.subdivisions", "body.ref_area",
+                                        "body.ref_length", "output.slice_x", "output.slice_z"};
+    char name[64];
+    snprintf(name, sizeof name, "%s.%s", k->section, k->name);
+    if (!strcmp(name, "gas.area_fraction")) return s->dimensions != 3;
+    for (size_t i = 0; i < sizeof only3 / sizeof only3[0]; i++)
+        if (!strcmp(name, only3[i])) return s->dimensions == 3;
+    return 1;
+}
+
+static char *to_ini(const ad_scene *s, int all);
+
+char *ad_scene_to_ini(const ad_scene *s) { return to_ini(s, 0); }
+
+static char *to_ini(const ad_scene *s, int all)
 {
     size_t cap = 16384, len = 0;
     char *out = malloc(cap);
@@ -437,6 +457,7 @@ char *ad_scene_to_ini(const ad_scene *s)
     const char *sec = "";
     for (size_t i = 0; i < NKEYS; i++) {
         const key *k = &KEYS[i];
+        if (!all && !key_applies(k, s)) continue;
         const char *p = (const char *)s + k->offset;
         char val[AD_PATH_MAX + 16];
         switch (k->type) {
@@ -484,7 +505,7 @@ void ad_scene_write_reference(FILE *f)
 {
     ad_scene d;
     ad_scene_defaults(&d);
-    char *ini = ad_scene_to_ini(&d);
+    char *ini = to_ini(&d, 1);
     fprintf(f, "# Scene file reference\n\n"
                "A scene is an INI file: `[section]` headers, `key = value` lines, comments after `;` or at the\n"
                "start of a line after `#`. Every key is optional; a key that is not given keeps its default.\n"
