@@ -274,9 +274,22 @@ static void test_open_against_cpu(int steps)
                                            AD_INTEGRATOR_RK4};
     for (int k = 0; k < 4; k++) {
         ad_world *c = tunnel3(AD_BACKEND_CPU, 0.1, 0.05, 1, integ[k]), *g = tunnel3(AD_BACKEND_CUDA, 0.1, 0.05, 1, integ[k]);
+        /* the fields of an open world: only the world's spheres sampled (not the removed ones past its end) */
+        ad_field_def fd = {4, 2, 0, 0, 16, 8, 10, 2, 0, 8};
+        REQUIRE_OK(ad_world_set_fields(c, &fd));
+        REQUIRE_OK(ad_world_set_fields(g, &fd));
         size_t n0 = c->count;
         REQUIRE_OK(ad_world_step(c, (uint64_t)steps));
         REQUIRE_OK(ad_world_step(g, (uint64_t)steps));
+        float fc[16], fgpu[16];
+        uint64_t sa = 0, sb = 0;
+        REQUIRE_OK(ad_world_read_field(c, AD_FIELD_DENSITY, fc, &sa));
+        REQUIRE_OK(ad_world_read_field(g, AD_FIELD_DENSITY, fgpu, &sb));
+        int off = sa != sb;
+        for (int q = 0; q < 16; q++) off += !(fabs(fc[q] - fgpu[q]) <= 1e-6 + 2e-3 * fabs(fc[q]));
+        printf("  density fields over %llu samples: %d of 16 cells differ (cell 0: %.5g / %.5g)\n",
+               (unsigned long long)sa, off, fc[0], fgpu[0]);
+        ENSURE(off == 0 && sa > 0);
         ad_stats sc = tu_stats(c), sg = tu_stats(g);
         printf("  %-17s %d steps from %zu spheres: %zu / %zu spheres, entered %llu / %llu, left %llu / %llu, waiting "
                "%u / %u (CPU / GPU)", ad_integrator_name(integ[k]), steps, n0, c->count, g->count,

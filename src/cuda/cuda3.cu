@@ -421,8 +421,10 @@ static ad_status refresh_dt(ad_world *w, cuda3_world *c)
 /* Step 6's field sample, after the step's graph on the same stream: no host round trip. */
 static ad_status sample_fields(ad_world *w, cuda3_world *c)
 {
-    unsigned n = (unsigned)c->n;
-    k3_fields<<<grid3_of(n), AD_CUDA_BLOCK, 0, c->stream>>>(w->fields.grid, n, c->state, c->virial, c->pressure,
+    /* with open faces the count lives on the device (c->n is not kept): launched for the capacity, the
+     * kernel reads it there, so the slots past the world's end (removed spheres) are not sampled */
+    unsigned n = launch_n(c);
+    k3_fields<<<grid3_of(n), AD_CUDA_BLOCK, 0, c->stream>>>(w->fields.grid, count_of(c, n), c->state, c->virial, c->pressure,
                                                            c->acc, c->field_sums);
     CU(cudaGetLastError());
     w->fields.samples++;
