@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/free_each.h"
 #include "io/image.h"
 #include "io/vtk.h"
 
@@ -166,21 +167,38 @@ void out_frame_scale(run *r, const float *v, size_t n)
 
 /* Particle frame k: PNG coloured by per-disc speed or pressure (with the time and step in its title),
  * and a .vtp. */
+ad_status out_frame_read(run *r, frame_data *f)
+{
+    ad_stats s;
+    ad_world_get_stats(r->w, &s);
+    size_t n = s.count;
+    int three = r->sc.dimensions == 3;
+    memset(f, 0, sizeof *f);
+    if (three) f->state3 = malloc((n + 1) * sizeof *f->state3);
+    else f->state = malloc((n + 1) * sizeof *f->state);
+    f->id = malloc((n + 1) * sizeof *f->id);
+    f->pressure = malloc((n + 1) * sizeof(float));
+    f->x = malloc((n + 1) * sizeof(float));
+    f->y = malloc((n + 1) * sizeof(float));
+    f->colour = malloc((n + 1) * sizeof(float));
+    if (!(f->state || f->state3) || !f->id || !f->pressure || !f->x || !f->y || !f->colour)
+        return fail(AD_ERR_NO_MEMORY, "out of memory for a frame of %zu %s", n, three ? "spheres" : "discs");
+    ad_particle_out o = {f->state, f->id, f->pressure, NULL, NULL, f->state3};
+    return ad_world_read(r->w, 0, n, &o, &f->got);
+}
+
+void out_frame_free(frame_data *f) { AD_FREE_EACH(f->state, f->state3, f->id, f->pressure, f->x, f->y, f->colour); }
+
 static ad_status write_particles(run *r, unsigned long long k)
 {
     ad_stats s;
     ad_world_get_stats(r->w, &s);
-    size_t n = s.count, got = 0;
-    ad_particle *p = malloc((n + 1) * sizeof *p);
-    uint32_t *id = malloc((n + 1) * sizeof *id);
-    float *pr = malloc((n + 1) * sizeof *pr), *x = malloc((n + 1) * sizeof *x), *y = malloc((n + 1) * sizeof *y);
-    float *c = malloc((n + 1) * sizeof *c);
-    ad_status st = ok();
-    if (!p || !id || !pr || !x || !y || !c) st = fail(AD_ERR_NO_MEMORY, "out of memory for a frame of %zu discs", n);
-    if (!st.code) {
-        ad_particle_out o = {p, id, pr, NULL, NULL, NULL};
-        st = ad_world_read(r->w, 0, n, &o, &got);
-    }
+    frame_data f;
+    ad_status st = out_frame_read(r, &f);
+    size_t got = f.got;
+    const ad_particle *p = f.state;
+    float *x = f.x, *y = f.y, *c = f.colour, *pr = f.pressure;
+    const uint32_t *id = f.id;
     char path[AD_PATH_MAX + 64];
     if (!st.code && r->sc.png) {
         int speed = r->sc.frame_colour == AD_FRAME_SPEED;
@@ -203,12 +221,7 @@ static ad_status write_particles(run *r, unsigned long long k)
         st = path_in(r, path, sizeof path, "particles/particles_%06llu.vtp", k);
         if (!st.code) st = ad_write_vtp_particles(path, got, p, id, pr);
     }
-    free(c);
-    free(p);
-    free(id);
-    free(pr);
-    free(x);
-    free(y);
+    out_frame_free(&f);
     return st;
 }
 

@@ -129,17 +129,12 @@ static ad_status write_spheres(run *r, unsigned long long k)
 {
     ad_stats s;
     ad_world_get_stats(r->w, &s);
-    size_t n = s.count, got = 0, near = 0;
-    ad_particle3 *p = malloc((n + 1) * sizeof *p);
-    uint32_t *id = malloc((n + 1) * sizeof *id);
-    float *pr = malloc((n + 1) * sizeof *pr), *x = malloc((n + 1) * sizeof *x), *y = malloc((n + 1) * sizeof *y);
-    float *c = malloc((n + 1) * sizeof *c);
-    ad_status st = ok();
-    if (!p || !id || !pr || !x || !y || !c) st = fail(AD_ERR_NO_MEMORY, "out of memory for a frame of %zu spheres", n);
-    if (!st.code) {
-        ad_particle_out o = {NULL, id, pr, NULL, NULL, p};
-        st = ad_world_read(r->w, 0, n, &o, &got);
-    }
+    frame_data f;
+    ad_status st = out_frame_read(r, &f);
+    size_t got = f.got, near = 0;
+    const ad_particle3 *p = f.state3;
+    float *x = f.x, *y = f.y, *c = f.colour, *pr = f.pressure;
+    const uint32_t *id = f.id;
     char path[AD_PATH_MAX + 64];
     if (!st.code && r->sc.png) {
         int speed = r->sc.frame_colour == AD_FRAME_SPEED;
@@ -166,7 +161,7 @@ static ad_status write_spheres(run *r, unsigned long long k)
         st = path_in(r, path, sizeof path, "particles/particles_%06llu.vtp", k);
         if (!st.code) st = ad_write_vtp_particles3(path, got, p, id, pr);
     }
-    AD_FREE_EACH(c, p, id, pr, x, y);
+    out_frame_free(&f);
     return st;
 }
 

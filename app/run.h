@@ -137,6 +137,17 @@ void out3_print_start(run *r);
 ad_status out_write_pvds(run *r);
 /* Appends one formatted row to NAME, the header first where the file is new or empty (outputs.c). */
 ad_status out_append_row(const run *r, const char *name, const char *header, const char *row);
+/* A frame's read-back: the particles (2D state or 3D state3), their ids and pressures, and room for the
+ * picture's x, y and colour; out_frame_read fills it (outputs.c), out_frame_free frees it. */
+typedef struct frame_data {
+    ad_particle *state;
+    ad_particle3 *state3;
+    uint32_t *id;
+    float *pressure, *x, *y, *colour;
+    size_t got;
+} frame_data;
+ad_status out_frame_read(run *r, frame_data *f);
+void out_frame_free(frame_data *f);
 /* The frames' colour scale, fixed at the first frame (outputs.c). */
 void out_frame_scale(run *r, const float *v, size_t n);
 
