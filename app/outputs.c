@@ -36,6 +36,16 @@ ad_status out_append_row(const run *r, const char *name, const char *header, con
     return ok();
 }
 
+ad_probe_stream out_probe_row(run *r, measure *m)
+{
+    ad_probe_sums now;
+    memset(&now, 0, sizeof now);
+    if (r->probe) ad_world_read_probe(r->w, &now);
+    ad_probe_stream fs = ad_probe_between(&m->probe_row, &now);
+    m->probe_row = now;
+    return fs;
+}
+
 /* One row of forces.csv: the mean force over the interval since the last row,
  * from the body impulse the engine integrates every step. */
 ad_status out_force_row(run *r)
@@ -62,11 +72,7 @@ ad_status out_force_row(run *r)
         m.sum_cl2 += cl * cl;
     }
     double n = (double)m.n;
-    ad_probe_sums pnow;
-    memset(&pnow, 0, sizeof pnow);
-    if (r->probe) ad_world_read_probe(r->w, &pnow);
-    ad_probe_stream fs = ad_probe_between(&m.probe_row, &pnow);
-    m.probe_row = pnow;
+    ad_probe_stream fs = out_probe_row(r, &m);
     char row[1024];
     snprintf(row, sizeof row, "%llu,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%llu,%.9g,%.6g,%.6g,%u,%zu,%.6g,%.6g,%.6g\n",
              (unsigned long long)s.step, s.time, fx, fy, cd, cl, mean_of(m.sum_cd, n), se_of(m.sum_cd, m.sum_cd2, n),

@@ -90,11 +90,7 @@ ad_status out3_force_row(run *r)
         m3.sum_cm += l.cm, m3.sum_cm2 += l.cm * l.cm;
     }
     double n = (double)m.n;
-    ad_probe_sums pnow;
-    memset(&pnow, 0, sizeof pnow);
-    if (r->probe) ad_world_read_probe(r->w, &pnow);
-    ad_probe_stream fs = ad_probe_between(&m.probe_row, &pnow);
-    m.probe_row = pnow;
+    ad_probe_stream fs = out_probe_row(r, &m);
     char row[1536];
     snprintf(row, sizeof row,
              "%llu,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,"

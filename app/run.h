@@ -148,6 +148,8 @@ typedef struct frame_data {
 } frame_data;
 ad_status out_frame_read(run *r, frame_data *f);
 void out_frame_free(frame_data *f);
+/* The free stream the probe saw since m's last force row, and m's probe sums moved to now (outputs.c). */
+ad_probe_stream out_probe_row(run *r, measure *m);
 /* The frames' colour scale, fixed at the first frame (outputs.c). */
 void out_frame_scale(run *r, const float *v, size_t n);
 
