@@ -2,7 +2,7 @@
 # Builds aerodem on the lent GPU machine and runs the GPU tests and benchmarks; logs go to $OUT.
 # Usage: bench/gpu_session.sh STAGE...   stages: build tests golden shock bvh broadphase sanitize bench bench3
 #        bench3tunnel
-#        compare dev bench-big grid profile resources live
+#        compare dev bench-big grid profile profile3 resources live
 # Libraries the machine lacks (libinih, libpng headers) come as Debian packages in .debs/ (an ignored
 # folder carried to the machine), unpacked under /tmp/dep. Fetch them once on the development machine:
 #   mkdir -p .debs && cd .debs && apt-get download libinih-dev libinih1 libinireader0 libpng-dev \
@@ -119,6 +119,17 @@ for stage in "$@"; do
     log "benchmark: grid vs BVH, 1e5..1e7"
     ./build-gpu/bench_broadphase --backend cuda --sizes ${BP_SIZES:-1e5,1e6,1e7} --scene scenes/default.ini --csv "$OUT/broadphase.csv" 2>&1 | tee "$OUT/broadphase.log" | tail -40
     ;;
+  profile3)
+    # issue 18: where the 3D step's time goes, per kernel, at 1.68e7 spheres (gas, lattice, tunnel), 3 timed steps
+    setup_deps
+    for c in gas lattice tunnel; do
+      log "ncu: 3D $c at 1.68e7 spheres"
+      ncu --clock-control none --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread \
+          ./build-gpu/bench_3d --backend cuda --case $c --sizes 1.6777216e7 --steps 3 --warmup 2 > "$OUT/ncu3_$c.log" 2>&1
+      echo "ncu rc=$?"
+      python3 bench/ncu_table.py "$OUT/ncu3_$c.log" | tee "$OUT/ncu3_$c.txt"
+    done
+    ;;
   bench3)
     setup_deps
     log "benchmark: 3D gas and lattice on the GPU"
@@ -180,31 +191,7 @@ for stage in "$@"; do
         --section SchedulerStats --section MemoryWorkloadAnalysis --section LaunchStats \
         ./build-gpu/bench_core --backend cuda --fast --scene scenes/default.ini --sizes 1.6e7 --steps 3 > "$OUT/ncu_interact.log" 2>&1
     echo "ncu (k_interact sections) rc=$?"; grep -E "Duration|Throughput|Achieved Occupancy|Issued Ipc|No Eligible|Stall|Warp Cycles|Registers" "$OUT/ncu_interact.log" | head -30
-    python3 - "$OUT/ncu.log" <<'PY'
-import re,sys,collections
-txt=open(sys.argv[1]).read()
-blocks=re.split(r'\n  (\S.*?) \(\d+, \d+, \d+\)x\(\d+, \d+, \d+\)', txt)
-agg=collections.OrderedDict()
-for name,body in zip(blocks[1::2], blocks[2::2]):
-    short=name.split('(')[0][:60]
-    m={}
-    for key in ['gpu__time_duration.sum','dram__bytes_read.sum','dram__bytes_write.sum','sm__warps_active.avg.pct_of_peak_sustained_active','launch__registers_per_thread']:
-        r=re.search(re.escape(key)+r'\s+(\S+)\s+([\d.,]+)',body)
-        if r:
-            v=float(r.group(2).replace(',',''))
-            u=r.group(1)
-            if u=='us': v*=1e3
-            if u=='ms': v*=1e6
-            if u=='Kbyte': v*=1e3
-            if u=='Mbyte': v*=1e6
-            if u=='Gbyte': v*=1e9
-            m[key]=v
-    a=agg.setdefault(short,[0,0,0,0,0,0])
-    a[0]+=1; a[1]+=m.get('gpu__time_duration.sum',0); a[2]+=m.get('dram__bytes_read.sum',0); a[3]+=m.get('dram__bytes_write.sum',0); a[4]=m.get('sm__warps_active.avg.pct_of_peak_sustained_active',0); a[5]=m.get('launch__registers_per_thread',0)
-print('%-60s %5s %10s %9s %9s %6s %4s'%('kernel','calls','ns/call','MB rd','MB wr','occ%','regs'))
-for k,a in agg.items():
-    n=a[0]; print('%-60s %5d %10.0f %9.1f %9.1f %6.1f %4.0f'%(k,n,a[1]/n,a[2]/n/1e6,a[3]/n/1e6,a[4],a[5]))
-PY
+    python3 bench/ncu_table.py "$OUT/ncu.log"
     ;;
   resources)
     log "registers and shared memory of the step's kernels"

@@ -41,8 +41,8 @@ struct cuda3_world {
     ad_dev_tree<ad_bvh_box3, ad_bvh3> tree; /* the triangle tree's arrays */
     ad_tri_tree gdev;                       /* what the kernels walk */
     cudaEvent_t batch[2];
-    cudaGraphExec_t graph;
-    int graph_ok, primed, dt_stale;
+    cudaGraphExec_t graph[2]; /* the step, [1] observing (kernels3.cuh: OBS) */
+    int graph_ok[2], primed, dt_stale;
     double *field_sums; /* the field sums on the device (fields3.cuh), ad_field_sum_count of them */
     size_t field_vals;
     int sums_on_host;   /* the host's copy of field_sums is current: no step since the last copy either way */
@@ -104,7 +104,8 @@ static void cuda3_destroy(ad_world *w)
 {
     cuda3_world *c = C3(w);
     if (!c) return;
-    if (c->graph_ok) cudaGraphExecDestroy(c->graph);
+    for (int o = 0; o < 2; o++)
+        if (c->graph_ok[o]) cudaGraphExecDestroy(c->graph[o]);
     void *dev[] = {c->state,   c->sorted, c->id,      c->id_sorted, c->acc,    c->acc_sorted, c->pressure,
                    c->virial,  c->cell_of, c->rank,   c->members,   c->perm,   c->count,      c->start,
                    c->tile_sum, c->rk[0],  c->rk[1],  c->rk[2],     c->blocks, c->blocks2,    c->ctrl,
@@ -185,8 +186,9 @@ static ad_status cuda3_create(ad_world *w)
 
 static void forget_graph(cuda3_world *c)
 {
-    if (c->graph_ok) cudaGraphExecDestroy(c->graph);
-    c->graph_ok = 0;
+    for (int o = 0; o < 2; o++)
+        if (c->graph_ok[o]) cudaGraphExecDestroy(c->graph[o]);
+    c->graph_ok[0] = c->graph_ok[1] = 0;
 }
 
 /* The device's control record into the host's mirror. */
@@ -346,8 +348,24 @@ static void enqueue_enter(ad_world *w, cuda3_world *c)
     k3_enter<<<1, AD3_ENTER_THREADS, 0, c->stream>>>(w->params, c->ctrl, c->start, io);
 }
 
-/* One step: [Verlet's drift], the sort, the pass (or RK4's four stages), the entries, the fold. */
-static cudaError_t enqueue_step(ad_world *w, cuda3_world *c)
+/* The one-evaluation pass, observing or not (kernels3.cuh). */
+template <bool OBS>
+static void enqueue_pass(ad_world *w, cuda3_world *c, const ad3_pass &io, unsigned g, ad_n nn)
+{
+    cudaStream_t st = c->stream;
+    const ad_params &p = w->params;
+    ad_integrator integ = w->def.integrator;
+    if (integ == AD_INTEGRATOR_EULER)
+        k3_interact<AD_INTEGRATOR_EULER, OBS><<<g, AD_CUDA_BLOCK, 0, st>>>(p, c->gdev, io, nn, c->ctrl);
+    else if (integ == AD_INTEGRATOR_VERLET)
+        k3_interact<AD_INTEGRATOR_VERLET, OBS><<<g, AD_CUDA_BLOCK, 0, st>>>(p, c->gdev, io, nn, c->ctrl);
+    else
+        k3_interact<AD_INTEGRATOR_SYMPLECTIC_EULER, OBS><<<g, AD_CUDA_BLOCK, 0, st>>>(p, c->gdev, io, nn, c->ctrl);
+}
+
+/* One step: [Verlet's drift], the sort, the pass (or RK4's four stages), the entries, the fold. obs: a
+ * step somebody reads (its observables and snapshot sums written; RK4 always writes them). */
+static cudaError_t enqueue_step(ad_world *w, cuda3_world *c, int obs)
 {
     unsigned n = launch_n(c), g = grid3_of(n);
     ad_n nn = count_of(c, n);
@@ -370,12 +388,10 @@ static cudaError_t enqueue_step(ad_world *w, cuda3_world *c)
         io.rk_in = c->rk[0], io.rk_out = NULL;
         k3_rk4<3><<<g, AD_CUDA_BLOCK, 0, st>>>(p, c->gdev, io, nn, c->ctrl, skin);
         nrec = 2 * g;
-    } else if (integ == AD_INTEGRATOR_EULER) {
-        k3_interact<AD_INTEGRATOR_EULER><<<g, AD_CUDA_BLOCK, 0, st>>>(p, c->gdev, io, nn, c->ctrl);
-    } else if (integ == AD_INTEGRATOR_VERLET) {
-        k3_interact<AD_INTEGRATOR_VERLET><<<g, AD_CUDA_BLOCK, 0, st>>>(p, c->gdev, io, nn, c->ctrl);
+    } else if (obs) {
+        enqueue_pass<true>(w, c, io, g, nn);
     } else {
-        k3_interact<AD_INTEGRATOR_SYMPLECTIC_EULER><<<g, AD_CUDA_BLOCK, 0, st>>>(p, c->gdev, io, nn, c->ctrl);
+        enqueue_pass<false>(w, c, io, g, nn);
     }
     enqueue_enter(w, c);
     unsigned nr = (nrec + AD_FOLD_SHARE - 1) / AD_FOLD_SHARE;
@@ -385,18 +401,18 @@ static cudaError_t enqueue_step(ad_world *w, cuda3_world *c)
     return cudaGetLastError();
 }
 
-static ad_status step_graph(ad_world *w, cuda3_world *c)
+static ad_status step_graph(ad_world *w, cuda3_world *c, int obs)
 {
-    if (c->graph_ok) return ad_ok();
+    if (c->graph_ok[obs]) return ad_ok();
     cudaGraph_t g;
     CU(cudaStreamBeginCapture(c->stream, cudaStreamCaptureModeThreadLocal));
-    cudaError_t e = enqueue_step(w, c);
+    cudaError_t e = enqueue_step(w, c, obs);
     cudaError_t e2 = cudaStreamEndCapture(c->stream, &g);
     if (e || e2) return ad_fail(AD_ERR_BACKEND, "cuda", "capturing the 3D step: %s", cudaGetErrorString(e ? e : e2));
-    e = cudaGraphInstantiate(&c->graph, g, 0);
+    e = cudaGraphInstantiate(&c->graph[obs], g, 0);
     cudaGraphDestroy(g);
     if (e) return ad_fail(AD_ERR_BACKEND, "cuda", "instantiating the 3D step graph: %s", cudaGetErrorString(e));
-    c->graph_ok = 1;
+    c->graph_ok[obs] = 1;
     return ad_ok();
 }
 
@@ -445,16 +461,27 @@ static ad_status cuda3_step(ad_world *w, uint64_t nsteps)
         CU(cudaGetLastError());
         c->primed = 1;
     }
-    AD_TRY(step_graph(w, c));
     for (uint64_t k = 0; k < nsteps; k++) {
-        CU(cudaGraphLaunch(c->graph, c->stream));
-        if (w->fields.enabled && (step0 + k + 1) % w->fields.def.interval == 0) AD_TRY(sample_fields(w, c));
+        /* the per-sphere observables and snapshot sums are written on the steps somebody reads:
+         * before a field sample and at the end of the call */
+        int sample = w->fields.enabled && (step0 + k + 1) % w->fields.def.interval == 0;
+        int obs = k + 1 == nsteps || sample;
+        AD_TRY(step_graph(w, c, obs));
+        CU(cudaGraphLaunch(c->graph[obs], c->stream));
+        if (sample) AD_TRY(sample_fields(w, c));
         /* a bounded queue: at most two batches of 32 steps in flight, so Ctrl-C stops soon */
         if ((k & 31) == 31) {
             int b = (int)((k >> 5) & 1);
             CU(cudaEventRecord(c->batch[b], c->stream));
             CU(cudaEventSynchronize(c->batch[!b]));
-            if (w->interrupt && *w->interrupt) break;
+            if (w->interrupt && *w->interrupt) {
+                if (!obs) { /* the last step did not observe: one more, observing, ends the call */
+                    AD_TRY(step_graph(w, c, 1));
+                    CU(cudaGraphLaunch(c->graph[1], c->stream));
+                    if (w->fields.enabled && (step0 + k + 2) % w->fields.def.interval == 0) AD_TRY(sample_fields(w, c));
+                }
+                break;
+            }
         }
     }
     return cuda3_pull_stats(w);

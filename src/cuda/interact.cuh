@@ -11,84 +11,11 @@
 #include "block_sums.cuh"
 #include "ctrl.cuh"
 #include "enter.cuh"
+#include "gather_list.cuh"
 
 /* ---------------------------------------------- step 4: interact + integrate -- */
 
 enum { AD_PASS_STEP = 0, AD_PASS_PRIME = 1 };
-
-/* The list's loop. The slot of the next entry is stepped, not computed: one past the
- * last, or the start of the next row where the entry count reaches a row's end (tests on
- * the entry count, which are exact whatever order the rows' slot ranges have), and the load
- * past the list's end reads its first entry again instead of branching around it. x needs
- * no minimum image (the list is never used at a periodic seam column, so every candidate is
- * within a cell in x); y only where the rows wrap (WRAP_Y: the loop is compiled twice rather
- * than testing the axis for every candidate). */
-/* The disc-disc contact law as the list's loop takes it: contact.h's (dev/cuda/gather.cu passes
- * another to time it). */
-struct ad_disc_contact {
-    __device__ __forceinline__ void operator()(const ad_params *p, float dx, float dy, float dvx, float dvy,
-                                               ad_accum *a) const
-    {
-        ad_contact_disc(p, dx, dy, dvx, dvy, a);
-    }
-};
-
-template <bool WRAP_Y, class C = ad_disc_contact>
-__device__ __forceinline__ void ad_list_loop(const ad_params &p, const ad_state *__restrict__ s, ad_state me,
-                                             const unsigned b[3], const unsigned n[3], ad_accum *a)
-{
-    const C contact;
-    unsigned n01 = n[0] + n[1], total = n01 + n[2];
-    if (total == 0) return;
-    const float4 *s4 = reinterpret_cast<const float4 *>(s);
-    unsigned first = n[0] ? b[0] : n[1] ? b[1] : b[2], j = first;
-    float4 o = s4[j];
-    /* not unrolled: lanes of a warp have lists of different lengths, and an unrolled body
-     * with a remainder loop makes them take different paths one after the other (4x
-     * unrolled: the pass 0.466 -> 0.488 ms, H200) */
-#pragma unroll 1
-    for (unsigned k = 1; k <= total; k++) {
-        float4 q = o;
-        j = k == n[0] ? b[1] : j + 1;
-        j = k == n01 ? b[2] : j;
-        o = s4[k < total ? j : first];
-        float dx = q.x - me.x;
-        float dy = WRAP_Y ? ad_min_image(q.y - me.y, 1, p.len_y, p.half_y) : q.y - me.y;
-        contact(&p, dx, dy, q.z - me.vx, q.w - me.vy, a);
-    }
-}
-
-/* The disc contacts of ad_gather_discs (gather.h) for the usual grid, a cell of at
- * least the contact distance (reach 1) and a column away from a periodic seam: the
- * three rows' slot ranges are one list, walked by one loop. Row by row, a warp waits
- * for its longest row three times (about 13 candidates for 3.4 useful ones at area
- * fraction 0.3); one list waits once for the longest list (about 9). The order of
- * the terms is gather.h's, so the sums are the same. The disc itself is not skipped:
- * at zero distance ad_contact_disc adds exact zeros, cheaper than a divergent branch.
- * Each candidate's state is loaded one iteration ahead. Returns 0, having done
- * nothing, where this shape does not apply (the caller takes gather.h's loops).
- * dev/cuda/gather.cu times it against gather.h's rows. */
-template <class C = ad_disc_contact>
-__device__ __forceinline__ int ad_gather_discs_list(const ad_params &p, const unsigned *__restrict__ start,
-                                                    const ad_state *__restrict__ s, ad_state me, int cx, int cy,
-                                                    ad_accum *a)
-{
-    if (p.reach_x != 1 || p.reach_y != 1) return 0;
-    if (p.periodic_x && (cx == 0 || cx == p.nx - 1)) return 0;
-    int lo = cx > 0 ? cx - 1 : 0, hi = cx < p.nx - 1 ? cx + 1 : cx;
-    unsigned b[3], n[3];
-#pragma unroll
-    for (int d = 0; d < 3; d++) {
-        int row = ad_neighbour_row(cy, d - 1, p.ny, p.periodic_y);
-        unsigned base = (unsigned)(row < 0 ? 0 : row) * (unsigned)p.nx;
-        unsigned j0 = start[base + (unsigned)lo], j1 = start[base + (unsigned)hi + 1];
-        b[d] = j0;
-        n[d] = row < 0 ? 0u : j1 - j0;
-    }
-    if (p.periodic_y) ad_list_loop<true, C>(p, s, me, b, n, a);
-    else ad_list_loop<false, C>(p, s, me, b, n, a);
-    return 1;
-}
 
 /* The grid's broad phase as the interact kernels call it: contacts of slot s found
  * around `at`, the state the grid was built from (RK4 stages search around the

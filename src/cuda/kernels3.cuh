@@ -14,6 +14,7 @@
 #include "block_sums.cuh"
 #include "counts.cuh"
 #include "enter.cuh"
+#include "gather_list.cuh"
 
 typedef ad_thread_sums_n<AD_SUMS3> ad_thread_sums3;
 
@@ -21,7 +22,9 @@ typedef ad_thread_sums_n<AD_SUMS3> ad_thread_sums3;
  * 380 bytes of spills to L1). Measured on the H200 at 1.68e7 spheres (docs/PERFORMANCE.md): 1 (64
  * registers, the compiler's choice) 3.07e9 / 3.71e9 sphere-steps/s for the gas / the lattice, 5
  * 4.84e9 / 5.74e9, 6 5.04e9 / 5.92e9. */
+#ifndef AD3_PASS_BLOCKS /* a -D for measuring others */
 #define AD3_PASS_BLOCKS 6
+#endif
 
 __device__ __forceinline__ unsigned ad3_thread() { return blockIdx.x * blockDim.x + threadIdx.x; }
 
@@ -75,6 +78,23 @@ struct ad3_pass {
     ad_state3 *rk_in, *rk_out, *rk_sum; /* RK4's stages */
 };
 
+/* The body's triangles for a sphere at `me` (gather3.h's ad_contact_triangles), out of line: the tree's
+ * walk (its stack, the touch table) is the pass's largest demand for registers, and few spheres come
+ * near the body; those outside the tree's root box (most) do not call it. The accumulator goes in and
+ * comes back by value (no address taken: it stays in registers), its terms in gather3.h's order. */
+__device__ __noinline__ ad_accum3 ad3_triangles(const ad_params &p, const ad_tri_tree &g, ad_state3 me, ad_accum3 a)
+{
+    ad_contact_triangles(&p, &g, ad_v3(me.x, me.y, me.z), ad_v3(me.vx, me.vy, me.vz), &a);
+    return a;
+}
+
+__device__ __forceinline__ void ad3_contact_body(const ad_params &p, const ad_tri_tree &g, ad_state3 me, ad_accum3 *a)
+{
+    if (g.t.n == 0) return;
+    ad_bvh_box3 root = ad_bvh_root_box3(&g.t), at = {me.x, me.y, me.z, me.x, me.y, me.z};
+    if (ad_bvh_overlap3(root, at)) *a = ad3_triangles(p, g, me, *a);
+}
+
 /* Slot i's contacts at `me`, binned in the cell of `cell_at` (the grid's). */
 __device__ __forceinline__ ad_accum3 ad3_gather(const ad_params &p, const ad_tri_tree &g, const unsigned *start,
                                                  const ad_state3 *in, unsigned i, ad_state3 cell_at, ad_state3 me)
@@ -83,7 +103,12 @@ __device__ __forceinline__ ad_accum3 ad3_gather(const ad_params &p, const ad_tri
     int cy = ad_cell_coord(cell_at.y, p.origin_y, p.inv_cell_y, p.ny);
     int cz = ad_cell_coord(cell_at.z, p.origin_z, p.inv_cell_z, p.nz);
     ad_accum3 a;
-    ad_gather_all3(&p, &g, start, in, i, me, cx, cy, cz, &a);
+    ad_accum_zero3(&a);
+    /* gather3.h's ad_gather_all3, with the list's loop (gather_list.cuh) for the spheres where it applies */
+    if (p.disc_contacts && !ad_gather_discs_list3(p, start, in, me, cx, cy, cz, &a))
+        ad_gather_discs3(&p, start, in, i, me, cx, cy, cz, &a);
+    ad3_contact_body(p, g, me, &a);
+    ad_contact_walls3(&p, me.x, me.y, me.z, me.vx, me.vy, me.vz, &a);
     return a;
 }
 
@@ -93,12 +118,17 @@ __device__ __forceinline__ ad_accel3 ad3_accel(const ad_params &p, const ad_accu
     return r;
 }
 
-/* A force evaluation's share of the sums, and the sphere's observables. */
+/* A force evaluation's share of the sums, and the sphere's observables: on steps somebody reads (OBS;
+ * the others skip the per-sphere writes and the snapshot sums, as 2D's pass: block_sums.cuh). */
+template <bool OBS = true>
 __device__ __forceinline__ void ad3_observe(ad_thread_sums3 &t, const ad_accum3 &a, const ad3_pass &io, unsigned i)
 {
-    io.pressure[i] = a.pressure;
-    io.virial[i] = a.virial;
-    t.v[AD_SUM_PE] += a.energy;
+    if (OBS) {
+        io.pressure[i] = a.pressure;
+        io.virial[i] = a.virial;
+        t.v[AD_SUM_PE] += a.energy;
+        t.max_overlap = fmaxf(t.max_overlap, a.max_overlap);
+    }
     t.v[AD_SUM_VIRIAL] += a.virial;
     t.v[AD_SUM_BODY_FX] += a.body_fx;
     t.v[AD_SUM_BODY_FY] += a.body_fy;
@@ -107,7 +137,6 @@ __device__ __forceinline__ void ad3_observe(ad_thread_sums3 &t, const ad_accum3 
     t.v[AD_SUM_BODY_TY] += a.body_ty;
     t.v[AD_SUM_BODY_TZ] += a.body_tz;
     for (int k = 0; k < 6; k++) t.v[AD_SUM_WALL0 + k] += a.wall[k];
-    t.max_overlap = fmaxf(t.max_overlap, a.max_overlap);
 }
 
 /* Step 5 of a sphere that moved (the wraps, removal past an open face: ad_apply_boundaries3), the
@@ -122,21 +151,25 @@ __device__ __forceinline__ ad_state3 ad3_boundaries(const ad_params &p, ad_state
     return s;
 }
 
-/* The new state's share: kinetic energy, momentum, largest speed, non-finite. */
+/* The new state's share: kinetic energy, momentum (OBS), largest speed, non-finite. */
+template <bool OBS = true>
 __device__ __forceinline__ void ad3_motion(ad_thread_sums3 &t, const ad_params &p, ad_state3 s)
 {
     float v2 = s.vx * s.vx + s.vy * s.vy + s.vz * s.vz;
     t.v[AD_SUM_KE] += 0.5f * p.mass * v2;
-    t.v[AD_SUM_PX] += p.mass * s.vx;
-    t.v[AD_SUM_PY] += p.mass * s.vy;
-    t.v[AD_SUM_PZ] += p.mass * s.vz;
+    if (OBS) {
+        t.v[AD_SUM_PX] += p.mass * s.vx;
+        t.v[AD_SUM_PY] += p.mass * s.vy;
+        t.v[AD_SUM_PZ] += p.mass * s.vz;
+    }
     t.vmax2 = fmaxf(t.vmax2, v2);
     t.nonfinite += !(isfinite(s.x) && isfinite(s.y) && isfinite(s.z) && isfinite(v2));
 }
 
-/* Step 4 of the one-evaluation integrators: gather, integrate, wrap, sum. */
-template <int INTEG>
-__global__ void __launch_bounds__(AD_CUDA_BLOCK, AD3_PASS_BLOCKS) k3_interact(ad_params p, ad_tri_tree g, ad3_pass io, ad_n n,
+/* Step 4 of the one-evaluation integrators: gather, integrate, wrap, sum; the observables on steps
+ * somebody reads (OBS), the accelerations there and for Verlet's next kick. */
+template <int INTEG, bool OBS>
+__global__ void __launch_bounds__(AD_CUDA_BLOCK, AD3_PASS_BLOCKS) k3_interact(const __grid_constant__ ad_params p, const __grid_constant__ ad_tri_tree g, ad3_pass io, ad_n n,
                                                              ad_ctrl *ctrl)
 {
     unsigned i = ad3_thread();
@@ -145,7 +178,7 @@ __global__ void __launch_bounds__(AD_CUDA_BLOCK, AD3_PASS_BLOCKS) k3_interact(ad
         const float dt = (float)ctrl->stats.dt;
         ad_state3 me = io.sorted[i];
         ad_accum3 a = ad3_gather(p, g, io.start, io.sorted, i, me, me);
-        ad3_observe(t, a, io, i);
+        ad3_observe<OBS>(t, a, io, i);
         ad_accel3 ac = ad3_accel(p, a), old = INTEG == AD_INTEGRATOR_VERLET ? io.acc_sorted[i] : ac;
         ad_state3 nw = INTEG == AD_INTEGRATOR_EULER    ? ad_step_euler3(me, ac.ax, ac.ay, ac.az, dt)
                        : INTEG == AD_INTEGRATOR_VERLET ? ad_verlet_kick3(me, old.ax, old.ay, old.az, ac.ax, ac.ay, ac.az, dt)
@@ -154,10 +187,10 @@ __global__ void __launch_bounds__(AD_CUDA_BLOCK, AD3_PASS_BLOCKS) k3_interact(ad
         nw = ad3_boundaries(p, nw, dt, ctrl, &kept);
         io.out[i] = nw;
         io.id_out[i] = io.id_sorted[i];
-        io.acc_out[i] = ac;
-        if (kept) ad3_motion(t, p, nw);
+        if (OBS || INTEG == AD_INTEGRATOR_VERLET) io.acc_out[i] = ac;
+        if (kept) ad3_motion<OBS>(t, p, nw);
     }
-    ad_block_reduce<true, AD_SUMS3>(t, &io.blocks[blockIdx.x]);
+    ad_block_reduce<OBS, AD_SUMS3>(t, &io.blocks[blockIdx.x]);
 }
 
 /* Velocity Verlet's drift (before the bin) with the acceleration of the last evaluation. */
@@ -171,7 +204,7 @@ __global__ void k3_drift(ad_params p, ad_state3 *s, const ad_accel3 *__restrict_
 }
 
 /* Verlet's first evaluation: the accelerations of the sorted state, which becomes the world's. */
-__global__ void k3_prime(ad_params p, ad_tri_tree g, ad3_pass io, ad_n n)
+__global__ void k3_prime(const __grid_constant__ ad_params p, const __grid_constant__ ad_tri_tree g, ad3_pass io, ad_n n)
 {
     unsigned i = ad3_thread();
     if (i >= ad_n_get(n)) return;
@@ -188,7 +221,7 @@ __global__ void k3_prime(ad_params p, ad_tri_tree g, ad3_pass io, ad_n n)
  * spheres at the stage. Stage 0's forces are the observed ones (its sums in blocks[0, nb)), stage 3
  * writes the step (its motion sums in blocks[nb, 2 nb)). */
 template <int K>
-__global__ void __launch_bounds__(AD_CUDA_BLOCK, AD3_PASS_BLOCKS) k3_rk4(ad_params p, ad_tri_tree g, ad3_pass io, ad_n n,
+__global__ void __launch_bounds__(AD_CUDA_BLOCK, AD3_PASS_BLOCKS) k3_rk4(const __grid_constant__ ad_params p, const __grid_constant__ ad_tri_tree g, ad3_pass io, ad_n n,
                                                         ad_ctrl *ctrl, float skin)
 {
     unsigned i = ad3_thread();
