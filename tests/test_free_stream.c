@@ -3,7 +3,9 @@
  * measured density, velocity and temperature within 1 % of the nominal (2 % at area fraction 0.3), each with a
  * statistical error inside that (at most 0.7 of it: batch means of the probe over the run).
  *
- *   test_free_stream [case]    (a case's name runs that one alone) */
+ *   test_free_stream [name...]   (only the cases whose names hold one of the names given; ctest runs
+ *                                 four in the ordinary suite, free_stream, and the three others under
+ *                                 the label long, free_stream_long) */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -117,7 +119,12 @@ int main(int argc, char **argv)
         {"area fraction 0.3, S 3, far field", 0.3, 1, 3.0, AD_BOUNDARY_OPEN, 80, 40, 12, 0.02},
         {"area fraction 0.3, S 3, solid walls", 0.3, 1, 3.0, AD_BOUNDARY_SOLID, 80, 40, 12, 0.02},
     };
-    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++)
-        if (argc < 2 || strstr(cases[k].name, argv[1])) run_case(&cases[k]);
+    int run = 0;
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        int chosen = argc < 2;
+        for (int a = 1; a < argc; a++) chosen |= strstr(cases[k].name, argv[a]) != NULL;
+        if (chosen) run_case(&cases[k]), run++;
+    }
+    ENSURE_MSG(run > 0, "no case's name holds any of the %d names given", argc - 1);
     return tu_finish("test_free_stream");
 }
