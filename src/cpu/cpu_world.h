@@ -7,6 +7,7 @@
 #include "contact_free_cpu.h"
 #include "grid_cpu.h"
 #include "integrate8_cpu.h"
+#include "verlet_drift_cpu.h"
 
 typedef struct cpu_world {
     int threads;
@@ -30,7 +31,7 @@ typedef struct cpu_world {
     int prefilter_valid;
     /* The contact-free expiries (contact_free_cpu.h): disc i is contact-free while free_clock
      * is below free_until[i]; in slot order, moved by the reorder; NULL where not kept (no
-     * AVX2, another integrator, the BVH, an inlet/outlet axis). */
+     * AVX2, RK4, the BVH, an inlet/outlet axis). */
     float *free_until, *free_until_tmp;
     double free_clock;   /* grows by twice the largest move of every step (ad_cpu_free_clock_step) */
     float free_clock_v2; /* the largest speed squared of the last step */
@@ -45,7 +46,10 @@ typedef struct cpu_world {
     uint32_t *leavers, *blk_leavers;
     uint32_t *blk_first_cell; /* per block: the cell of its first slot before the pass (ad_cpu_leavers) */
     int leavers_valid;        /* the leavers account for every disc of the last pass (ad_cpu_leavers) */
-    int bin_current;          /* cell_of and count hold the bin of the current state (step 1 done by the pass) */
+    int bin_current;          /* cell_of and count hold the bin of the current state (step 1 done by the pass,
+                                 or by Verlet's drift) */
+    uint64_t drift_outside;   /* Verlet: the discs its drift binned outside the domain */
+    int pass_kept;            /* the last pass ran the prefilters and kept the expiries (Verlet's clock) */
     size_t n;              /* slots in use: the discs, and those removed in the last pass until the next sort */
     /* open sides and the reservoir (open_cpu.c) */
     ad_open_state open;
@@ -108,7 +112,12 @@ void ad_cpu_open_compact(ad_world *w, cpu_world *c, size_t alive);
 /* Step 4 for one block of AD_BLOCK slots (interact_cpu.h), portable and AVX2 builds. */
 void ad_cpu_interact_block_portable(const ad_world *w, cpu_world *c, size_t b, size_t n, float dt, ad_integrator integ,
                                     interact_kind kind, uint64_t step, int obs);
+/* Verlet's drift of discs [a, b), binned (verlet_drift_cpu.h), portable and AVX2 builds. */
+void ad_cpu_drift_range_portable(const ad_params *P, ad_state *s, const ad_accel *acc, size_t a, size_t b, float dt,
+                                 uint32_t *cell_of, uint8_t *count, int atomic, ad_cpu_drift_seen *d);
 #ifdef AD_CPU_X86
+void ad_cpu_drift_range_avx2(const ad_params *P, ad_state *s, const ad_accel *acc, size_t a, size_t b, float dt,
+                             uint32_t *cell_of, uint8_t *count, int atomic, ad_cpu_drift_seen *d);
 void ad_cpu_interact_block_avx2(const ad_world *w, cpu_world *c, size_t b, size_t n, float dt, ad_integrator integ,
                                 interact_kind kind, uint64_t step, int obs);
 /* The AVX2 build's pieces, out of line for tests/test_isa.c and tests/test_pairs.h. */
