@@ -184,6 +184,7 @@ static ad_status cpu_create(ad_world *w)
 #else
     c->threads = 1;
 #endif
+    ad_cpu_team_init(c, d);
     w->stats.threads = c->threads;
     w->stats.cell_counter_bits = 8; /* grid_cpu.h */
 #ifdef AD_CPU_X86

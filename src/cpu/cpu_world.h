@@ -9,8 +9,22 @@
 #include "integrate8_cpu.h"
 #include "verlet_drift_cpu.h"
 
+/* The team a step runs on where the world's threads were left to the library (thread_team_cpu.c). */
+typedef struct ad_cpu_team {
+    int adapt;        /* the team follows what the steps take (threads left to the library) */
+    int max;          /* the most threads: the world's */
+    int home;         /* the team the run keeps */
+    int probing;      /* this window tries another team (cpu_world.threads) */
+    int dir;          /* the next probe: -1 half the home team, +1 twice it */
+    unsigned windows; /* home windows since the last probe */
+    unsigned every;   /* home windows between probes */
+    double seconds, work; /* the current window: its seconds and disc-steps */
+    double rate_home; /* disc-steps a second of the last home window */
+} ad_cpu_team;
+
 typedef struct cpu_world {
-    int threads;
+    int threads; /* the threads the next step runs on (at most team.max) */
+    ad_cpu_team team;
     int avx2; /* the CPU has AVX2 and FMA: the interact pass takes its AVX2 build (interact_avx2.c) */
     size_t cap, ncell, nblocks;
     ad_state *state[2]; /* hot state, double-buffered: [cur] is current */
@@ -94,6 +108,11 @@ void ad_cpu_sample_fields(ad_world *w, const cpu_world *c);
 /* The contact-free test's clock (contact_free_clock_cpu.c): at zero for a new world, and advanced after a step. */
 void ad_cpu_free_clock_init(ad_world *w, cpu_world *c);
 void ad_cpu_free_clock_step(const ad_world *w, cpu_world *c, size_t n, int kept, double dt, float v2);
+
+/* The team of the steps (thread_team_cpu.c): set up at creation; after each step, with the step's
+ * wall time and discs, it may change cpu_world.threads for the next. */
+void ad_cpu_team_init(cpu_world *c, const ad_world_def *d);
+void ad_cpu_team_after_step(cpu_world *c, double seconds, size_t discs);
 
 /* Open sides and the reservoir on the CPU (open_cpu.c). */
 ad_status ad_cpu_open_create(ad_world *w, cpu_world *c);

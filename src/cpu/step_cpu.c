@@ -461,7 +461,11 @@ ad_status ad_cpu_step(ad_world *w, uint64_t nsteps)
         int stop = w->interrupt && *w->interrupt;
         int obs = stop || k + 1 == nsteps ||
                   (w->fields.enabled && (w->stats.step + 1) % w->fields.def.interval == 0);
+        double t0 = now();
+        size_t n = c->n;
         ad_status st = cpu_one_step(w, c, dt, obs);
+        w->stats.threads = c->threads; /* the threads this step ran on */
+        ad_cpu_team_after_step(c, now() - t0, n);
         if (st.code) return st;
         if (stop) break;
     }
