@@ -67,6 +67,19 @@ AD_CPU_INLINE int ad_cpu_in_band8(const ad_params *P, __m256i cx, __m256i cy)
     return !_mm256_testz_si256(band, band);
 }
 
+/* ad_outside_domain for eight discs: how many are outside. */
+AD_CPU_INLINE uint32_t ad_cpu_outside8(const ad_params *P, __m256 x, __m256 y)
+{
+    __m256 inside = _mm256_castsi256_ps(_mm256_set1_epi32(-1));
+    if (!P->open_y)
+        inside = _mm256_and_ps(_mm256_cmp_ps(y, _mm256_set1_ps(P->y_min), _CMP_GE_OQ),
+                               _mm256_cmp_ps(y, _mm256_set1_ps(P->y_max), _CMP_LE_OQ));
+    if (!P->open_x)
+        inside = _mm256_and_ps(inside, _mm256_and_ps(_mm256_cmp_ps(x, _mm256_set1_ps(P->x_min), _CMP_GE_OQ),
+                                                     _mm256_cmp_ps(x, _mm256_set1_ps(P->x_max), _CMP_LE_OQ)));
+    return (uint32_t)__builtin_popcount(~(unsigned)_mm256_movemask_ps(inside) & 0xffu);
+}
+
 /* Eight states back to AoS at out: rows {d0, d4}, {d1, d5}, {d2, d6}, {d3, d7}, then halves paired. */
 AD_CPU_INLINE void ad_cpu_store8(ad_state *out, __m256 x, __m256 y, __m256 vx, __m256 vy)
 {
@@ -148,14 +161,7 @@ AD_CPU_INLINE int ad_cpu_integrate8_avx2(const ad_params *P, const ad_state *in,
     __m256i cy = ad_cpu_cell_coord8(y, P->origin_y, P->inv_cell_y, P->ny);
     if (P->res_boxes && ad_cpu_in_band8(P, cx, cy)) return 0; /* the reservoir's draws are scalar */
     __m256i cell = _mm256_add_epi32(_mm256_mullo_epi32(cy, _mm256_set1_epi32(P->nx)), cx);
-    __m256 inside = _mm256_castsi256_ps(_mm256_set1_epi32(-1));
-    if (!P->open_y)
-        inside = _mm256_and_ps(_mm256_cmp_ps(y, _mm256_set1_ps(P->y_min), _CMP_GE_OQ),
-                               _mm256_cmp_ps(y, _mm256_set1_ps(P->y_max), _CMP_LE_OQ));
-    if (!P->open_x)
-        inside = _mm256_and_ps(inside, _mm256_and_ps(_mm256_cmp_ps(x, _mm256_set1_ps(P->x_min), _CMP_GE_OQ),
-                                                     _mm256_cmp_ps(x, _mm256_set1_ps(P->x_max), _CMP_LE_OQ)));
-    *outside += (uint32_t)__builtin_popcount(~(unsigned)_mm256_movemask_ps(inside) & 0xffu);
+    *outside += ad_cpu_outside8(P, x, y);
     _mm256_storeu_si256((__m256i *)cell_of, cell);
     _Alignas(32) uint32_t C[8];
     _mm256_store_si256((__m256i *)C, cell);

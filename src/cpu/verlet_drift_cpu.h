@@ -91,15 +91,7 @@ AD_CPU_INLINE int ad_cpu_drift8_avx2(const ad_params *P, ad_state *s, const ad_a
         for (int l = 0; l < 8; l++) __atomic_fetch_add(&count[C[l]], (uint8_t)1, __ATOMIC_RELAXED);
     else
         for (int l = 0; l < 8; l++) count[C[l]]++;
-    /* ad_outside_domain */
-    __m256 inside = _mm256_castsi256_ps(_mm256_set1_epi32(-1));
-    if (!P->open_x)
-        inside = _mm256_and_ps(_mm256_cmp_ps(x, _mm256_set1_ps(P->x_min), _CMP_GE_OQ),
-                               _mm256_cmp_ps(x, _mm256_set1_ps(P->x_max), _CMP_LE_OQ));
-    if (!P->open_y)
-        inside = _mm256_and_ps(inside, _mm256_and_ps(_mm256_cmp_ps(y, _mm256_set1_ps(P->y_min), _CMP_GE_OQ),
-                                                     _mm256_cmp_ps(y, _mm256_set1_ps(P->y_max), _CMP_LE_OQ)));
-    d->outside += (uint64_t)__builtin_popcount(~(unsigned)_mm256_movemask_ps(inside) & 0xffu);
+    d->outside += ad_cpu_outside8(P, x, y); /* ad_outside_domain */
     ad_cpu_store8(s, x, y, vx, vy);
     const __m256 v1 = _mm256_add_ps(_mm256_mul_ps(vx, vx), _mm256_mul_ps(vy, vy));
     __m256 z = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(_mm256_sub_ps(x, x), _mm256_sub_ps(y, y)),
