@@ -213,8 +213,20 @@ int main(void)
     d.threads = 2;
     ad_fill_def g = {0, 0, 50, 40, 0.3, 0.0, 0.0, 1.0, 4, 0, 0, 0};
     worlds("walled box with gravity, 2 threads", d, &g, 0, 600);
+    d.integrator = AD_INTEGRATOR_VERLET; /* its fast path: the drift's bin, the prefilters, the kick */
+    worlds("walled box with gravity, Verlet, 2 threads", d, &g, 0, 600);
     worlds("flow tunnel with a body, open sides, reservoir", gt_def(AD_BACKEND_CPU, AD_INTEGRATOR_SYMPLECTIC_EULER),
            NULL, 1, 1500);
+    worlds("the same tunnel, Verlet", gt_def(AD_BACKEND_CPU, AD_INTEGRATOR_VERLET), NULL, 1, 1500);
+    d = tu_square(ad_default_world_def(), 60, AD_BOUNDARY_PERIODIC);
+    d.backend = AD_BACKEND_CPU;
+    d.capacity = 20000;
+    d.restitution = 0.8;
+    d.integrator = AD_INTEGRATOR_VERLET;
+    d.threads = 1;
+    worlds("periodic box, Verlet, 1 thread", d, &f, 0, 600);
+    d.threads = 2;
+    worlds("periodic box, Verlet, 2 threads", d, &f, 0, 600);
     return tu_finish("isa");
 }
 

@@ -143,7 +143,10 @@ typedef struct ad_world_def {
                                 default 20, at least 8. A fixed dt must also resolve the
                                 contact time in at least 8 steps. */
 
-    int threads;             /* CPU worker threads; 0 = all cores (default) */
+    int threads;             /* CPU worker threads; 0 (default) = up to all cores, fewer
+                                while fewer steps a second come from them (cores shared
+                                with other work; unless OMP_NUM_THREADS is set): the
+                                results are the same bits for any count */
     int deterministic;       /* 1: bit-identical runs (default 1). The CPU backend is
                                 always deterministic; on the GPU this costs a stable sort. */
     int diagnostics;         /* 1: track cell occupancy (default 1). Free on the CPU. */
@@ -254,7 +257,7 @@ typedef struct ad_stats {
     double contact_time;         /* duration of a disc-disc contact pi/omega_d [s]: with damping
                                     omega_d^2 = k_n/m_eff - (gamma/2m_eff)^2; pi*sqrt(m_eff/k_n)
                                     when elastic (src/physics/contact.h) */
-    int threads;                 /* worker threads in use (CPU backend) */
+    int threads;                 /* worker threads the last step ran on (CPU backend) */
     ad_backend backend;          /* the backend that runs the world */
 } ad_stats;
 

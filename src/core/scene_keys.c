@@ -108,7 +108,7 @@ const key KEYS[] = {
     {"run", "seed", K_U64, OFF(seed), 0, 0, 18446744073709551615.0, 0, 0, "", NULL, "random stream of the fill and the inlet"},
     {"run", "backend", K_ENUM, OFF(backend), 0, 0, 0, 0, 0, "", "auto|cpu|cuda|reference",
      "auto picks CUDA when a GPU is present; reference: the plain one-thread yardstick of the others (slow)"},
-    {"run", "threads", K_INT, OFF(threads), 0, 0, 4096, 0, 0, "", NULL, "CPU threads; 0 = the cores free of other work when the run starts"},
+    {"run", "threads", K_INT, OFF(threads), 0, 0, 4096, 0, 0, "", NULL, "CPU threads; 0 = the cores free of other work when the run starts (all of them: then fewer while the cores are shared, measured as it runs)"},
     {"run", "integrator", K_ENUM, OFF(integrator), 0, 0, 0, 0, 0, "", "symplectic_euler|euler|verlet|rk4",
      "time integration scheme"},
     {"run", "deterministic", K_BOOL, OFF(deterministic), 0, 0, 1, 0, 0, "", NULL,

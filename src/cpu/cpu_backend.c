@@ -17,12 +17,13 @@
 static size_t cells_of(const ad_params *p) { return (size_t)p->nx * (size_t)p->ny; }
 
 /* The worlds whose pass may run the prefilters (candidate_screen_cpu.h, contact_free_cpu.h) and
- * bins as it writes (fused_bin_cpu.h): the grid's, with the one-evaluation integrators whose
- * pass reads the states the last pass's sums were taken over. */
+ * whose step bins where it writes (fused_bin_cpu.h; Verlet's drift, step_cpu.c): the grid's, with
+ * the one-evaluation integrators. */
 static int may_prefilter(const ad_world_def *d)
 {
     return d->broad_phase != AD_BROAD_PHASE_BVH &&
-           (d->integrator == AD_INTEGRATOR_EULER || d->integrator == AD_INTEGRATOR_SYMPLECTIC_EULER);
+           (d->integrator == AD_INTEGRATOR_EULER || d->integrator == AD_INTEGRATOR_SYMPLECTIC_EULER ||
+            d->integrator == AD_INTEGRATOR_VERLET);
 }
 
 /* The worlds whose pass keeps the contact-free expiries (contact_free_cpu.h): those that
@@ -183,6 +184,7 @@ static ad_status cpu_create(ad_world *w)
 #else
     c->threads = 1;
 #endif
+    ad_cpu_team_init(c, d);
     w->stats.threads = c->threads;
     w->stats.cell_counter_bits = 8; /* grid_cpu.h */
 #ifdef AD_CPU_X86

@@ -7,9 +7,24 @@
 #include "contact_free_cpu.h"
 #include "grid_cpu.h"
 #include "integrate8_cpu.h"
+#include "verlet_drift_cpu.h"
+
+/* The team a step runs on where the world's threads were left to the library (thread_team_cpu.c). */
+typedef struct ad_cpu_team {
+    int adapt;        /* the team follows what the steps take (threads left to the library) */
+    int max;          /* the most threads: the world's */
+    int home;         /* the team the run keeps */
+    int probing;      /* this window tries another team (cpu_world.threads) */
+    int dir;          /* the next probe: -1 half the home team, +1 twice it */
+    unsigned windows; /* home windows since the last probe */
+    unsigned every;   /* home windows between probes */
+    double seconds, work; /* the current window: its seconds and disc-steps */
+    double rate_home; /* disc-steps a second of the last home window */
+} ad_cpu_team;
 
 typedef struct cpu_world {
-    int threads;
+    int threads; /* the threads the next step runs on (at most team.max) */
+    ad_cpu_team team;
     int avx2; /* the CPU has AVX2 and FMA: the interact pass takes its AVX2 build (interact_avx2.c) */
     size_t cap, ncell, nblocks;
     ad_state *state[2]; /* hot state, double-buffered: [cur] is current */
@@ -30,7 +45,7 @@ typedef struct cpu_world {
     int prefilter_valid;
     /* The contact-free expiries (contact_free_cpu.h): disc i is contact-free while free_clock
      * is below free_until[i]; in slot order, moved by the reorder; NULL where not kept (no
-     * AVX2, another integrator, the BVH, an inlet/outlet axis). */
+     * AVX2, RK4, the BVH, an inlet/outlet axis). */
     float *free_until, *free_until_tmp;
     double free_clock;   /* grows by twice the largest move of every step (ad_cpu_free_clock_step) */
     float free_clock_v2; /* the largest speed squared of the last step */
@@ -45,7 +60,10 @@ typedef struct cpu_world {
     uint32_t *leavers, *blk_leavers;
     uint32_t *blk_first_cell; /* per block: the cell of its first slot before the pass (ad_cpu_leavers) */
     int leavers_valid;        /* the leavers account for every disc of the last pass (ad_cpu_leavers) */
-    int bin_current;          /* cell_of and count hold the bin of the current state (step 1 done by the pass) */
+    int bin_current;          /* cell_of and count hold the bin of the current state (step 1 done by the pass,
+                                 or by Verlet's drift) */
+    uint64_t drift_outside;   /* Verlet: the discs its drift binned outside the domain */
+    int pass_kept;            /* the last pass ran the prefilters and kept the expiries (Verlet's clock) */
     size_t n;              /* slots in use: the discs, and those removed in the last pass until the next sort */
     /* open sides and the reservoir (open_cpu.c) */
     ad_open_state open;
@@ -91,6 +109,11 @@ void ad_cpu_sample_fields(ad_world *w, const cpu_world *c);
 void ad_cpu_free_clock_init(ad_world *w, cpu_world *c);
 void ad_cpu_free_clock_step(const ad_world *w, cpu_world *c, size_t n, int kept, double dt, float v2);
 
+/* The team of the steps (thread_team_cpu.c): set up at creation; after each step, with the step's
+ * wall time and discs, it may change cpu_world.threads for the next. */
+void ad_cpu_team_init(cpu_world *c, const ad_world_def *d);
+void ad_cpu_team_after_step(cpu_world *c, double seconds, size_t discs);
+
 /* Open sides and the reservoir on the CPU (open_cpu.c). */
 ad_status ad_cpu_open_create(ad_world *w, cpu_world *c);
 void ad_cpu_open_destroy(cpu_world *c);
@@ -108,7 +131,12 @@ void ad_cpu_open_compact(ad_world *w, cpu_world *c, size_t alive);
 /* Step 4 for one block of AD_BLOCK slots (interact_cpu.h), portable and AVX2 builds. */
 void ad_cpu_interact_block_portable(const ad_world *w, cpu_world *c, size_t b, size_t n, float dt, ad_integrator integ,
                                     interact_kind kind, uint64_t step, int obs);
+/* Verlet's drift of discs [a, b), binned (verlet_drift_cpu.h), portable and AVX2 builds. */
+void ad_cpu_drift_range_portable(const ad_params *P, ad_state *s, const ad_accel *acc, size_t a, size_t b, float dt,
+                                 uint32_t *cell_of, uint8_t *count, int atomic, ad_cpu_drift_seen *d);
 #ifdef AD_CPU_X86
+void ad_cpu_drift_range_avx2(const ad_params *P, ad_state *s, const ad_accel *acc, size_t a, size_t b, float dt,
+                             uint32_t *cell_of, uint8_t *count, int atomic, ad_cpu_drift_seen *d);
 void ad_cpu_interact_block_avx2(const ad_world *w, cpu_world *c, size_t b, size_t n, float dt, ad_integrator integ,
                                 interact_kind kind, uint64_t step, int obs);
 /* The AVX2 build's pieces, out of line for tests/test_isa.c and tests/test_pairs.h. */

@@ -67,6 +67,19 @@ AD_CPU_INLINE int ad_cpu_in_band8(const ad_params *P, __m256i cx, __m256i cy)
     return !_mm256_testz_si256(band, band);
 }
 
+/* ad_outside_domain for eight discs: how many are outside. */
+AD_CPU_INLINE uint32_t ad_cpu_outside8(const ad_params *P, __m256 x, __m256 y)
+{
+    __m256 inside = _mm256_castsi256_ps(_mm256_set1_epi32(-1));
+    if (!P->open_y)
+        inside = _mm256_and_ps(_mm256_cmp_ps(y, _mm256_set1_ps(P->y_min), _CMP_GE_OQ),
+                               _mm256_cmp_ps(y, _mm256_set1_ps(P->y_max), _CMP_LE_OQ));
+    if (!P->open_x)
+        inside = _mm256_and_ps(inside, _mm256_and_ps(_mm256_cmp_ps(x, _mm256_set1_ps(P->x_min), _CMP_GE_OQ),
+                                                     _mm256_cmp_ps(x, _mm256_set1_ps(P->x_max), _CMP_LE_OQ)));
+    return (uint32_t)__builtin_popcount(~(unsigned)_mm256_movemask_ps(inside) & 0xffu);
+}
+
 /* Eight states back to AoS at out: rows {d0, d4}, {d1, d5}, {d2, d6}, {d3, d7}, then halves paired. */
 AD_CPU_INLINE void ad_cpu_store8(ad_state *out, __m256 x, __m256 y, __m256 vx, __m256 vy)
 {
@@ -81,6 +94,33 @@ AD_CPU_INLINE void ad_cpu_store8(ad_state *out, __m256 x, __m256 y, __m256 vx, _
     _mm256_storeu_ps(o + 8, _mm256_permute2f128_ps(o2, o3, 0x20));
     _mm256_storeu_ps(o + 16, _mm256_permute2f128_ps(o0, o1, 0x31));
     _mm256_storeu_ps(o + 24, _mm256_permute2f128_ps(o2, o3, 0x31));
+}
+
+/* ad_motion8_add for eight lanes at once: lane l adds to the sums of slot mod 8 = l, as the scalar
+ * code does, with the same operations (the non-finite test, the double sums, the largest speed). */
+AD_CPU_INLINE void ad_cpu_motion8_add8(const ad_params *P, __m256 x, __m256 y, __m256 vx, __m256 vy, ad_motion8 *m8,
+                                       ad_step_sums *sums)
+{
+    __m256 v2 = _mm256_add_ps(_mm256_mul_ps(vx, vx), _mm256_mul_ps(vy, vy));
+    __m256 z = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(_mm256_sub_ps(x, x), _mm256_sub_ps(y, y)),
+                                           _mm256_sub_ps(vx, vx)),
+                             _mm256_sub_ps(vy, vy));
+    sums->nonfinite += (uint32_t)__builtin_popcount((unsigned)_mm256_movemask_ps(_mm256_cmp_ps(z, z, _CMP_UNORD_Q)));
+    __m256d kc = _mm256_set1_pd(0.5 * (double)P->mass), mc = _mm256_set1_pd((double)P->mass);
+    __m256 q[3] = {v2, vx, vy};
+    double *acc[3] = {m8->ke, m8->px, m8->py};
+    for (int k = 0; k < 3; k++) {
+        __m256d f = k ? mc : kc;
+        __m256d lo = _mm256_mul_pd(f, _mm256_cvtps_pd(_mm256_castps256_ps128(q[k])));
+        __m256d hi = _mm256_mul_pd(f, _mm256_cvtps_pd(_mm256_extractf128_ps(q[k], 1)));
+        _mm256_storeu_pd(acc[k], _mm256_add_pd(_mm256_loadu_pd(acc[k]), lo));
+        _mm256_storeu_pd(acc[k] + 4, _mm256_add_pd(_mm256_loadu_pd(acc[k] + 4), hi));
+    }
+    _Alignas(32) float V2[8];
+    _mm256_store_ps(V2, v2);
+    float vmax2 = sums->vmax2;
+    for (int l = 0; l < 8; l++) vmax2 = vmax2 > V2[l] ? vmax2 : V2[l];
+    sums->vmax2 = vmax2;
 }
 
 /* Slots s..s+7: `in` their states before the step, AX/AY their accelerations. Returns 1
@@ -121,14 +161,7 @@ AD_CPU_INLINE int ad_cpu_integrate8_avx2(const ad_params *P, const ad_state *in,
     __m256i cy = ad_cpu_cell_coord8(y, P->origin_y, P->inv_cell_y, P->ny);
     if (P->res_boxes && ad_cpu_in_band8(P, cx, cy)) return 0; /* the reservoir's draws are scalar */
     __m256i cell = _mm256_add_epi32(_mm256_mullo_epi32(cy, _mm256_set1_epi32(P->nx)), cx);
-    __m256 inside = _mm256_castsi256_ps(_mm256_set1_epi32(-1));
-    if (!P->open_y)
-        inside = _mm256_and_ps(_mm256_cmp_ps(y, _mm256_set1_ps(P->y_min), _CMP_GE_OQ),
-                               _mm256_cmp_ps(y, _mm256_set1_ps(P->y_max), _CMP_LE_OQ));
-    if (!P->open_x)
-        inside = _mm256_and_ps(inside, _mm256_and_ps(_mm256_cmp_ps(x, _mm256_set1_ps(P->x_min), _CMP_GE_OQ),
-                                                     _mm256_cmp_ps(x, _mm256_set1_ps(P->x_max), _CMP_LE_OQ)));
-    *outside += (uint32_t)__builtin_popcount(~(unsigned)_mm256_movemask_ps(inside) & 0xffu);
+    *outside += ad_cpu_outside8(P, x, y);
     _mm256_storeu_si256((__m256i *)cell_of, cell);
     _Alignas(32) uint32_t C[8];
     _mm256_store_si256((__m256i *)C, cell);
@@ -137,28 +170,41 @@ AD_CPU_INLINE int ad_cpu_integrate8_avx2(const ad_params *P, const ad_state *in,
     else
         for (int l = 0; l < 8; l++) ad_cpu_fused_bin_count(bins, C[l], bins->slot + (uint32_t)l);
     ad_cpu_store8(out, x, y, vx, vy);
-    /* ad_motion8_add's sums of the eight lanes */
-    __m256 v2 = _mm256_add_ps(_mm256_mul_ps(vx, vx), _mm256_mul_ps(vy, vy));
-    __m256 z = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(_mm256_sub_ps(x, x), _mm256_sub_ps(y, y)),
-                                           _mm256_sub_ps(vx, vx)),
-                             _mm256_sub_ps(vy, vy));
-    sums->nonfinite += (uint32_t)__builtin_popcount((unsigned)_mm256_movemask_ps(_mm256_cmp_ps(z, z, _CMP_UNORD_Q)));
-    /* ad_motion8_add for the eight lanes at once */
-    __m256d kc = _mm256_set1_pd(0.5 * (double)P->mass), mc = _mm256_set1_pd((double)P->mass);
-    __m256 q[3] = {v2, vx, vy};
-    double *acc[3] = {m8->ke, m8->px, m8->py};
-    for (int k = 0; k < 3; k++) {
-        __m256d f = k ? mc : kc;
-        __m256d lo = _mm256_mul_pd(f, _mm256_cvtps_pd(_mm256_castps256_ps128(q[k])));
-        __m256d hi = _mm256_mul_pd(f, _mm256_cvtps_pd(_mm256_extractf128_ps(q[k], 1)));
-        _mm256_storeu_pd(acc[k], _mm256_add_pd(_mm256_loadu_pd(acc[k]), lo));
-        _mm256_storeu_pd(acc[k] + 4, _mm256_add_pd(_mm256_loadu_pd(acc[k] + 4), hi));
+    ad_cpu_motion8_add8(P, x, y, vx, vy, m8, sums);
+    return 1;
+}
+
+
+/* Velocity Verlet's kick for slots s..s+7 (what interact_motion does for one disc of a Verlet step):
+ * ad_verlet_kick with the accelerations of the last evaluation (acc_in) and of this one (AX, AY), the
+ * periodic wraps of ad_apply_boundaries (the drift wrapped the positions: nothing moves, but the same
+ * test runs), the writes of the states and the accelerations, and the motion sums. The pass does not
+ * bin: the drift bins (verlet_drift, step_cpu.c). Returns 0, having written nothing, where the world
+ * has an open side (removals and the reservoir's draws are scalar) or a lane fails the wraps' test. */
+AD_CPU_INLINE int ad_cpu_kick8_avx2(const ad_params *P, const ad_state *in, ad_state *out, const ad_accel *acc_in,
+                                    ad_accel *acc_out, const float *AX, const float *AY, float dt, ad_motion8 *m8,
+                                    ad_step_sums *sums)
+{
+    if (P->open_x || P->open_y) return 0;
+    __m256 x, y, vx, vy;
+    ad_cpu_soa8(&in[0].x, &x, &y, &vx, &vy);
+    _Alignas(32) float OX[8], OY[8];
+    for (int l = 0; l < 8; l++) {
+        OX[l] = acc_in[l].ax;
+        OY[l] = acc_in[l].ay;
     }
-    _Alignas(32) float V2[8];
-    _mm256_store_ps(V2, v2);
-    float vmax2 = sums->vmax2;
-    for (int l = 0; l < 8; l++) vmax2 = vmax2 > V2[l] ? vmax2 : V2[l];
-    sums->vmax2 = vmax2;
+    __m256 vdt = _mm256_set1_ps(dt), half = _mm256_set1_ps(0.5f);
+    __m256 ax = _mm256_loadu_ps(AX), ay = _mm256_loadu_ps(AY);
+    /* ad_verlet_kick: v += 0.5 (a - a_old) dt, in that order */
+    vx = _mm256_add_ps(vx, _mm256_mul_ps(_mm256_mul_ps(half, _mm256_sub_ps(ax, _mm256_load_ps(OX))), vdt));
+    vy = _mm256_add_ps(vy, _mm256_mul_ps(_mm256_mul_ps(half, _mm256_sub_ps(ay, _mm256_load_ps(OY))), vdt));
+    __m256 ok = _mm256_castsi256_ps(_mm256_set1_epi32(-1));
+    if (P->periodic_x) x = ad_cpu_wrap8(x, P->x_min, P->len_x, &ok);
+    if (P->periodic_y) y = ad_cpu_wrap8(y, P->y_min, P->len_y, &ok);
+    if (_mm256_movemask_ps(ok) != 0xff) return 0;
+    ad_cpu_store8(out, x, y, vx, vy);
+    for (int l = 0; l < 8; l++) acc_out[l] = (ad_accel){AX[l], AY[l]};
+    ad_cpu_motion8_add8(P, x, y, vx, vy, m8, sums);
     return 1;
 }
 

@@ -10,11 +10,13 @@
  * GCC or Clang, interact_avx2.c compiles the same code for AVX2 and FMA. The world picks one
  * at run time (cpu_world.avx2). Both give the same bits (tests/test_isa.c).
  *
- * The AVX2 build's fast path, for symplectic and explicit Euler on the grid, takes eight slots
+ * The AVX2 build's fast path, for the one-evaluation integrators on the grid, takes eight slots
  * at a time: the contact-free test first (contact_free_cpu.h: the discs whose gather is
  * certainly the zero sums skip it), the gather of the others (gather_cpu.h, with the candidate
  * screen of candidate_screen_cpu.h first), then the eight-disc integrate (integrate8_cpu.h),
- * which bins for the next step as it writes (fused_bin_cpu.h). Each of those files states what
+ * which for symplectic and explicit Euler bins for the next step as it writes (fused_bin_cpu.h);
+ * velocity Verlet's pass kicks (ad_cpu_kick8_avx2), and its drift, which runs before the grid,
+ * bins where it writes (verlet_drift, step_cpu.c). Each of those files states what
  * it may skip and why the results are the plain path's bit for bit; the prefilters run only
  * where cpu_world.prefilter_valid says their conditions hold. */
 #ifndef AD_CPU_INTERACT_CPU_H
@@ -138,8 +140,8 @@ AD_CPU_INLINE void interact_motion(cpu_world *c, interact_ctx *x, size_t s, size
 }
 
 /* Step 4 for the one-evaluation integrators: gather, integrate, write the other buffer.
- * Compiled once per instruction set (AD_CPU_DEFINE_INTERACT). The AVX2 build of symplectic and
- * explicit Euler on the grid takes eight slots at a time (the contact-free test, the gathers
+ * Compiled once per instruction set (AD_CPU_DEFINE_INTERACT). The AVX2 build of the three on
+ * the grid takes eight slots at a time (the contact-free test, the gathers
  * of the others, the eight-disc integrate), with the same results. The per-disc observables
  * (pressure, virial, acceleration) are written where obs is set: the steps whose results
  * somebody reads. */
@@ -172,8 +174,7 @@ AD_CPU_INLINE void interact_block(const ad_world *w, cpu_world *c, size_t b, siz
         c->blk_first_cell[b] = lo; /* for the reorder's threads (ad_cpu_leavers) */
     }
 #ifdef AD_CPU_AVX2
-    if (kind == INTERACT_STEP && !c->use_bvh &&
-        (integ == AD_INTEGRATOR_EULER || integ == AD_INTEGRATOR_SYMPLECTIC_EULER)) {
+    if (kind == INTERACT_STEP && !c->use_bvh) {
         /* a contact-free disc (ad_cpu_contact_free8_avx2) has zero sums: these accelerations */
         const float ax0 = 0.0f * x.P.inv_mass + x.P.gx, ay0 = 0.0f * x.P.inv_mass + x.P.gy;
         const int prefilter = x.xy && x.fast;
@@ -195,12 +196,19 @@ AD_CPU_INLINE void interact_block(const ad_world *w, cpu_world *c, size_t b, siz
                 size_t l = (size_t)__builtin_ctz(m);
                 interact_contacts(w, c, &x, s + l, obs, &sums, &AX[l], &AY[l]);
             }
-            if (obs)
-                for (int l = 0; l < 8; l++) c->accel[s + (size_t)l] = (ad_accel){AX[l], AY[l]};
-            x.bins.slot = (uint32_t)s;
-            if (!ad_cpu_integrate8_avx2(&x.P, x.in + s, x.out + s, AX, AY, dt,
-                                        integ == AD_INTEGRATOR_SYMPLECTIC_EULER, c->cell_of + s, &x.bins, &x.m8,
-                                        &sums, &outside))
+            int done;
+            if (integ == AD_INTEGRATOR_VERLET) { /* its accelerations travel in acc_out */
+                done = ad_cpu_kick8_avx2(&x.P, x.in + s, x.out + s, x.acc_in + s, x.acc_out + s, AX, AY, dt, &x.m8,
+                                         &sums);
+            } else {
+                if (obs)
+                    for (int l = 0; l < 8; l++) c->accel[s + (size_t)l] = (ad_accel){AX[l], AY[l]};
+                x.bins.slot = (uint32_t)s;
+                done = ad_cpu_integrate8_avx2(&x.P, x.in + s, x.out + s, AX, AY, dt,
+                                              integ == AD_INTEGRATOR_SYMPLECTIC_EULER, c->cell_of + s, &x.bins, &x.m8,
+                                              &sums, &outside);
+            }
+            if (!done)
                 for (int l = 0; l < 8; l++)
                     interact_motion(c, &x, s + (size_t)l, s0, AX[l], AY[l], dt, integ, kind, step, &sums, &outside);
         }

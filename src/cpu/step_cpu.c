@@ -28,12 +28,15 @@ static double now(void)
 
 /* Steps 1-3: bin, scan, scatter; the state (and Verlet accelerations) end in cell order.
  * After a step of Euler or symplectic Euler the bin is already done: the interact pass
- * binned each disc where it wrote its new position (c->bin_current, fused_bin_cpu.h). */
-static void build_grid(ad_world *w, cpu_world *c, size_t n)
+ * binned each disc where it wrote its new position (c->bin_current, fused_bin_cpu.h); with
+ * Verlet the drift did (verlet_drift). */
+static void build_grid(ad_world *w, cpu_world *c, size_t n, ad_integrator integ)
 {
     double t0 = now();
     ad_grid_diag diag;
-    if (c->bin_current) {
+    if (c->bin_current && integ == AD_INTEGRATOR_VERLET) {
+        diag.outside = c->drift_outside;
+    } else if (c->bin_current) {
         diag.outside = 0;
         for (size_t b = 0; b < c->nblocks; b++) diag.outside += c->blk_outside[b];
     } else {
@@ -126,7 +129,7 @@ static void build_bvh(ad_world *w, cpu_world *c, size_t n)
 static void build_broad_phase(ad_world *w, cpu_world *c, size_t n)
 {
     if (c->use_bvh) build_bvh(w, c, n);
-    else build_grid(w, c, n);
+    else build_grid(w, c, n, w->def.integrator);
 }
 
 /* The pass of one block in the portable build; the AVX2 build is ad_cpu_interact_block_avx2
@@ -184,8 +187,10 @@ static int claim_block(cpu_world *c, int k, size_t *b)
 
 #ifdef _OPENMP
 #define AD_THREAD_NUM() omp_get_thread_num()
+#define AD_THREAD_COUNT() omp_get_num_threads()
 #else
 #define AD_THREAD_NUM() 0
+#define AD_THREAD_COUNT() 1
 #endif
 /* Runs `body` for every block b of the pass on the world's threads (claim_block). */
 #define FOR_BLOCKS(c, b, body)                                                                                    \
@@ -283,16 +288,64 @@ static void interact_rk4(ad_world *w, cpu_world *c, size_t n, float dt)
     c->cur = !c->cur;
 }
 
-/* Verlet's drift runs before binning, in place: each disc moves itself only. Removals past
- * open sides wait for the end of the step (the kick in interact_motion, interact_cpu.h). */
-static void verlet_drift(ad_world *w, cpu_world *c, size_t n, float dt)
+/* The portable build of the drift (the AVX2 one is in interact_avx2.c). */
+void ad_cpu_drift_range_portable(const ad_params *P, ad_state *s, const ad_accel *acc, size_t a, size_t b, float dt,
+                                 uint32_t *cell_of, uint8_t *count, int atomic, ad_cpu_drift_seen *d)
 {
-    const ad_params P = w->params;
+    ad_cpu_drift_range(P, s, acc, a, b, dt, cell_of, count, atomic, d);
+}
+
+/* Discs [a, b) drifted and binned by the CPU's build (verlet_drift_cpu.h). */
+static void drift_range_isa(const cpu_world *c, const ad_params *P, size_t a, size_t b, float dt, int atomic,
+                            ad_cpu_drift_seen *d)
+{
     ad_state *s = c->state[c->cur];
     const ad_accel *acc = c->acc[c->cur];
+#ifdef AD_CPU_X86
+    if (c->avx2) {
+        ad_cpu_drift_range_avx2(P, s, acc, a, b, dt, c->cell_of, c->count, atomic, d);
+        return;
+    }
+#endif
+    ad_cpu_drift_range_portable(P, s, acc, a, b, dt, c->cell_of, c->count, atomic, d);
+}
+
+/* Verlet's drift runs before the grid, in place: each disc moves itself only. On the grid it
+ * is step 1 as well (verlet_drift_cpu.h: each disc binned where its drifted state is written),
+ * and the grid skips its bin (c->bin_current). The BVH keys its discs in its own build: there
+ * the counters are scratch. */
+static ad_cpu_drift_seen verlet_drift(ad_world *w, cpu_world *c, size_t n, float dt)
+{
+    const ad_params P = w->params;
+    ad_cpu_drift_seen d = {0.0f, 0, 0};
+    if (c->use_bvh) { /* the tree keys its discs in its own build */
+        ad_state *s = c->state[c->cur];
+        const ad_accel *acc = c->acc[c->cur];
 #pragma omp parallel for num_threads(c->threads) schedule(static)
-    for (size_t i = 0; i < n; i++)
-        s[i] = ad_wrap_state(&P, ad_verlet_drift(s[i], acc[i].ax, acc[i].ay, dt));
+        for (size_t i = 0; i < n; i++) s[i] = ad_wrap_state(&P, ad_verlet_drift(s[i], acc[i].ax, acc[i].ay, dt));
+        return d;
+    }
+    memset(c->count, 0, c->ncell);
+    if (c->threads <= 1) {
+        drift_range_isa(c, &P, 0, n, dt, 0, &d);
+    } else {
+        float v2 = 0.0f;
+        uint64_t bad = 0, outside = 0;
+        const size_t groups = (n + 7) / 8; /* each thread's share in whole groups of eight */
+#pragma omp parallel num_threads(c->threads) reduction(max : v2) reduction(+ : bad, outside)
+        {
+            const size_t t = (size_t)AD_THREAD_COUNT(), k = (size_t)AD_THREAD_NUM();
+            size_t a = k * groups / t * 8, b = (k + 1) * groups / t * 8;
+            ad_cpu_drift_seen mine = {0.0f, 0, 0};
+            drift_range_isa(c, &P, a < n ? a : n, b < n ? b : n, dt, 1, &mine);
+            v2 = mine.v2, bad = mine.bad, outside = mine.outside;
+        }
+        d.v2 = v2, d.bad = (uint32_t)bad, d.outside = outside;
+    }
+    c->drift_outside = d.outside;
+    c->bin_current = 1;
+    c->leavers_valid = 0; /* the reorder reads every disc's cell */
+    return d;
 }
 
 /* Verlet's priming. A velocity Verlet step drifts with the accelerations of the last force
@@ -309,6 +362,32 @@ static void verlet_prime(ad_world *w, cpu_world *c, float dt)
     c->verlet_primed = 1;
 }
 
+/* 1 where the next pass may run the prefilters: the states it reads are finite (bad: how many
+ * are not), no speed squared reaches v2 = 1e30, and cells are below 1e17 m. */
+static int prefilters_may_run(const ad_world *w, const cpu_world *c, uint64_t bad, float v2)
+{
+    return c->xy.x && c->avx2 && !bad && v2 < 1e30f && w->params.cell_x < 1e17f && w->params.cell_y < 1e17f;
+}
+
+/* What a Verlet step does before the grid: the priming pass where no evaluation holds, the drift
+ * (binned where it writes), and the contact-free clock for the drift's moves: the pass after it
+ * tests the expiries at the drifted positions. The clock jumps past every expiry where the last
+ * pass did not keep them (it did not run the prefilters, or discs were added or imported since:
+ * prefilter_valid cleared, or it was the priming pass). */
+static void verlet_before_grid(ad_world *w, cpu_world *c, float dt)
+{
+    int kept = c->pass_kept && c->prefilter_valid;
+    if (!c->verlet_primed) {
+        verlet_prime(w, c, dt);
+        kept = 0;
+    }
+    double t0 = now();
+    ad_cpu_drift_seen d = verlet_drift(w, c, c->n, dt);
+    w->stats.phase_seconds[AD_PHASE_BIN] += now() - t0; /* the drift is the step's bin */
+    c->prefilter_valid = prefilters_may_run(w, c, d.bad, d.v2);
+    ad_cpu_free_clock_step(w, c, c->n, kept, dt, d.v2);
+}
+
 /* The removals of the last pass, from its block sums. */
 static size_t removed_in_pass(const cpu_world *c, size_t nb)
 {
@@ -323,8 +402,7 @@ static ad_status cpu_one_step(ad_world *w, cpu_world *c, float dt, int obs)
 {
     ad_integrator integ = w->def.integrator;
     int open = ad_world_open(w);
-    if (integ == AD_INTEGRATOR_VERLET && !c->verlet_primed) verlet_prime(w, c, dt);
-    if (integ == AD_INTEGRATOR_VERLET) verlet_drift(w, c, c->n, dt);
+    if (integ == AD_INTEGRATOR_VERLET) verlet_before_grid(w, c, dt);
     build_broad_phase(w, c, c->n);
     if (w->params.res_boxes) ad_cpu_reservoir_plan(w, c, dt);
     size_t n = c->n, nb = (n + AD_BLOCK - 1) / AD_BLOCK;
@@ -349,10 +427,10 @@ static ad_status cpu_one_step(ad_world *w, cpu_world *c, float dt, int obs)
     }
     /* the next pass may run the prefilters (candidate_screen_cpu.h, contact_free_cpu.h) where
      * the states this pass wrote (which it reads, reordered) are finite and no speed reaches
-     * 1e15, and cells are below 1e17 m */
-    c->prefilter_valid = c->xy.x && c->avx2 && !bad && v2 < 1e30f && v2_new < 1e30f && w->params.cell_x < 1e17f &&
-                         w->params.cell_y < 1e17f;
-    ad_cpu_free_clock_step(w, c, n, kept, dt, v2);
+     * 1e15, and cells are below 1e17 m (with Verlet the drift checks again what it wrote) */
+    c->prefilter_valid = prefilters_may_run(w, c, bad, fmaxf(v2, v2_new));
+    c->pass_kept = kept;
+    if (integ != AD_INTEGRATOR_VERLET) ad_cpu_free_clock_step(w, c, n, kept, dt, v2); /* Verlet's: after its drift */
     if (bad)
         return ad_fail(AD_ERR_UNSTABLE, "dt",
                        "step %llu: %llu discs reached a non-finite position or velocity (the step of %g s is too "
@@ -383,7 +461,11 @@ ad_status ad_cpu_step(ad_world *w, uint64_t nsteps)
         int stop = w->interrupt && *w->interrupt;
         int obs = stop || k + 1 == nsteps ||
                   (w->fields.enabled && (w->stats.step + 1) % w->fields.def.interval == 0);
+        double t0 = now();
+        size_t n = c->n;
         ad_status st = cpu_one_step(w, c, dt, obs);
+        w->stats.threads = c->threads; /* the threads this step ran on */
+        ad_cpu_team_after_step(c, now() - t0, n);
         if (st.code) return st;
         if (stop) break;
     }
