@@ -22,7 +22,8 @@
  * At a vertex the spring-dashpot is a soft central force: its momentum-transfer cross-section is
  * (1 - 0.93 lambda) times the hard disc's, lambda = v sqrt(m/k) / r (docs/VALIDATION.md); the
  * cases are stiff enough (k = 1e5) that this stays well inside the tolerance, and is not corrected.
- * tests/validation_fm_sweep.c includes this file with FM_NO_MAIN.  *
+ * tests/validation_fm_sweep.c includes this file with FM_NO_MAIN.
+ *
  *   test_free_molecular [name...]   (only the cases whose names hold one of the names given; ctest runs the
  *                                    plates at 45 deg and the circles as free_molecular, the rest as
  *                                    free_molecular_long, label long) */
