@@ -54,6 +54,7 @@ struct cuda3_world {
     int open;
     ad_entry3 *waiting, *waiting_next; /* AD_WAITING_MAX each */
     ad_state3 *spots;                  /* AD_ROOM_MAX */
+    unsigned char *spot_gas;           /* AD_ROOM_MAX: a spot has room in the gas (open3.cuh) */
     unsigned *vmax2_new;
     /* the reservoir (enter.cuh): per box the controller's debt and integral, the additions asked and
      * their scan (its scratch), per slot the plan's marks */
@@ -79,7 +80,7 @@ static size_t open_bytes(const ad_params *p, size_t cap)
 {
     size_t nb = (size_t)p->res_boxes;
     size_t res = nb ? nb * (2 * sizeof(double) + 2 * 4) + ad_cuda_reservoir_scan_bytes(p->res_boxes) + cap : 0;
-    return open3(p) ? 2 * AD_WAITING_MAX * sizeof(ad_entry3) + AD_ROOM_MAX * sizeof(ad_state3) + 4 + res : 0;
+    return open3(p) ? 2 * AD_WAITING_MAX * sizeof(ad_entry3) + AD_ROOM_MAX * (sizeof(ad_state3) + 1) + 4 + res : 0;
 }
 
 /* Bytes a sphere takes: two states, ids and accelerations, pressure, virial, its cell and rank, the
@@ -121,7 +122,7 @@ static void cuda3_destroy(ad_world *w)
     void *dev[] = {c->state,   c->sorted, c->id,      c->id_sorted, c->acc,    c->acc_sorted, c->pressure,
                    c->virial,  c->cell_of, c->rank,   c->members,   c->perm,   c->count,      c->start,
                    c->tile_sum, c->rk[0],  c->rk[1],  c->rk[2],     c->blocks, c->blocks2,    c->ctrl,
-                   c->field_sums, c->waiting, c->waiting_next, c->spots, c->vmax2_new, c->res_state,
+                   c->field_sums, c->waiting, c->waiting_next, c->spots, c->spot_gas, c->vmax2_new, c->res_state,
                    c->res_add, c->res_add_start, c->res_scan_temp, c->doomed};
     for (size_t k = 0; k < sizeof dev / sizeof dev[0]; k++) cudaFree(dev[k]);
     free_triangles(c);
@@ -175,6 +176,7 @@ static ad_status cuda3_create(ad_world *w)
         {(void **)&c->waiting, c->open ? AD_WAITING_MAX * sizeof(ad_entry3) : 0},
         {(void **)&c->waiting_next, c->open ? AD_WAITING_MAX * sizeof(ad_entry3) : 0},
         {(void **)&c->spots, c->open ? AD_ROOM_MAX * sizeof(ad_state3) : 0},
+        {(void **)&c->spot_gas, c->open ? (size_t)AD_ROOM_MAX : 0},
         {(void **)&c->vmax2_new, c->open ? sizeof(unsigned) : 0},
         /* cleared below: the controllers start at rest, no sphere marked */
         {(void **)&c->res_state, nres * 2 * sizeof(double)}, {(void **)&c->res_add, nres * 4},
@@ -370,7 +372,7 @@ static void enqueue_enter(ad_world *w, cuda3_world *c)
     if (nb) ad_cuda_reservoir_scan(c->res_scan_temp, c->res_scan_bytes, c->res_add, c->res_add_start, nb, c->stream);
     const ad_enter_lists<ad_entry3> l{c->waiting, c->waiting_next, c->res_add, c->res_add_start, c->res_state,
                                       c->vmax2_new, (unsigned)c->cap};
-    const ad_enter_spheres d{l, c->state, c->id, c->pressure, c->virial, c->acc, c->spots};
+    const ad_enter_spheres d{l, c->state, c->id, c->pressure, c->virial, c->acc, c->spots, c->spot_gas};
     k_enter_new<<<1, AD_ENTER_THREADS, 0, c->stream>>>(w->params, c->ctrl, c->start, d);
 }
 

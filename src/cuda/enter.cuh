@@ -54,7 +54,8 @@ __global__ void k_reservoir_plan(ad_params p, const unsigned *__restrict__ start
     if (b >= p.res_boxes) return;
     uint32_t n = ad_reservoir_box_count(&p, start, b), a;
     double nu = (double)p.res_rate / AD_RES_CONTROL_SLOWER;
-    uint32_t rm = ad_reservoir_decide(&state[2 * b], ad_reservoir_want_dim<DIM>(p, b), n, nu, ctrl->stats.dt, &a);
+    float dt = (float)ctrl->stats.dt; /* the step's, as the pass and the CPU's plan take it */
+    uint32_t rm = ad_reservoir_decide(&state[2 * b], ad_reservoir_want_dim<DIM>(p, b), n, nu, dt, &a);
     if (rm) {
         uint32_t slot[AD_RES_PICK_MAX];
         uint32_t m = ad_reservoir_pick(&p, start, ids, b, ctrl->stats.step, rm, slot);
@@ -208,7 +209,7 @@ __global__ void __launch_bounds__(AD_ENTER_THREADS) k_enter_new(ad_params p, ad_
         typename D::state q = {};
         if (valid) {
             q = ad_enter_candidate(d, p, pl, i, dt, step, &e, &box);
-            if (p.disc_contacts && i < AD_ROOM_MAX) d.judge(p, sh, i, q);
+            if (p.disc_contacts && i < AD_ROOM_MAX) d.judge(p, start, sh, i, q);
         }
         __syncthreads(); /* this chunk's spots are there for the later ones */
         unsigned ok = valid && (!p.disc_contacts || (i < AD_ROOM_MAX && d.room(p, start, sh, i)));

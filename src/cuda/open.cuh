@@ -52,7 +52,7 @@ struct ad_enter_discs {
         for (unsigned b = t; b < AD_SPOT_BUCKETS; b += threads) sh.head[b] = AD_SPOT_NONE;
     }
     /* spot i of the step, listed in its bucket (a bucket's order: any) */
-    __device__ __forceinline__ void judge(const ad_params &p, shared &sh, unsigned i, ad_state q) const
+    __device__ __forceinline__ void judge(const ad_params &p, const unsigned *, shared &sh, unsigned i, ad_state q) const
     {
         spots[i] = q;
         spot_next[i] = atomicExch(&sh.head[ad_spot_bucket_of(&p, q)], i);

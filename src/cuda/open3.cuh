@@ -10,8 +10,10 @@
 #include "enter.cuh"
 
 /* The spheres' side of k_enter_new: the world's slots that entering spheres take (after the last in
- * use, up to the capacity), the judged spots (AD_ROOM_MAX; each compared with every earlier one:
- * ad_room_for_plain3). */
+ * use, up to the capacity), the judged spots (AD_ROOM_MAX) and whether each has room in the gas
+ * (spot_gas: ad_room_in_grid3, when it is judged); a spot has room where it has room in the gas and
+ * none of the earlier spots with room there lies within a diameter (ad_room_among_spots3: the CPU's
+ * two passes, the second reading the first's answers of the earlier spots). */
 struct ad_enter_spheres {
     typedef ad_state3 state;
     typedef ad_entry3 entry;
@@ -24,6 +26,7 @@ struct ad_enter_spheres {
     float *pressure, *virial; /* zeroed for a new sphere */
     ad_accel3 *acc;           /* zeroed */
     ad_state3 *spots;
+    unsigned char *spot_gas;
 
     static __device__ __forceinline__ ad_entry3 draw(const ad_params &p, int f, uint64_t step, uint32_t j)
     {
@@ -40,10 +43,15 @@ struct ad_enter_spheres {
     }
     static __device__ __forceinline__ float speed2(ad_state3 q) { return q.vx * q.vx + q.vy * q.vy + q.vz * q.vz; }
     __device__ __forceinline__ void begin(shared &, unsigned, unsigned) const {}
-    __device__ __forceinline__ void judge(const ad_params &, shared &, unsigned i, ad_state3 q) const { spots[i] = q; }
-    __device__ __forceinline__ int room(const ad_params &p, const unsigned *start, const shared &, unsigned i) const
+    __device__ __forceinline__ void judge(const ad_params &p, const unsigned *start, shared &, unsigned i,
+                                          ad_state3 q) const
     {
-        return ad_room_for_plain3(&p, start, state_out, spots, i);
+        spots[i] = q;
+        spot_gas[i] = (unsigned char)ad_room_in_grid3(&p, start, state_out, q.x, q.y, q.z);
+    }
+    __device__ __forceinline__ int room(const ad_params &p, const unsigned *, const shared &, unsigned i) const
+    {
+        return spot_gas[i] && ad_room_among_spots3(&p, spot_gas, spots, i);
     }
     /* a new sphere q in slot `slot` (below the capacity) with id `id`: zero observables and acceleration */
     __device__ __forceinline__ void place(const ad_params &, unsigned slot, unsigned id, ad_state3 q) const
