@@ -389,7 +389,7 @@ ad_status prepare(run *r, const ad_run_options *opt)
     if (st.code) return st;
     r->scene_ini = ad_scene_to_ini(&r->sc);
     if (!r->scene_ini) return fail(AD_ERR_NO_MEMORY, "out of memory");
-    st = ad_scene_layout_of(&r->sc, &r->layout);
+    st = ad_scene_layout_with(&r->sc, &r->mesh, &r->layout); /* 3D: out3_prepare's mesh, built once */
     if (st.code) return st;
     r->probe = r->layout.probe_x1 > r->layout.probe_x0;
     return ok();
@@ -476,7 +476,7 @@ int ad_tunnel_run(ad_scene *scene, const ad_run_options *opt, ad_run_result *res
     st = prepare(&r, opt);
     ad_scene built = r.sc; /* scene.ini keeps threads = 0: the choice is this machine's, now */
     if (!st.code) machine_load_fit(&built);
-    if (!st.code) st = ad_scene_build(&built, &r.w);
+    if (!st.code) st = ad_scene_build_with(&built, &r.mesh, &r.w);
     if (!st.code) st = ad_world_set_fields(r.w, &r.fd);
     if (!st.code) st = set_probe(&r);
     if (!st.code) st = out_make_dirs(&r);

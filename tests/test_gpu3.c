@@ -7,8 +7,13 @@
  * CPU's, and resumed from a checkpoint. The free stream (open x faces, physics/open3.h) on the GPU: a tunnel
  * against the CPU (counts, entries, removals, ids and every sphere's state), a free-molecular stream's entry
  * rate and gas against kinetic theory, the bookkeeping (ids unique, spheres = filled + entered - left), two
- * runs and a checkpoint resumed with spheres waiting bit for bit. `test_gpu3 quick`: the one-step
- * comparisons, the counters, the fields and the tunnel against the CPU only (for compute-sanitizer). */
+ * runs and a checkpoint resumed with spheres waiting bit for bit. The reservoir (a dense gas at volume
+ * fraction 0.2, test_reservoir3's tunnel): against the CPU sphere by sphere after 200 steps for every
+ * integrator (the same counts, removals, additions and ids), two runs and a checkpoint bit for bit, the
+ * bookkeeping, a run with a body against the CPU's (densities along the tunnel, the drag within the
+ * combined standard errors), and the long run that keeps the stream's density (reservoir3_long's
+ * tolerances). The tunnels: tunnel3_cases.h. `test_gpu3 quick`: the one-step comparisons, the counters,
+ * the fields and the tunnels against the CPU only (for compute-sanitizer). */
 #include "world3_cases.h"
 
 typedef struct spheres {
@@ -84,7 +89,7 @@ static void test_two_runs(void)
     for (int k = 0; k < 2; k++) {
         ad_world *w = gas(1, 0.9, AD_INTEGRATOR_SYMPLECTIC_EULER, 1, 0.3, 1);
         REQUIRE_OK(ad_world_step(w, 500));
-        h[k] = hash_world(w);
+        h[k] = tu3_hash(w);
         ad_world_destroy(w);
     }
     printf("two GPU runs of 500 steps: %016llx %016llx\n", (unsigned long long)h[0], (unsigned long long)h[1]);
@@ -222,37 +227,22 @@ static void test_fields(void)
     double worst;
     size_t outside = compare_fields(a, b, 1e-3, &worst);
     printf("  fields resumed from a checkpoint on the GPU: worst error %.3g of 1e-3 x the tolerance (a float's "
-           "rounding), %zu outside; spheres %s\n", worst, outside, hash_world(a) == hash_world(b) ? "identical" : "DIFFER");
-    ENSURE(outside == 0 && hash_world(a) == hash_world(b));
+           "rounding), %zu outside; spheres %s\n", worst, outside, tu3_hash(a) == tu3_hash(b) ? "identical" : "DIFFER");
+    ENSURE(outside == 0 && tu3_hash(a) == tu3_hash(b));
     ad_world_destroy(a);
     ad_world_destroy(b);
 }
 
 /* ------------------------------------------- the free stream (open x faces) -- */
 
-/* test_open3.c's tunnel: 16 x 8 x 8 m, open along x, periodic along y and z, the stream at 2 m/s with
- * kT/m = 1 and n spheres a cubic metre, filled with the stream's gas at volume fraction `fraction`. */
+/* test_open3.c's tunnel (tunnel3_cases.h): 16 x 8 x 8 m, open along x, periodic along y and z, the
+ * stream at 2 m/s with kT/m = 1 and n spheres a cubic metre, filled with the stream's gas at volume
+ * fraction `fraction`. */
 static ad_world *tunnel3(ad_backend b, double n, double fraction, int contacts, ad_integrator integ)
 {
-    ad_world_def d = ad_default_world_def();
-    d.dimensions = 3;
-    d.backend = b;
-    d.threads = 2;
+    ad_world_def d = tu3_tunnel(b, 2, 16.0, n, contacts);
     d.integrator = integ;
-    d.x_max = 16.0;
-    d.y_max = d.z_max = 8.0;
-    d.boundary_x = AD_BOUNDARY_OPEN;
-    d.boundary_y = d.boundary_z = AD_BOUNDARY_PERIODIC;
-    d.stream_vx = 2.0;
-    d.stream_temperature = 1.0;
-    d.stream_density = n;
-    d.disc_contacts = contacts;
-    d.capacity = 20000;
-    ad_world *w = NULL;
-    REQUIRE_OK(ad_world_create(&d, &w));
-    ad_fill_def f = {0, 0, 16, 8, fraction, 2.0, 0.0, 1.0, 5, 0, 8, 0.0};
-    if (fraction > 0) REQUIRE_OK(ad_world_fill(w, &f, NULL));
-    return w;
+    return tu3_filled(&d, fraction);
 }
 
 static uint32_t *read_ids(const ad_world *w)
@@ -265,56 +255,68 @@ static uint32_t *read_ids(const ad_world *w)
     return id;
 }
 
+/* Tunnels c (CPU) and g (GPU) of one definition and fill after `steps` steps: the same density fields
+ * (a 4 x 2 grid sampled every 10 steps: only the world's spheres, not the removed ones past its end), the
+ * same spheres (ids), entered, left, waiting and the reservoir's added and removed, and every sphere's
+ * state within test_gpu3's tolerances. */
+static void compare_tunnels(const char *what, ad_world *c, ad_world *g, int steps)
+{
+    ad_field_def fd = {4, 2, 0, 0, c->def.x_max, 8, 10, 2, 0, 8};
+    REQUIRE_OK(ad_world_set_fields(c, &fd));
+    REQUIRE_OK(ad_world_set_fields(g, &fd));
+    size_t n0 = c->count;
+    REQUIRE_OK(ad_world_step(c, (uint64_t)steps));
+    REQUIRE_OK(ad_world_step(g, (uint64_t)steps));
+    float fc[16], fgpu[16];
+    uint64_t sa = 0, sb = 0;
+    REQUIRE_OK(ad_world_read_field(c, AD_FIELD_DENSITY, fc, &sa));
+    REQUIRE_OK(ad_world_read_field(g, AD_FIELD_DENSITY, fgpu, &sb));
+    int off = sa != sb;
+    for (int q = 0; q < 16; q++) off += !(fabs(fc[q] - fgpu[q]) <= 1e-6 + 2e-3 * fabs(fc[q]));
+    printf("  density fields over %llu samples: %d of 16 cells differ (cell 0: %.5g / %.5g)\n",
+           (unsigned long long)sa, off, fc[0], fgpu[0]);
+    ENSURE(off == 0 && sa > 0);
+    ad_stats sc = tu_stats(c), sg = tu_stats(g);
+    printf("  %-17s %d steps from %zu spheres: %zu / %zu spheres, entered %llu / %llu, left %llu / %llu, waiting "
+           "%u / %u, reservoir +%llu -%llu / +%llu -%llu (CPU / GPU)", what, steps, n0, c->count, g->count,
+           (unsigned long long)sc.entered, (unsigned long long)sg.entered, (unsigned long long)sc.left,
+           (unsigned long long)sg.left, sc.entries_waiting, sg.entries_waiting,
+           (unsigned long long)sc.reservoir_added, (unsigned long long)sc.reservoir_removed,
+           (unsigned long long)sg.reservoir_added, (unsigned long long)sg.reservoir_removed);
+    ENSURE(sg.backend == AD_BACKEND_CUDA && sc.backend == AD_BACKEND_CPU);
+    ENSURE(c->count == g->count && sc.count == sg.count && sg.count == g->count);
+    ENSURE(sc.entered == sg.entered && sc.left == sg.left && sc.entries_waiting == sg.entries_waiting);
+    ENSURE(sc.entries_lost == sg.entries_lost);
+    ENSURE(sc.reservoir_added == sg.reservoir_added && sc.reservoir_removed == sg.reservoir_removed);
+    if (c->count == g->count) {
+        uint32_t *ic = read_ids(c), *ig = read_ids(g);
+        size_t same_ids = !memcmp(ic, ig, c->count * sizeof *ic);
+        spheres a = read_all(c), b = read_all(g);
+        size_t outside;
+        double worst = same_ids ? compare(&a, &b, &outside) : 0;
+        printf(": ids %s, worst error %.3g of tolerance, %zu values outside\n", same_ids ? "the same" : "DIFFERENT",
+               worst, same_ids ? outside : 0);
+        ENSURE(same_ids && outside == 0);
+        ENSURE_REL(sg.kinetic_energy, sc.kinetic_energy, 1e-4);
+        ENSURE_REL(sg.time, sc.time, 1e-6);
+        free(ic), free(ig), free(a.p), free(a.acc), free(b.p), free(b.acc);
+    } else {
+        printf("\n");
+    }
+}
+
+static const ad_integrator all_integ[4] = {AD_INTEGRATOR_SYMPLECTIC_EULER, AD_INTEGRATOR_EULER, AD_INTEGRATOR_VERLET,
+                                           AD_INTEGRATOR_RK4};
+
 /* The tunnel with contacts (volume fraction 0.05, the stream's 0.1 spheres a cubic metre) on the CPU
- * and the GPU for every integrator: the same spheres (ids), entered, left and waiting after `steps`,
- * and every sphere's state within test_gpu3's tolerances. */
+ * and the GPU for every integrator, compared after `steps`. */
 static void test_open_against_cpu(int steps)
 {
-    static const ad_integrator integ[4] = {AD_INTEGRATOR_SYMPLECTIC_EULER, AD_INTEGRATOR_EULER, AD_INTEGRATOR_VERLET,
-                                           AD_INTEGRATOR_RK4};
     for (int k = 0; k < 4; k++) {
-        ad_world *c = tunnel3(AD_BACKEND_CPU, 0.1, 0.05, 1, integ[k]), *g = tunnel3(AD_BACKEND_CUDA, 0.1, 0.05, 1, integ[k]);
-        /* the fields of an open world: only the world's spheres sampled (not the removed ones past its end) */
-        ad_field_def fd = {4, 2, 0, 0, 16, 8, 10, 2, 0, 8};
-        REQUIRE_OK(ad_world_set_fields(c, &fd));
-        REQUIRE_OK(ad_world_set_fields(g, &fd));
-        size_t n0 = c->count;
-        REQUIRE_OK(ad_world_step(c, (uint64_t)steps));
-        REQUIRE_OK(ad_world_step(g, (uint64_t)steps));
-        float fc[16], fgpu[16];
-        uint64_t sa = 0, sb = 0;
-        REQUIRE_OK(ad_world_read_field(c, AD_FIELD_DENSITY, fc, &sa));
-        REQUIRE_OK(ad_world_read_field(g, AD_FIELD_DENSITY, fgpu, &sb));
-        int off = sa != sb;
-        for (int q = 0; q < 16; q++) off += !(fabs(fc[q] - fgpu[q]) <= 1e-6 + 2e-3 * fabs(fc[q]));
-        printf("  density fields over %llu samples: %d of 16 cells differ (cell 0: %.5g / %.5g)\n",
-               (unsigned long long)sa, off, fc[0], fgpu[0]);
-        ENSURE(off == 0 && sa > 0);
-        ad_stats sc = tu_stats(c), sg = tu_stats(g);
-        printf("  %-17s %d steps from %zu spheres: %zu / %zu spheres, entered %llu / %llu, left %llu / %llu, waiting "
-               "%u / %u (CPU / GPU)", ad_integrator_name(integ[k]), steps, n0, c->count, g->count,
-               (unsigned long long)sc.entered, (unsigned long long)sg.entered, (unsigned long long)sc.left,
-               (unsigned long long)sg.left, sc.entries_waiting, sg.entries_waiting);
-        ENSURE(sg.backend == AD_BACKEND_CUDA && sc.backend == AD_BACKEND_CPU);
-        ENSURE(c->count == g->count && sc.count == sg.count && sg.count == g->count);
-        ENSURE(sc.entered == sg.entered && sc.left == sg.left && sc.entries_waiting == sg.entries_waiting);
-        ENSURE(sc.entries_lost == sg.entries_lost);
-        ENSURE(steps < 500 || (sc.entered > 5 && sc.left > 5));
-        if (c->count == g->count) {
-            uint32_t *ic = read_ids(c), *ig = read_ids(g);
-            size_t same_ids = !memcmp(ic, ig, c->count * sizeof *ic);
-            spheres a = read_all(c), b = read_all(g);
-            size_t outside;
-            double worst = same_ids ? compare(&a, &b, &outside) : 0;
-            printf(": ids %s, worst error %.3g of tolerance, %zu values outside\n", same_ids ? "the same" : "DIFFERENT",
-                   worst, same_ids ? outside : 0);
-            ENSURE(same_ids && outside == 0);
-            ENSURE_REL(sg.kinetic_energy, sc.kinetic_energy, 1e-4);
-            ENSURE_REL(sg.time, sc.time, 1e-6);
-            free(ic), free(ig), free(a.p), free(a.acc), free(b.p), free(b.acc);
-        } else {
-            printf("\n");
-        }
+        ad_world *c = tunnel3(AD_BACKEND_CPU, 0.1, 0.05, 1, all_integ[k]);
+        ad_world *g = tunnel3(AD_BACKEND_CUDA, 0.1, 0.05, 1, all_integ[k]);
+        compare_tunnels(ad_integrator_name(all_integ[k]), c, g, steps);
+        ENSURE(steps < 500 || (tu_stats(c).entered > 5 && tu_stats(c).left > 5));
         ad_world_destroy(c);
         ad_world_destroy(g);
     }
@@ -369,68 +371,145 @@ static void test_open_stream(void)
  * duplicated (ids unique and below the counter, spheres = filled + entered - left), all inside. */
 static void test_open_bookkeeping(void)
 {
-    ad_world *w = tunnel3(AD_BACKEND_AUTO, 0.2, 0.1, 1, AD_INTEGRATOR_SYMPLECTIC_EULER);
-    size_t n0 = w->count;
-    REQUIRE_OK(ad_world_step(w, 3000));
-    size_t n = w->count, got, dup = 0, outside = 0;
-    ad_particle3 *p = malloc(n * sizeof *p + 1);
-    uint32_t *id = malloc(n * sizeof *id + 1);
-    ad_particle_out out = {NULL, id, NULL, NULL, NULL, p};
-    REQUIRE_OK(ad_world_read(w, AD_READ_BY_ID, n, &out, &got));
-    for (size_t k = 0; k < got; k++) {
-        dup += k > 0 && id[k] == id[k - 1];
-        outside += !(p[k].x >= 0 && p[k].x < 16 && p[k].y >= 0 && p[k].y < 8 && p[k].z >= 0 && p[k].z < 8);
-    }
-    ad_stats s = tu_stats(w);
-    printf("backend auto: %s; 3000 steps from %zu spheres: %zu spheres, %llu entered, %llu left, %zu repeated ids, "
-           "%zu outside, %u waiting\n", s.backend == AD_BACKEND_CUDA ? "cuda" : "NOT cuda", n0, got,
-           (unsigned long long)s.entered, (unsigned long long)s.left, dup, outside, s.entries_waiting);
-    ENSURE(s.backend == AD_BACKEND_CUDA);
-    ENSURE(got == n && dup == 0 && outside == 0 && s.left > 50 && s.entered > 50);
-    ENSURE(got == 0 || id[got - 1] < n0 + s.entered);
-    ENSURE(s.count == n0 + s.entered - s.left);
-    free(p);
-    free(id);
-    ad_world_destroy(w);
+    ad_world_def d = tu3_tunnel(AD_BACKEND_AUTO, 2, 16.0, 0.2, 1);
+    ad_stats s = tu3_bookkeeping(&d, 0.1, 3000);
+    printf("  backend auto: %s\n", s.backend == AD_BACKEND_CUDA ? "cuda" : "NOT cuda");
+    ENSURE(s.backend == AD_BACKEND_CUDA && s.entered > 50);
 }
 
 /* A dense stream (volume fraction 0.26) into a gas at 0.25 has spheres waiting for room: two GPU runs
  * are the same bits, and a checkpoint taken with spheres waiting resumes on the GPU bit for bit. */
 static void test_open_checkpoint(void)
 {
-    char path[] = "/tmp/aerodem_gpu_open3_XXXXXX";
-    int fd = mkstemp(path);
-    ENSURE(fd >= 0);
-    close(fd);
-    ad_world *a = tunnel3(AD_BACKEND_CUDA, 0.5, 0.25, 1, AD_INTEGRATOR_SYMPLECTIC_EULER), *b = NULL;
-    ad_world *twin = tunnel3(AD_BACKEND_CUDA, 0.5, 0.25, 1, AD_INTEGRATOR_SYMPLECTIC_EULER);
-    uint32_t waiting = 0;
-    int steps = 0;
-    for (int k = 0; k < 40 && waiting == 0; k++) {
-        REQUIRE_OK(ad_world_step(a, 25));
-        steps += 25;
-        waiting = tu_stats(a).entries_waiting;
+    ad_world_def d = tu3_tunnel(AD_BACKEND_CUDA, 2, 16.0, 0.5, 1);
+    uint64_t h0 = tu3_run_hash(&d, 0.25, 500), h1 = tu3_run_hash(&d, 0.25, 500);
+    printf("two GPU runs of 500 steps: %016llx %016llx\n", (unsigned long long)h0, (unsigned long long)h1);
+    ENSURE(h0 == h1);
+    tu3_checkpoint(&d, 0.25, 0, 1, AD_BACKEND_CUDA);
+}
+
+/* ------------------------------------------ the reservoir (a dense gas) -- */
+
+/* test_reservoir3's tunnel (24 x 8 x 8 m, bands of 4 m) at volume fraction 0.2 on the CPU and the GPU
+ * for every integrator, compared after `steps` (compare_tunnels): the reservoir's plans (each box's
+ * count and controller, the spheres it removes), its thermostat and its additions the same. */
+static void test_reservoir_against_cpu(int steps)
+{
+    for (int k = 0; k < 4; k++) {
+        ad_world_def dc = tu3_reservoir_tunnel(AD_BACKEND_CPU, 2, 0.2), dg = dc;
+        dc.integrator = dg.integrator = all_integ[k];
+        dg.backend = AD_BACKEND_CUDA;
+        ad_world *c = tu3_filled(&dc, 0.2), *g = tu3_filled(&dg, 0.2);
+        compare_tunnels(ad_integrator_name(all_integ[k]), c, g, steps);
+        ad_stats s = tu_stats(g);
+        ENSURE(s.reservoir_added > 0 && s.reservoir_removed > 0);
+        ad_world_destroy(c);
+        ad_world_destroy(g);
     }
-    REQUIRE_OK(ad_world_step(twin, (uint64_t)steps));
-    uint64_t h0 = hash_world(a), h1 = hash_world(twin);
-    REQUIRE_OK(ad_world_save(a, path, NULL, 0));
-    REQUIRE_OK(ad_world_step(a, 300));
-    REQUIRE_OK(ad_world_load(path, AD_BACKEND_CUDA, -1, &b, NULL, NULL));
-    REQUIRE_OK(ad_world_step(b, 300));
-    uint64_t ha = hash_world(a), hb = hash_world(b);
-    ad_stats sa = tu_stats(a), sb = tu_stats(b);
-    printf("two GPU runs of %d steps: %016llx %016llx; checkpoint with %u spheres waiting: straight %016llx, resumed "
-           "%016llx; entered %llu / %llu, left %llu / %llu\n", steps, (unsigned long long)h0, (unsigned long long)h1,
-           waiting, (unsigned long long)ha, (unsigned long long)hb, (unsigned long long)sa.entered,
-           (unsigned long long)sb.entered, (unsigned long long)sa.left, (unsigned long long)sb.left);
-    ENSURE(h0 == h1 && waiting > 0);
-    ENSURE(ha == hb && a->count == b->count);
-    ENSURE(sa.entered == sb.entered && sa.left == sb.left && sa.time == sb.time &&
-           sa.entries_waiting == sb.entries_waiting && sa.entries_lost == sb.entries_lost);
-    ad_world_destroy(a);
-    ad_world_destroy(b);
-    ad_world_destroy(twin);
-    unlink(path);
+}
+
+/* A run with a body: per batch the drag and the density of three regions along the tunnel (the inlet's
+ * band [0, 4) m, the tunnel [4, 20) m with the body, the outlet's band [20, 24) m); their means and
+ * standard errors over the batches (batch means). */
+enum { RES_BATCHES = 10, RES_REGIONS = 3 };
+static const int res_edge[RES_REGIONS + 1] = {0, 4, 20, 24};
+
+typedef struct mean_se {
+    double mean, se;
+} mean_se;
+
+static mean_se batch_mean(const double *x, int n)
+{
+    double m = 0, v = 0;
+    for (int k = 0; k < n; k++) m += x[k] / n;
+    for (int k = 0; k < n; k++) v += (x[k] - m) * (x[k] - m) / (n - 1);
+    mean_se r = {m, sqrt(v / n)};
+    return r;
+}
+
+typedef struct res_run {
+    mean_se drag, density[RES_REGIONS];
+    ad_stats stats;
+} res_run;
+
+/* The reservoir tunnel at 0.2 with a cube of 2 m (x 11-13 m, y and z 3-5 m) on backend b: 10 s to settle,
+ * then RES_BATCHES batches of 10 s. */
+static res_run reservoir_with_body(ad_backend b)
+{
+    ad_world_def d = tu3_reservoir_tunnel(b, 2, 0.2);
+    ad_world *w = NULL;
+    REQUIRE_OK(ad_world_create(&d, &w));
+    ad_triangle t[12];
+    cube_at(t, 11, 3, 3, 2);
+    REQUIRE_OK(ad_world_add_triangles(w, t, 12));
+    ad_fill_def f = {0, 0, d.x_max, 8, 0.2, 2.0, 0.0, 1.0, 5, 0, 8, 0.0};
+    REQUIRE_OK(ad_world_fill(w, &f, NULL));
+    tu3_run_until(w, 10.0);
+    double drag[RES_BATCHES], dens[RES_REGIONS][RES_BATCHES];
+    for (int k = 0; k < RES_BATCHES; k++) {
+        ad_stats s0 = tu_stats(w);
+        tu3_slabs *s = tu3_sample(w, s0.time + 10.0);
+        ad_stats s1 = tu_stats(w);
+        drag[k] = (s1.body_impulse_x - s0.body_impulse_x) / (s1.time - s0.time);
+        for (int r = 0; r < RES_REGIONS; r++) {
+            double sum = 0;
+            for (int j = res_edge[r]; j < res_edge[r + 1]; j++) sum += s->n[j];
+            dens[r][k] = sum / (s->samples * 64.0 * (res_edge[r + 1] - res_edge[r]));
+        }
+        free(s);
+    }
+    res_run r;
+    r.drag = batch_mean(drag, RES_BATCHES);
+    for (int k = 0; k < RES_REGIONS; k++) r.density[k] = batch_mean(dens[k], RES_BATCHES);
+    r.stats = tu_stats(w);
+    ad_world_destroy(w);
+    return r;
+}
+
+/* |a - b| within 3 combined standard errors, the errors at least `floor` of the mean each (batches of
+ * 10 s are shorter than the slowest fluctuations of a region: about 2 % over 200 s in test_reservoir3's
+ * seeds); returns the distance in combined errors. */
+static double apart(mean_se a, mean_se b, double floor)
+{
+    double ea = fmax(a.se, floor * fabs(a.mean)), eb = fmax(b.se, floor * fabs(b.mean));
+    double z = fabs(a.mean - b.mean) / sqrt(ea * ea + eb * eb);
+    ENSURE_LE(z, 3.0);
+    return z;
+}
+
+/* The GPU's reservoir against the CPU's in a run with a body, where the two part after a few hundred
+ * steps (the GPU's distances round otherwise): the density of three regions along the tunnel and the
+ * drag on the cube, each within 3 combined standard errors of the CPU's. */
+static void test_reservoir_statistics(void)
+{
+    res_run c = reservoir_with_body(AD_BACKEND_CPU), g = reservoir_with_body(AD_BACKEND_CUDA);
+    double n = tu3_density_of(0.2);
+    for (int k = 0; k < RES_REGIONS; k++) {
+        double z = apart(c.density[k], g.density[k], 0.01);
+        printf("  x in [%2d, %2d) m: density / n %.4f +- %.4f (CPU), %.4f +- %.4f (GPU): %.2f combined errors apart\n",
+               res_edge[k], res_edge[k + 1], c.density[k].mean / n, c.density[k].se / n, g.density[k].mean / n,
+               g.density[k].se / n, z);
+    }
+    double z = apart(c.drag, g.drag, 0.0);
+    printf("  drag on the cube: %.3f +- %.3f N (CPU), %.3f +- %.3f N (GPU): %.2f combined standard errors apart; "
+           "reservoir +%llu -%llu (CPU), +%llu -%llu (GPU)\n", c.drag.mean, c.drag.se, g.drag.mean, g.drag.se, z,
+           (unsigned long long)c.stats.reservoir_added, (unsigned long long)c.stats.reservoir_removed,
+           (unsigned long long)g.stats.reservoir_added, (unsigned long long)g.stats.reservoir_removed);
+    ENSURE(c.drag.mean > 0 && c.drag.se < 0.2 * c.drag.mean);
+}
+
+/* The reservoir on the GPU: two runs the same bits, a checkpoint with the controllers part way resumed
+ * on the GPU bit for bit, every sphere accounted for over 3000 steps. */
+static void test_reservoir_runs(void)
+{
+    ad_world_def d = tu3_reservoir_tunnel(AD_BACKEND_CUDA, 2, 0.2);
+    uint64_t h0 = tu3_run_hash(&d, 0.2, 1500), h1 = tu3_run_hash(&d, 0.2, 1500);
+    printf("two GPU runs of 1500 steps with the reservoir: %016llx %016llx\n", (unsigned long long)h0,
+           (unsigned long long)h1);
+    ENSURE(h0 == h1);
+    tu3_checkpoint(&d, 0.2, 700, 0, AD_BACKEND_CUDA);
+    ad_stats s = tu3_bookkeeping(&d, 0.2, 3000);
+    ENSURE(s.reservoir_added > 0 && s.reservoir_removed > 0);
 }
 
 /* quick: the comparisons after one step only (for compute-sanitizer) */
@@ -450,6 +529,8 @@ int main(int argc, char **argv)
     test_fields();
     printf("the free stream against the CPU:\n");
     test_open_against_cpu(quick ? 50 : 800);
+    printf("the reservoir against the CPU:\n");
+    test_reservoir_against_cpu(quick ? 20 : 200);
     g_backend = AD_BACKEND_CUDA;
     if (quick) return tu_finish("test_gpu3 quick");
     test_two_runs();
@@ -461,5 +542,12 @@ int main(int argc, char **argv)
     test_open_stream();
     test_open_bookkeeping();
     test_open_checkpoint();
+    printf("the reservoir on the GPU:\n");
+    test_reservoir_runs();
+    test_reservoir_statistics();
+    /* the long run that keeps the reservoir's density (reservoir3_long's on the CPU): 40 s to settle,
+     * means over 200 s */
+    tu3_reservoir_case(AD_BACKEND_CUDA, 0.1, 40.0, 240.0, 3, 0.03, 0.02, 0.05);
+    tu3_reservoir_case(AD_BACKEND_CUDA, 0.2, 40.0, 240.0, 1, 0.03, 0.02, 0.05);
     return tu_finish("test_gpu3");
 }

@@ -13,6 +13,8 @@
 
 #include "test_util.h"
 
+#include "core/world_internal.h"
+
 static ad_status load(ad_scene *s, const char *text)
 {
     ad_scene_defaults(s);
@@ -301,6 +303,37 @@ static void test_empty_box(void)
     ad_world_destroy(w);
 }
 
+/* A 3D run builds its body once (app/tunnel.c: out3_prepare's mesh into ad_scene_layout_with and
+ * ad_scene_build_with): the world takes the mesh it is given, not one built again; without one,
+ * ad_scene_build builds the scene's. */
+static void test_body_once(void)
+{
+    char path[1200];
+    snprintf(path, sizeof path, "%s/scenes/sphere3d.ini", AD_SOURCE_DIR);
+    ad_scene s;
+    ad_scene_defaults(&s);
+    REQUIRE_OK(ad_scene_load(&s, path));
+    REQUIRE_OK(ad_scene_finish(&s));
+    ad_mesh m;
+    REQUIRE_OK(ad_scene_body_mesh(&s, &m, NULL));
+    size_t full = m.n;
+    ad_scene_layout l1, l2;
+    REQUIRE_OK(ad_scene_layout_of(&s, &l1));
+    REQUIRE_OK(ad_scene_layout_with(&s, &m, &l2));
+    ad_world *a = NULL, *b = NULL;
+    REQUIRE_OK(ad_scene_build(&s, &a));
+    m.n = full / 2; /* half the surface: a mesh the scene would not build */
+    REQUIRE_OK(ad_scene_build_with(&s, &m, &b));
+    printf("body once: the scene's mesh %zu triangles, built %zu; given %zu, built %zu; probe to %.3f / %.3f m\n", full,
+           a->tri.count, m.n, b->tri.count, l1.probe_x1, l2.probe_x1);
+    ENSURE(full > 0 && a->tri.count == full && b->tri.count == m.n);
+    ENSURE(l1.probe_x1 == l2.probe_x1 && l1.probe_x0 == l2.probe_x0 && l1.x_max == l2.x_max);
+    m.n = full;
+    ad_mesh_free(&m);
+    ad_world_destroy(a);
+    ad_world_destroy(b);
+}
+
 /* The world definition's own checks, for library users who bypass scenes. */
 static void test_world_def(void)
 {
@@ -382,6 +415,7 @@ int main(void)
     test_edges_step();
     test_empty_box();
     test_world_def();
+    test_body_once();
     test_dictionary();
     return tu_finish("test_scene");
 }

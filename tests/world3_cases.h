@@ -1,10 +1,11 @@
 /* The 3D world's cases that run on every backend (tests/test_world3.c on the CPU, tests/test_gpu3.c on
  * the GPU): head-on collisions against the closed forms, momentum in a periodic box, no sphere lost
- * over 10^4 steps, a checkpoint resumed bit for bit. g_backend: the backend they run on. */
+ * over 10^4 steps, a checkpoint resumed bit for bit. g_backend: the backend they run on. A world's hash:
+ * tu3_hash (tunnel3_cases.h). */
 #ifndef AERODEM_TEST_WORLD3_CASES_H
 #define AERODEM_TEST_WORLD3_CASES_H
 
-#include "test_util.h"
+#include "tunnel3_cases.h"
 
 #include <unistd.h>
 
@@ -94,20 +95,24 @@ static void test_pair_collision(void)
     ad_world_destroy(w);
 }
 
-/* A cube [6, 14]^3 of 12 triangles, each face split along a diagonal (its triangles share the face's
- * edges and vertices: one connected surface). */
-static void cube(ad_triangle t[12])
+/* A cube [x0, x0 + size] x [y0, ...] x [z0, ...] of 12 triangles, each face split along a diagonal (its
+ * triangles share the face's edges and vertices: one connected surface). */
+static void cube_at(ad_triangle t[12], double x0, double y0, double z0, double size)
 {
     static const int faces[6][4][3] = {{{0, 0, 0}, {1, 0, 0}, {1, 1, 0}, {0, 1, 0}}, {{0, 0, 1}, {0, 1, 1}, {1, 1, 1}, {1, 0, 1}},
                                        {{0, 0, 0}, {0, 0, 1}, {1, 0, 1}, {1, 0, 0}}, {{0, 1, 0}, {1, 1, 0}, {1, 1, 1}, {0, 1, 1}},
                                        {{0, 0, 0}, {0, 1, 0}, {0, 1, 1}, {0, 0, 1}}, {{1, 0, 0}, {1, 0, 1}, {1, 1, 1}, {1, 1, 0}}};
+    const double at[3] = {x0, y0, z0};
     for (int f = 0; f < 6; f++)
         for (int h = 0; h < 2; h++) {
             const int *q[3] = {faces[f][0], faces[f][1 + h], faces[f][2 + h]};
             for (int j = 0; j < 3; j++)
-                for (int k = 0; k < 3; k++) t[2 * f + h].v[j][k] = (float)(6 + 8 * q[j][k]);
+                for (int k = 0; k < 3; k++) t[2 * f + h].v[j][k] = (float)(at[k] + size * q[j][k]);
         }
 }
+
+/* The cube [6, 14]^3. */
+static void cube(ad_triangle t[12]) { cube_at(t, 6, 6, 6, 8); }
 
 static void test_triangle_collisions(void)
 {
@@ -174,23 +179,6 @@ static ad_world *gas(int periodic, double e, ad_integrator integ, int threads, d
     ENSURE_MSG(!body || inside == 0, "%zu spheres filled inside the cube", inside);
     free(p);
     return w;
-}
-
-static uint64_t hash_world(const ad_world *w)
-{
-    size_t n = w->count, got;
-    ad_particle3 *p = malloc(n * sizeof *p);
-    float *acc = malloc(3 * n * sizeof *acc);
-    ad_particle_out out = {NULL, NULL, NULL, NULL, acc, p};
-    REQUIRE_OK(ad_world_read(w, AD_READ_BY_ID, n, &out, &got));
-    uint64_t h = 1469598103934665603ull;
-    const unsigned char *b = (const unsigned char *)p;
-    for (size_t k = 0; k < got * sizeof *p; k++) h = (h ^ b[k]) * 1099511628211ull;
-    b = (const unsigned char *)acc;
-    for (size_t k = 0; k < got * 3 * sizeof *acc; k++) h = (h ^ b[k]) * 1099511628211ull;
-    free(p);
-    free(acc);
-    return h;
 }
 
 static void test_momentum(void)
@@ -270,7 +258,7 @@ static void test_checkpoint(void)
         ad_stats sa, sb;
         REQUIRE_OK(ad_world_get_stats(a, &sa));
         REQUIRE_OK(ad_world_get_stats(b, &sb));
-        uint64_t ha = hash_world(a), hb = hash_world(b);
+        uint64_t ha = tu3_hash(a), hb = tu3_hash(b);
         printf("checkpoint (%s): straight %016llx, resumed on 1 thread %016llx; time %.17g / %.17g\n",
                ad_integrator_name(integ[k]), (unsigned long long)ha, (unsigned long long)hb, sa.time, sb.time);
         ENSURE(ha == hb);

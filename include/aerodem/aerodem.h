@@ -87,9 +87,8 @@ typedef struct ad_world_def {
     int dimensions;          /* 2 (discs in the plane, default) or 3 (spheres in a box). In 3D "disc" in these
                                 comments means a sphere, areas are volumes ([1/m^3] densities), the domain has
                                 a depth z_min..z_max with its own boundary, and the body is triangles
-                                (ad_world_add_triangles). 3D runs on every backend; its free stream (x or y
-                                open, along x and y only) on backend = cpu and reference (auto picks the CPU
-                                for it), the reservoir too; the BVH is 2D for now */
+                                (ad_world_add_triangles). 3D runs on every backend, its free stream (x or y
+                                open, along x and y only) and reservoir too; the BVH is 2D for now */
 
     size_t capacity;         /* most particles the world can hold [-]; default 65536 */
     double radius;           /* disc radius [m]; default 0.5 */
@@ -121,8 +120,8 @@ typedef struct ad_world_def {
                                 adding discs at the same rate, so that a dense gas meets the free stream's
                                 density, velocity, temperature and pressure at the band's inner edge
                                 (src/physics/open.h). 3D: bands along the open faces of x and y through the
-                                depth, boxes of cells along z too (backend = cpu and reference; the GPU
-                                refuses it by name). 0 = none (default); needs an open axis */
+                                depth, boxes of cells along z too (every backend). 0 = none (default);
+                                needs an open axis */
     double reservoir_inflow; /* the band's width on the sides where the stream enters [m]: the gas the band adds
                                 there, all that enters the tunnel, needs room to relax; 0 = reservoir (default) */
     double reservoir_rate;   /* the reservoir's rate nu [1/s]; 0 = auto (default): 4 (|U| + sqrt(2) sigma)

@@ -167,6 +167,9 @@ typedef struct ad_scene_layout {
     double probe_z0, probe_z1;         /* 3D: the probe's extent along the span [m] */
 } ad_scene_layout;
 ad_status ad_scene_layout_of(const ad_scene *s, ad_scene_layout *out);
+/* The same with a 3D scene's body as the caller built it (ad_scene_body_mesh; NULL: no body's front),
+ * so that a run builds its mesh once. */
+ad_status ad_scene_layout_with(const ad_scene *s, const ad_mesh *body, ad_scene_layout *out);
 
 /* The reservoir's width (scene key, or its automatic value) [m]; *inflow (may be NULL) receives its
  * width upstream. */
@@ -175,6 +178,9 @@ double ad_scene_reservoir(const ad_scene *s, double *inflow);
 /* Creates the world: tunnel, reservoir, body segments, and the gas filled at the area
  * fraction with the free-stream velocity (none inside the body). */
 ad_status ad_scene_build(const ad_scene *s, ad_world **out);
+/* The same with a 3D scene's body as the caller built it (ad_scene_body_mesh; NULL: built here), so that a
+ * run builds its mesh once (app/tunnel.c: out3_prepare's mesh). */
+ad_status ad_scene_build_with(const ad_scene *s, const ad_mesh *body, ad_world **out);
 
 /* A file named in the scene, relative to the scene file's folder (absolute paths as they are), into buf. */
 void ad_scene_path(const ad_scene *s, const char *file, char *buf, size_t n);

@@ -193,15 +193,23 @@ double ad_scene_reservoir(const ad_scene *s, double *inflow)
     return w;
 }
 
-/* The leftmost point of the body, or NaN without one. */
-static double body_front(const ad_scene *s)
+/* A 3D scene's body: `body` where the caller built it (ad_scene_body_mesh), else built into *own (freed
+ * by the caller; empty in 2D). */
+static ad_status scene_mesh(const ad_scene *s, const ad_mesh *body, ad_mesh *own, const ad_mesh **m)
+{
+    memset(own, 0, sizeof *own);
+    *m = body ? body : own;
+    if (body || s->dimensions != 3) return ad_ok();
+    return ad_scene_body_mesh(s, own, NULL);
+}
+
+/* The leftmost point of the body (3D: the mesh `body`), or NaN without one. */
+static double body_front(const ad_scene *s, const ad_mesh *body)
 {
     if (s->dimensions == 3) {
-        ad_mesh m;
-        if (ad_scene_body_mesh(s, &m, NULL).code || m.n == 0) return NAN;
+        if (!body || body->n == 0) return NAN;
         double lo[3], hi[3];
-        ad_mesh_bounds(&m, lo, hi);
-        ad_mesh_free(&m);
+        ad_mesh_bounds(body, lo, hi);
         return lo[0];
     }
     ad_segment *segs;
@@ -215,6 +223,17 @@ static double body_front(const ad_scene *s)
 }
 
 ad_status ad_scene_layout_of(const ad_scene *s, ad_scene_layout *l)
+{
+    ad_mesh own;
+    const ad_mesh *m;
+    /* a body that does not build has no front here: ad_scene_build reports it */
+    int built = !scene_mesh(s, NULL, &own, &m).code;
+    ad_status st = ad_scene_layout_with(s, built ? m : NULL, l);
+    ad_mesh_free(&own);
+    return st;
+}
+
+ad_status ad_scene_layout_with(const ad_scene *s, const ad_mesh *body, ad_scene_layout *l)
 {
     memset(l, 0, sizeof *l);
     l->x_min = 0;
@@ -243,7 +262,7 @@ ad_status ad_scene_layout_of(const ad_scene *s, ad_scene_layout *l)
      * +1.0 % at 1.75 chords), at most a quarter of the tunnel, across the middle 80 % of the height;
      * where the body is closer to the inlet, the first half of the way to it */
     if (s->kind == AD_TUNNEL_FLOW) {
-        double d = 2.0 * s->radius, front = body_front(s);
+        double d = 2.0 * s->radius, front = body_front(s, body);
         double x0 = d, x1 = 0.25 * s->width;
         if (!isnan(front)) {
             x1 = fmin(x1, front - 2.0 * s->chord);
@@ -267,16 +286,10 @@ static double particles_in(const ad_scene *s, double x, double y)
     return ad_scene_fraction(s) * (x * y * (s->dimensions == 3 ? s->depth : 1.0)) / ad_scene_particle_size(s);
 }
 
-/* The body into the world: 2D segments or 3D triangles. */
-static ad_status add_body(const ad_scene *s, ad_world *w)
+/* The body into the world: 2D segments or the 3D mesh `body`. */
+static ad_status add_body(const ad_scene *s, const ad_mesh *body, ad_world *w)
 {
-    if (s->dimensions == 3) {
-        ad_mesh m;
-        ad_status st = ad_scene_body_mesh(s, &m, NULL);
-        if (!st.code && m.n) st = ad_world_add_triangles(w, m.t, m.n);
-        ad_mesh_free(&m);
-        return st;
-    }
+    if (s->dimensions == 3) return body->n ? ad_world_add_triangles(w, body->t, body->n) : ad_ok();
     ad_segment *segs = NULL;
     size_t nseg = 0;
     int closed = 0;
@@ -286,11 +299,20 @@ static ad_status add_body(const ad_scene *s, ad_world *w)
     return st;
 }
 
-ad_status ad_scene_build(const ad_scene *s, ad_world **out)
+ad_status ad_scene_build(const ad_scene *s, ad_world **out) { return ad_scene_build_with(s, NULL, out); }
+
+ad_status ad_scene_build_with(const ad_scene *s, const ad_mesh *body, ad_world **out)
 {
     *out = NULL;
+    ad_mesh own;
+    const ad_mesh *m;
+    AD_TRY(scene_mesh(s, body, &own, &m));
     ad_scene_layout l;
-    AD_TRY(ad_scene_layout_of(s, &l));
+    ad_status st = ad_scene_layout_with(s, m, &l);
+    if (st.code) {
+        ad_mesh_free(&own);
+        return st;
+    }
     ad_world_def d = base_def(s);
     d.x_min = l.x_min;
     d.x_max = l.x_max;
@@ -302,8 +324,9 @@ ad_status ad_scene_build(const ad_scene *s, ad_world **out)
     double n_est = particles_in(s, l.x_max - l.x_min, l.y_max - l.y_min);
     d.capacity = (size_t)(n_est * (s->kind == AD_TUNNEL_BOX ? 1.02 : 1.3)) + 4096;
     ad_world *w = NULL;
-    ad_status st = ad_world_create(&d, &w);
-    if (!st.code) st = add_body(s, w);
+    st = ad_world_create(&d, &w);
+    if (!st.code) st = add_body(s, m, w);
+    ad_mesh_free(&own);
     if (!st.code) {
         ad_fill_def f = {l.x_min, l.y_min, l.x_max, l.y_max, ad_scene_fraction(s), s->velocity, 0, s->temperature,
                          s->seed, l.z_min, l.z_max, 0};

@@ -16,10 +16,7 @@ static const ad_backend_ops *pick_backend(const ad_world_def *def, ad_status *st
 {
     ad_backend b = def->backend;
     int three = def->dimensions == 3;
-    /* the 3D reservoir runs on the plain pipeline only: auto picks the CPU for it (the 3D free stream
-     * without one runs on the GPU too) */
     *st = ad_ok();
-    if (three && def->reservoir > 0.0 && b == AD_BACKEND_AUTO) b = AD_BACKEND_CPU;
     if (b == AD_BACKEND_REFERENCE) return three ? &ad_reference3_backend : &ad_reference_backend;
 #if defined(AD_HAVE_CUDA)
     if (b == AD_BACKEND_CUDA || b == AD_BACKEND_AUTO) {

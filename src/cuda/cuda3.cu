@@ -11,8 +11,12 @@
  * Open faces (the free stream, physics/open3.h) as 2D's open sides: the count lives on the device
  * (ad_ctrl.n) and the per-sphere kernels are launched for the capacity; the pass removes the spheres
  * past an open face (they keep their slots, dead, until the next sort puts them in the dead cell after
- * the grid's and the world ends before them), and k3_enter (open3.cuh) appends the step's entries
- * after the pass, inside the step's graph. */
+ * the grid's and the world ends before them), and k_enter_new (enter.cuh, open3.cuh) appends the step's
+ * entries after the pass, inside the step's graph. The reservoir (a dense gas's band along the open
+ * faces, physics/open.h, reservoir_dim.h) as 2D's: after the sort its plan (k_reservoir_plan<3>: each
+ * box's count, controller and the spheres it removes, marked in `doomed`), the pass removes the
+ * marked ones and runs the thermostat, and after the pass the boxes' additions join the entries: the
+ * CPU's functions in the CPU's order, so the same choices from the same state. */
 #include <cuda_runtime.h>
 
 #include <cstdlib>
@@ -50,7 +54,15 @@ struct cuda3_world {
     int open;
     ad_entry3 *waiting, *waiting_next; /* AD_WAITING_MAX each */
     ad_state3 *spots;                  /* AD_ROOM_MAX */
+    unsigned char *spot_gas;           /* AD_ROOM_MAX: a spot has room in the gas (open3.cuh) */
     unsigned *vmax2_new;
+    /* the reservoir (enter.cuh): per box the controller's debt and integral, the additions asked and
+     * their scan (its scratch), per slot the plan's marks */
+    double *res_state;
+    unsigned *res_add, *res_add_start;
+    void *res_scan_temp;
+    size_t res_scan_bytes;
+    unsigned char *doomed;
 };
 
 static cuda3_world *C3(const ad_world *w) { return (cuda3_world *)w->impl; }
@@ -63,10 +75,12 @@ static ad_n count_of(const cuda3_world *c, unsigned n) { return ad_n{n, c->open 
 
 static int open3(const ad_params *p) { return p->open_x || p->open_y; }
 
-/* The entries' buffers of a world with open faces. */
-static size_t open_bytes(const ad_params *p)
+/* The entries' buffers of a world with open faces, and the reservoir's (its boxes, the slots' marks). */
+static size_t open_bytes(const ad_params *p, size_t cap)
 {
-    return open3(p) ? 2 * AD_WAITING_MAX * sizeof(ad_entry3) + AD_ROOM_MAX * sizeof(ad_state3) + 4 : 0;
+    size_t nb = (size_t)p->res_boxes;
+    size_t res = nb ? nb * (2 * sizeof(double) + 2 * 4) + ad_cuda_reservoir_scan_bytes(p->res_boxes) + cap : 0;
+    return open3(p) ? 2 * AD_WAITING_MAX * sizeof(ad_entry3) + AD_ROOM_MAX * (sizeof(ad_state3) + 1) + 4 + res : 0;
 }
 
 /* Bytes a sphere takes: two states, ids and accelerations, pressure, virial, its cell and rank, the
@@ -89,7 +103,7 @@ static size_t cuda3_bytes_needed(const ad_world_def *d, const ad_params *p)
     unsigned lg = count_lg3(d, p);
     return d->capacity * per_sphere(d) + ad_count_bytes(cells, lg) + ad_start_slots(cells, lg) * 4 +
            ad_scan_state_bytes(cells, lg) + 2 * (grid3_of(d->capacity) + 1) * sizeof(ad_step_sums) +
-           AD_REDUCE_BLOCKS * sizeof(ad_step_sums) + sizeof(ad_ctrl) + open_bytes(p);
+           AD_REDUCE_BLOCKS * sizeof(ad_step_sums) + sizeof(ad_ctrl) + open_bytes(p, d->capacity);
 }
 
 static void free_triangles(cuda3_world *c)
@@ -109,7 +123,8 @@ static void cuda3_destroy(ad_world *w)
     void *dev[] = {c->state,   c->sorted, c->id,      c->id_sorted, c->acc,    c->acc_sorted, c->pressure,
                    c->virial,  c->cell_of, c->rank,   c->members,   c->perm,   c->count,      c->start,
                    c->tile_sum, c->rk[0],  c->rk[1],  c->rk[2],     c->blocks, c->blocks2,    c->ctrl,
-                   c->field_sums, c->waiting, c->waiting_next, c->spots, c->vmax2_new};
+                   c->field_sums, c->waiting, c->waiting_next, c->spots, c->spot_gas, c->vmax2_new, c->res_state,
+                   c->res_add, c->res_add_start, c->res_scan_temp, c->doomed};
     for (size_t k = 0; k < sizeof dev / sizeof dev[0]; k++) cudaFree(dev[k]);
     free_triangles(c);
     cudaFreeHost(c->ctrl_host);
@@ -123,10 +138,6 @@ static void cuda3_destroy(ad_world *w)
 static ad_status cuda3_create(ad_world *w)
 {
     const ad_world_def *d = &w->def;
-    if (w->params.res_boxes)
-        return ad_fail(AD_ERR_INVALID, "reservoir",
-                       "reservoir = %g m: the 3D free-stream reservoir runs on backend = cpu or reference for now, not "
-                       "on the GPU", d->reservoir);
     cuda3_world *c = (cuda3_world *)calloc(1, sizeof *c);
     if (!c) return ad_fail(AD_ERR_NO_MEMORY, "", "out of host memory");
     w->impl = c;
@@ -143,7 +154,8 @@ static ad_status cuda3_create(ad_world *w)
     w->stats.cell_counter_bits = 32 >> c->count_lg;
     CU(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking));
     for (int k = 0; k < 2; k++) CU(cudaEventCreateWithFlags(&c->batch[k], cudaEventDisableTiming));
-    size_t cap = c->cap, nb = grid3_of(cap) + 1;
+    size_t cap = c->cap, nb = grid3_of(cap) + 1, nres = (size_t)w->params.res_boxes;
+    c->res_scan_bytes = nres ? ad_cuda_reservoir_scan_bytes((int)nres) : 0;
     int rk4 = d->integrator == AD_INTEGRATOR_RK4;
     const struct {
         void **p;
@@ -165,7 +177,12 @@ static ad_status cuda3_create(ad_world *w)
         {(void **)&c->waiting, c->open ? AD_WAITING_MAX * sizeof(ad_entry3) : 0},
         {(void **)&c->waiting_next, c->open ? AD_WAITING_MAX * sizeof(ad_entry3) : 0},
         {(void **)&c->spots, c->open ? AD_ROOM_MAX * sizeof(ad_state3) : 0},
+        {(void **)&c->spot_gas, c->open ? (size_t)AD_ROOM_MAX : 0},
         {(void **)&c->vmax2_new, c->open ? sizeof(unsigned) : 0},
+        /* cleared below: the controllers start at rest, no sphere marked */
+        {(void **)&c->res_state, nres * 2 * sizeof(double)}, {(void **)&c->res_add, nres * 4},
+        {(void **)&c->res_add_start, nres * 4}, {(void **)&c->res_scan_temp, c->res_scan_bytes},
+        {(void **)&c->doomed, nres ? cap : 0},
     };
     for (size_t k = 0; k < sizeof arrays / sizeof arrays[0]; k++) {
         if (!arrays[k].bytes) continue;
@@ -313,7 +330,7 @@ static ad_status cuda3_body_changed(ad_world *w)
 static ad3_pass pass_io(cuda3_world *c)
 {
     ad3_pass io = {c->start, c->sorted, c->id_sorted, c->acc_sorted, c->state, c->id, c->acc, c->pressure,
-                   c->virial, c->blocks, NULL, NULL, c->rk[2]};
+                   c->virial, c->blocks, NULL, NULL, c->rk[2], c->doomed};
     return io;
 }
 
@@ -339,13 +356,26 @@ static cudaError_t enqueue_sort(ad_world *w, cuda3_world *c)
     return e;
 }
 
-/* Step 5's entries after the pass (open3.cuh), appended to the world's state. */
+/* Before the pass, on the step's grid: the reservoir's plan (enter.cuh). */
+static void enqueue_reservoir_plan(ad_world *w, cuda3_world *c)
+{
+    int nb = w->params.res_boxes;
+    if (!nb) return;
+    k_reservoir_plan<3><<<grid3_of((size_t)nb), AD_CUDA_BLOCK, 0, c->stream>>>(w->params, c->start, c->id_sorted, c->ctrl,
+                                                                               c->res_state, c->res_add, c->doomed);
+}
+
+/* Step 5's entries and the reservoir's additions after the pass (enter.cuh, open3.cuh), appended to the
+ * world's state. */
 static void enqueue_enter(ad_world *w, cuda3_world *c)
 {
     if (!c->open) return;
-    ad3_enter_io io = {c->state, c->id, c->pressure, c->virial, c->acc, (unsigned)c->cap,
-                       c->waiting, c->waiting_next, c->spots, c->vmax2_new};
-    k3_enter<<<1, AD3_ENTER_THREADS, 0, c->stream>>>(w->params, c->ctrl, c->start, io);
+    int nb = w->params.res_boxes;
+    if (nb) ad_cuda_reservoir_scan(c->res_scan_temp, c->res_scan_bytes, c->res_add, c->res_add_start, nb, c->stream);
+    const ad_enter_lists<ad_entry3> l{c->waiting, c->waiting_next, c->res_add, c->res_add_start, c->res_state,
+                                      c->vmax2_new, (unsigned)c->cap};
+    const ad_enter_spheres d{l, c->state, c->id, c->pressure, c->virial, c->acc, c->spots, c->spot_gas};
+    k_enter_new<<<1, AD_ENTER_THREADS, 0, c->stream>>>(w->params, c->ctrl, c->start, d);
 }
 
 /* The one-evaluation pass, observing or not (kernels3.cuh). */
@@ -363,7 +393,8 @@ static void enqueue_pass(ad_world *w, cuda3_world *c, const ad3_pass &io, unsign
         k3_interact<AD_INTEGRATOR_SYMPLECTIC_EULER, OBS><<<g, AD_CUDA_BLOCK, 0, st>>>(p, c->gdev, io, nn, c->ctrl);
 }
 
-/* One step: [Verlet's drift], the sort, the pass (or RK4's four stages), the entries, the fold. obs: a
+/* One step: [Verlet's drift], the sort, [the reservoir's plan], the pass (or RK4's four stages), the
+ * entries, the fold. obs: a
  * step somebody reads (its observables and snapshot sums written; RK4 always writes them). */
 static cudaError_t enqueue_step(ad_world *w, cuda3_world *c, int obs)
 {
@@ -375,6 +406,7 @@ static cudaError_t enqueue_step(ad_world *w, cuda3_world *c, int obs)
     if (integ == AD_INTEGRATOR_VERLET) k3_drift<<<g, AD_CUDA_BLOCK, 0, st>>>(p, c->state, c->acc, nn, c->ctrl);
     cudaError_t e = enqueue_sort(w, c);
     if (e) return e;
+    enqueue_reservoir_plan(w, c);
     ad3_pass io = pass_io(c);
     unsigned nrec = g;
     if (integ == AD_INTEGRATOR_RK4) {
@@ -524,18 +556,22 @@ static ad_status cuda3_read(const ad_world *w, int flags, size_t max, const ad_p
     return st;
 }
 
-/* The free stream's state (the entries owed, the id counter, the entries waiting) into a snapshot. */
-static ad_status export_open(const cuda3_world *c, ad_snapshot *s)
+/* The free stream's state (the entries owed, the id counter, the entries waiting, the reservoir's
+ * controllers) into a snapshot. */
+static ad_status export_open(const ad_world *w, const cuda3_world *c, ad_snapshot *s)
 {
     const ad_ctrl &k = *c->ctrl_host;
     memcpy(s->open.owed, k.owed, sizeof s->open.owed);
     s->open.next_id = k.next_id;
     s->open.nwaiting = c->open ? k.nwaiting : 0;
     if (!c->open) return ad_ok();
-    AD_TRY(ad_open_state_alloc(&s->open_alloc, 0, 3));
+    int nb = w->params.res_boxes;
+    AD_TRY(ad_open_state_alloc(&s->open_alloc, (uint32_t)nb, 3));
     s->open.waiting3 = s->open_alloc.waiting3;
     s->open.res_state = s->open_alloc.res_state;
+    s->open.res_boxes = (uint32_t)nb;
     CU(cudaMemcpy(s->open.waiting3, c->waiting, k.nwaiting * sizeof(ad_entry3), cudaMemcpyDeviceToHost));
+    if (nb) CU(cudaMemcpy(s->open.res_state, c->res_state, 2 * (size_t)nb * sizeof(double), cudaMemcpyDeviceToHost));
     return ad_ok();
 }
 
@@ -557,7 +593,7 @@ static ad_status cuda3_export(const ad_world *w, ad_snapshot *s)
         s->accel3[m++] = s->accel3[k];
     }
     s->n = m;
-    if (!st.code) st = export_open(c, s);
+    if (!st.code) st = export_open(w, c, s);
     if (st.code) ad_snapshot_free(s);
     return st;
 }
@@ -568,9 +604,12 @@ static ad_status cuda3_import(ad_world *w, const ad_snapshot *s)
     if (s->n > c->cap)
         return ad_fail(AD_ERR_CAPACITY, "capacity", "capacity: the snapshot holds %zu spheres, the world %zu", s->n,
                        c->cap);
-    if (s->open.nwaiting > (c->open ? AD_WAITING_MAX : 0) || (s->open.nwaiting && !s->open.waiting3))
-        return ad_fail(AD_ERR_FORMAT, "checkpoint", "the snapshot has %u entering spheres waiting (at most %d)",
-                       s->open.nwaiting, c->open ? AD_WAITING_MAX : 0);
+    int nb = w->params.res_boxes;
+    if (s->open.nwaiting > (c->open ? AD_WAITING_MAX : 0) || (s->open.nwaiting && !s->open.waiting3) ||
+        (s->open.res_state && s->open.res_boxes != (uint32_t)nb))
+        return ad_fail(AD_ERR_FORMAT, "checkpoint",
+                       "the snapshot has %u entering spheres waiting (at most %d) and %u reservoir boxes (the world "
+                       "has %d)", s->open.nwaiting, c->open ? AD_WAITING_MAX : 0, s->open.res_boxes, nb);
     size_t n = s->n;
     CU(cudaMemcpy(c->state, s->state3, n * sizeof(ad_state3), cudaMemcpyHostToDevice));
     CU(cudaMemcpy(c->id, s->id, n * 4, cudaMemcpyHostToDevice));
@@ -579,6 +618,8 @@ static ad_status cuda3_import(ad_world *w, const ad_snapshot *s)
     CU(cudaMemcpy(c->acc, s->accel3, n * sizeof(ad_accel3), cudaMemcpyHostToDevice));
     if (s->open.nwaiting)
         CU(cudaMemcpy(c->waiting, s->open.waiting3, s->open.nwaiting * sizeof(ad_entry3), cudaMemcpyHostToDevice));
+    if (nb && s->open.res_state)
+        CU(cudaMemcpy(c->res_state, s->open.res_state, 2 * (size_t)nb * sizeof(double), cudaMemcpyHostToDevice));
     c->n = n;
     c->primed = s->primed;
     c->dt_stale = 0;

@@ -52,7 +52,7 @@ size_t ad_cuda_sort_bytes(size_t n, int bits)
 }
 
 /* The scratch of the scan of the reservoir boxes' additions. */
-static size_t res_scan_bytes(int boxes)
+size_t ad_cuda_reservoir_scan_bytes(int boxes)
 {
     size_t t = 0;
     if (boxes > 0) cub::DeviceScan::ExclusiveSum(nullptr, t, (const unsigned *)nullptr, (unsigned *)nullptr, boxes);
@@ -82,7 +82,7 @@ static size_t cuda_bytes_needed(const ad_world_def *d, const ad_params *p)
     size_t open = 0;
     if (p->open_x || p->open_y)
         open = 2 * AD_WAITING_MAX * sizeof(ad_entry) + AD_ROOM_MAX * (sizeof(ad_state) + 4) + 16 +
-               (size_t)p->res_boxes * (2 * sizeof(double) + 2 * 4) + res_scan_bytes(p->res_boxes);
+               (size_t)p->res_boxes * (2 * sizeof(double) + 2 * 4) + ad_cuda_reservoir_scan_bytes(p->res_boxes);
     return d->capacity * per_particle(d) + cells + blocks * sizeof(ad_step_sums) + temp + sizeof(ad_ctrl) + open;
 }
 
@@ -151,7 +151,7 @@ static cudaError_t alloc_open(cuda_world *c, const ad_params *p, size_t n)
         ALLOC(c->res_state, (size_t)nb * 2 * sizeof(double));
         ALLOC(c->res_add, (size_t)nb * 4);
         ALLOC(c->res_add_start, (size_t)nb * 4);
-        c->res_scan_bytes = res_scan_bytes(nb);
+        c->res_scan_bytes = ad_cuda_reservoir_scan_bytes(nb);
         ALLOC(c->res_scan_temp, c->res_scan_bytes);
         ALLOC(c->doomed, n);
     }

@@ -178,29 +178,33 @@ cudaError_t ad_cuda_after_sort(const unsigned *start, unsigned dead_cell, ad_ctr
     return cudaGetLastError();
 }
 
-/* Step 5's entries after the pass that ends a step (open.cuh): the free stream's and the reservoir's
+cudaError_t ad_cuda_reservoir_scan(void *temp, size_t bytes, const unsigned *add, unsigned *add_start, int boxes,
+                                   cudaStream_t st)
+{
+    return cub::DeviceScan::ExclusiveSum(temp, bytes, add, add_start, boxes, st);
+}
+
+/* Step 5's entries after the pass that ends a step (open.cuh, enter.cuh): the free stream's and the reservoir's
  * new discs, appended to the pass's output `nx` and binned where the pass binned (bin). */
 static void enqueue_enter(ad_world *w, cuda_world *c, int nx, int bin)
 {
     if (!c->open) return;
     cudaStream_t st = c->stream;
     int nb = w->params.res_boxes;
-    if (nb) {
-        size_t bytes = c->res_scan_bytes;
-        cub::DeviceScan::ExclusiveSum(c->res_scan_temp, bytes, c->res_add, c->res_add_start, nb, st);
-    }
-    const ad_enter_slots slots{c->state[nx], c->id[c->idp], c->pressure, c->virial, c->acc[nx], (unsigned)c->cap};
-    const ad_enter_work work{c->waiting, c->waiting_next, c->res_add,   c->res_add_start,
-                             c->res_state, c->spots,     c->spot_next, c->vmax2_new};
-    k_enter<<<1, AD_ENTER_THREADS, 0, st>>>(w->params, c->ctrl, c->start, slots, work, bin, bin_next(w, c));
+    if (nb) ad_cuda_reservoir_scan(c->res_scan_temp, c->res_scan_bytes, c->res_add, c->res_add_start, nb, st);
+    const ad_enter_lists<ad_entry> l{c->waiting, c->waiting_next, c->res_add, c->res_add_start, c->res_state,
+                                     c->vmax2_new, (unsigned)c->cap};
+    const ad_enter_slots slots{c->state[nx], c->id[c->idp], c->pressure, c->virial, c->acc[nx]};
+    const ad_enter_discs d{l, slots, c->spots, c->spot_next, bin, bin_next(w, c)};
+    k_enter_new<<<1, AD_ENTER_THREADS, 0, st>>>(w->params, c->ctrl, c->start, d);
 }
 
-/* Before the pass: the reservoir's plan on the step's grid (open.cuh). */
+/* Before the pass: the reservoir's plan on the step's grid (enter.cuh). */
 static void enqueue_reservoir_plan(ad_world *w, cuda_world *c)
 {
     int nb = w->params.res_boxes;
     if (!nb) return;
-    k_reservoir_plan<<<grid_of((size_t)nb), AD_CUDA_BLOCK, 0, c->stream>>>(w->params, c->start, c->id[c->idp], c->ctrl,
+    k_reservoir_plan<2><<<grid_of((size_t)nb), AD_CUDA_BLOCK, 0, c->stream>>>(w->params, c->start, c->id[c->idp], c->ctrl,
                                                                            c->res_state, c->res_add, c->doomed);
 }
 

@@ -39,7 +39,7 @@ struct cuda_world {
     int open;
     ad_entry *waiting, *waiting_next; /* entering discs waiting for room (AD_WAITING_MAX) */
     ad_state *spots;                  /* a step's new spots, judged for room (AD_ROOM_MAX) */
-    unsigned *spot_next;              /* per spot the next of its bucket (room.h; the heads are k_enter's) */
+    unsigned *spot_next;              /* per spot the next of its bucket (room.h; the heads are k_enter_new's) */
     unsigned *vmax2_new;              /* the largest speed squared of a step's new discs (float bits) */
     double *res_state;                /* per reservoir box: the controller's debt and integral */
     unsigned *res_add, *res_add_start;
@@ -90,6 +90,7 @@ static inline cuda_world *CW(const ad_world *w) { return (cuda_world *)w->impl; 
 
 /* cuda_backend.cu */
 cudaError_t ad_cuda_forget_bin(cuda_world *c);
+size_t ad_cuda_reservoir_scan_bytes(int boxes); /* the scratch of ad_cuda_reservoir_scan */
 size_t ad_cuda_sort_bytes(size_t n, int bits);
 cudaError_t ad_cuda_pull_count(cuda_world *c);
 
@@ -108,6 +109,10 @@ cudaError_t ad_cuda_stable_order(ad_n nn, unsigned dead_cell, const unsigned *de
                                  cudaStream_t st);
 cudaError_t ad_cuda_after_sort(const unsigned *start, unsigned dead_cell, ad_ctrl *ctrl, cudaStream_t st);
 cudaError_t ad_cuda_allow_shared_stack(void);
+/* The exclusive scan of the reservoir boxes' additions (add) into add_start, on the stream (both
+ * dimensions' step; temp: ad_cuda_reservoir_scan_bytes(boxes) of scratch). */
+cudaError_t ad_cuda_reservoir_scan(void *temp, size_t bytes, const unsigned *add, unsigned *add_start, int boxes,
+                                   cudaStream_t st);
 ad_status ad_cuda_step(ad_world *w, uint64_t nsteps);
 
 /* cuda_readback.cu */

@@ -1,14 +1,23 @@
-/* The free stream's bookkeeping on the device, once for both dimensions (open.cuh's k_enter for
- * discs, open3.cuh's k3_enter for spheres): the pass's count of the particles it removed
- * (ad_count_fate), where a step's new particles come from (the waiting ones, each open side's owed
- * entries, the reservoir's additions), the block's running counts and the control record's update at
- * the end. No kernels: cuda_step.cu and cuda3.cu both include it. */
+/* The free stream's step 5 on the device, once for both dimensions: the pass's count of the particles
+ * it removed (ad_count_fate) and the reservoir's marks (ad_take_doomed); before the pass the
+ * reservoir's plan (k_reservoir_plan<DIM>); after it the step's new particles (k_enter_new<D>): where
+ * they come from (the waiting ones, each open side's owed entries, the reservoir's additions), each
+ * placed where it has room, the block's running counts and the control record's update at the end.
+ * What differs by the dimension (the draws, the room test, a new particle's place) comes from D:
+ * open.cuh's ad_enter_discs, open3.cuh's ad_enter_spheres. cuda_step.cu and cuda3.cu both include it
+ * (the kernels are templates). */
 #ifndef AD_CUDA_ENTER_CUH
 #define AD_CUDA_ENTER_CUH
 
+#include <cub/block/block_scan.cuh>
+
 #include "../core/world_internal.h"
 #include "../physics/open.h"
+#include "../physics/room.h"
 #include "ctrl.cuh"
+
+#define AD_ENTER_THREADS 1024
+/* AD_ROOM_MAX, the spots judged for room in one step: src/physics/room.h (the host allocates by it) */
 
 /* Step 5's removals (open.h), counted on the device: rare, so atomics. */
 __device__ __forceinline__ void ad_count_fate(ad_ctrl *ctrl, int fate)
@@ -16,6 +25,44 @@ __device__ __forceinline__ void ad_count_fate(ad_ctrl *ctrl, int fate)
     if (fate == AD_KEPT) return;
     atomicAdd(&ctrl->removed, 1u);
     atomicAdd(fate == AD_LEFT ? &ctrl->left : &ctrl->res_removed, 1ull);
+}
+
+/* 1 where the reservoir's plan removes slot s in this step; the mark is cleared here. */
+__device__ __forceinline__ int ad_take_doomed(unsigned char *doomed, unsigned s)
+{
+    if (!doomed || !doomed[s]) return 0;
+    doomed[s] = 0;
+    return 1;
+}
+
+/* The stream's number in reservoir box b (reservoir_dim.h): DIM's. */
+template <int DIM> __device__ __forceinline__ double ad_reservoir_want_dim(const ad_params &p, int b)
+{
+    return DIM == 2 ? ad_reservoir_want(&p, b) : ad_reservoir_want3(&p, b);
+}
+
+/* Before the pass, on the grid of the step (start, and the ids in its order): each reservoir box's
+ * count, its controller, the particles it removes (marked in `doomed`, which the pass clears) and adds
+ * after it (`add`). One thread a box; the same functions and order as the CPU's
+ * (ad_cpu_reservoir_plan, plain_open_dim.h). */
+template <int DIM>
+__global__ void k_reservoir_plan(ad_params p, const unsigned *__restrict__ start, const unsigned *__restrict__ ids,
+                                 const ad_ctrl *__restrict__ ctrl, double *__restrict__ state,
+                                 unsigned *__restrict__ add, unsigned char *__restrict__ doomed)
+{
+    int b = (int)(blockIdx.x * blockDim.x + threadIdx.x);
+    if (b >= p.res_boxes) return;
+    uint32_t n = ad_reservoir_box_count(&p, start, b), a;
+    double nu = (double)p.res_rate / AD_RES_CONTROL_SLOWER;
+    float dt = (float)ctrl->stats.dt; /* the step's, as the pass and the CPU's plan take it */
+    uint32_t rm = ad_reservoir_decide(&state[2 * b], ad_reservoir_want_dim<DIM>(p, b), n, nu, dt, &a);
+    if (rm) {
+        uint32_t slot[AD_RES_PICK_MAX];
+        uint32_t m = ad_reservoir_pick(&p, start, ids, b, ctrl->stats.step, rm, slot);
+        for (uint32_t k = 0; k < m; k++) doomed[slot[k]] = 1;
+        state[2 * b] -= (double)(rm - m); /* the ones not marked stay owed */
+    }
+    add[b] = a;
 }
 
 /* Where the step's new discs come from: waiting entries, this step's entries side by side, then the
@@ -65,6 +112,53 @@ __device__ __forceinline__ ad_enter_plan ad_enter_plan_step(const ad_params &p, 
     return pl;
 }
 
+/* The reservoir box whose additions hold addition k of the step (past the entries): the last box whose
+ * additions start at or before k. */
+__device__ __forceinline__ int ad_enter_box(const ad_params &p, const unsigned *__restrict__ add_start, unsigned k)
+{
+    int lo = 0, hi = p.res_boxes - 1;
+    while (lo < hi) {
+        int mid = (lo + hi + 1) / 2;
+        if (add_start[mid] <= k) lo = mid;
+        else hi = mid - 1;
+    }
+    return lo;
+}
+
+/* The lists of a step's new particles of either dimension (entries E): the waiting list (read, and the
+ * next one written: AD_WAITING_MAX each), the reservoir's adds per box (their counts, scanned starts
+ * and the boxes' state; NULL without a reservoir), the largest speed squared of the new particles
+ * (float bits, for the next step), the world's capacity. */
+template <class E> struct ad_enter_lists {
+    E *waiting, *waiting_next;
+    const unsigned *res_add, *res_add_start;
+    double *res_state;
+    unsigned *vmax2_bits;
+    unsigned cap;
+};
+
+/* Candidate i of the step: its spot, and its entry (where it is one: a waiting entry, or entry j of its
+ * side's owed ones) or its reservoir box (*box, else -1). D's draws. */
+template <class D>
+__device__ __forceinline__ typename D::state ad_enter_candidate(const D &d, const ad_params &p, const ad_enter_plan &pl,
+                                                                unsigned i, float dt, uint64_t step,
+                                                                typename D::entry *e, int *box)
+{
+    *box = -1;
+    if (i < pl.ne) {
+        if (i < pl.nwait) {
+            *e = d.l.waiting[i];
+        } else {
+            int f = ad_enter_side(pl, i);
+            *e = D::draw(p, f, step, i - pl.first[f]);
+        }
+        return D::spot(p, *e, dt, step, i);
+    }
+    unsigned k = i - pl.ne;
+    *box = ad_enter_box(p, d.l.res_add_start, k);
+    return D::res_spot(p, *box, k - d.l.res_add_start[*box], step);
+}
+
 /* The block's running counts of the step's new discs (shared memory). */
 struct ad_enter_tally {
     unsigned placed, waited, entered, added, n0, id0, full;
@@ -81,6 +175,74 @@ __device__ __forceinline__ void ad_enter_finish(ad_ctrl *ctrl, const ad_enter_ta
     ctrl->entered += n.entered;
     ctrl->res_added += n.added;
     if (n.full) ctrl->capacity_exceeded = n.n0 + n.placed;
+}
+
+/* After the pass: the step's new particles appended at slot ctrl->n in a fixed order (one block, chunks
+ * of AD_ENTER_THREADS, block scans), judged for room (D::room: against the gas after the pass, through
+ * the step's grid `start`, and the spots before them; spots past AD_ROOM_MAX have none); entries
+ * without room wait, in order, AD_WAITING_MAX at most (the rest are lost). The same order and
+ * functions as the CPU (ad_cpu_open_enter, plain_open_dim.h). */
+template <class D>
+__global__ void __launch_bounds__(AD_ENTER_THREADS) k_enter_new(ad_params p, ad_ctrl *ctrl,
+                                                                const unsigned *__restrict__ start, D d)
+{
+    typedef cub::BlockScan<unsigned, AD_ENTER_THREADS> scan_t;
+    __shared__ typename scan_t::TempStorage tmp;
+    __shared__ typename D::shared sh; /* D's own (2D: the judged spots' buckets) */
+    __shared__ ad_enter_plan pl;
+    __shared__ ad_enter_tally n;
+    const ad_enter_lists<typename D::entry> &l = d.l;
+    const unsigned t = threadIdx.x, cap = l.cap;
+    const float dt = (float)ctrl->stats.dt;
+    const uint64_t step = ctrl->stats.step;
+    if (t == 0) {
+        pl = ad_enter_plan_step(p, ctrl, l.res_add, l.res_add_start, cap, dt);
+        n = ad_enter_tally{0, 0, 0, 0, ctrl->n, ctrl->next_id, 0};
+        *l.vmax2_bits = 0;
+    }
+    d.begin(sh, t, AD_ENTER_THREADS);
+    __syncthreads();
+    for (unsigned base = 0; base < pl.total; base += AD_ENTER_THREADS) {
+        unsigned i = base + t;
+        int valid = i < pl.total, box = -1;
+        typename D::entry e = {};
+        typename D::state q = {};
+        if (valid) {
+            q = ad_enter_candidate(d, p, pl, i, dt, step, &e, &box);
+            if (p.disc_contacts && i < AD_ROOM_MAX) d.judge(p, start, sh, i, q);
+        }
+        __syncthreads(); /* this chunk's spots are there for the later ones */
+        unsigned ok = valid && (!p.disc_contacts || (i < AD_ROOM_MAX && d.room(p, start, sh, i)));
+        unsigned pre, sum;
+        scan_t(tmp).ExclusiveSum(ok, pre, sum);
+        __syncthreads();
+        if (ok) {
+            unsigned slot = n.n0 + n.placed + pre;
+            if (slot < cap) {
+                d.place(p, slot, n.id0 + n.placed + pre, q);
+                atomicMax(l.vmax2_bits, __float_as_uint(D::speed2(q)));
+                if (box < 0) atomicAdd(&n.entered, 1u);
+                else {
+                    atomicAdd(&n.added, 1u);
+                    atomicAdd(&l.res_state[2 * box], -1.0); /* settled (integers in a double: any order) */
+                }
+            } else {
+                n.full = 1;
+            }
+        }
+        unsigned w = valid && !ok && i < pl.ne, wpre, wsum;
+        scan_t(tmp).ExclusiveSum(w, wpre, wsum);
+        if (w && n.waited + wpre < AD_WAITING_MAX) l.waiting_next[n.waited + wpre] = e;
+        __syncthreads();
+        if (t == 0) {
+            n.placed += sum;
+            n.waited += wsum;
+        }
+        __syncthreads();
+    }
+    unsigned keep = min(n.waited, (unsigned)AD_WAITING_MAX);
+    for (unsigned k = t; k < keep; k += AD_ENTER_THREADS) l.waiting[k] = l.waiting_next[k];
+    if (t == 0) ad_enter_finish(ctrl, n, keep, cap);
 }
 
 #endif

@@ -61,13 +61,7 @@ struct ad_pass_io {
 
 /* Step 5's removals, counted on the device: ad_count_fate (enter.cuh). */
 
-/* 1 where the reservoir's plan removes slot s in this step; the mark is cleared here. */
-__device__ __forceinline__ int ad_take_doomed(unsigned char *doomed, unsigned s)
-{
-    if (!doomed || !doomed[s]) return 0;
-    doomed[s] = 0;
-    return 1;
-}
+/* The reservoir's marks: ad_take_doomed (enter.cuh). */
 
 /* One thread per slot: gather contacts, integrate, apply boundaries, write the
  * other buffer and the observables, and the block's partial sums. */

@@ -1,7 +1,7 @@
 /* The kernels of a 3D step on the GPU (included by cuda3.cu only): the bin (each sphere's cell and its
  * rank from the cell counters), the reorder into the order of a stable sort by cell, and the
  * pass (each sphere gathers its own contacts with ad_gather_all3 and integrates itself: the shared
- * physics headers, as on the CPU, then step 5: the wraps and removal past open faces), Verlet's drift
+ * physics headers, as on the CPU, then step 5: the wraps, removal past open faces, the reservoir), Verlet's drift
  * and priming, the RK4 stages. Kernels take the count as ad_n: with open faces it lives on the
  * device (ad_ctrl.n) and they are launched for the capacity. A pass's sums are
  * reduced per block in a fixed order (block_sums.cuh) and folded by k_fold_step<AD_SUMS3>
@@ -76,6 +76,7 @@ struct ad3_pass {
     float *pressure, *virial;
     ad_step_sums *blocks;
     ad_state3 *rk_in, *rk_out, *rk_sum; /* RK4's stages */
+    unsigned char *doomed;              /* the reservoir's plan for this step (in the sorted order), or NULL */
 };
 
 /* The body's triangles for a sphere at `me` (gather3.h's ad_contact_triangles), out of line: the tree's
@@ -139,13 +140,14 @@ __device__ __forceinline__ void ad3_observe(ad_thread_sums3 &t, const ad_accum3 
     for (int k = 0; k < 6; k++) t.v[AD_SUM_WALL0 + k] += a.wall[k];
 }
 
-/* Step 5 of a sphere that moved (the wraps, removal past an open face: ad_apply_boundaries3), the
- * removals counted on the device (ad_count_fate); *kept: it stays. */
-__device__ __forceinline__ ad_state3 ad3_boundaries(const ad_params &p, ad_state3 s, float dt, ad_ctrl *ctrl,
-                                                    int *kept)
+/* Step 5 of sphere i that moved (the wraps, removal past an open face, the reservoir's removals and
+ * thermostat: ad_apply_boundaries3, the reservoir's marks taken: ad_take_doomed), the removals counted
+ * on the device (ad_count_fate); *kept: it stays. */
+__device__ __forceinline__ ad_state3 ad3_boundaries(const ad_params &p, const ad3_pass &io, unsigned i, ad_state3 s,
+                                                    float dt, ad_ctrl *ctrl, int *kept)
 {
     int fate;
-    s = ad_apply_boundaries3(&p, s, NULL, 0, 0, dt, 0, &fate);
+    s = ad_apply_boundaries3(&p, s, io.id_sorted, i, ctrl->stats.step, dt, ad_take_doomed(io.doomed, i), &fate);
     ad_count_fate(ctrl, fate);
     *kept = fate == AD_KEPT;
     return s;
@@ -184,7 +186,7 @@ __global__ void __launch_bounds__(AD_CUDA_BLOCK, AD3_PASS_BLOCKS) k3_interact(co
                        : INTEG == AD_INTEGRATOR_VERLET ? ad_verlet_kick3(me, old.ax, old.ay, old.az, ac.ax, ac.ay, ac.az, dt)
                                                        : ad_step_symplectic3(me, ac.ax, ac.ay, ac.az, dt);
         int kept;
-        nw = ad3_boundaries(p, nw, dt, ctrl, &kept);
+        nw = ad3_boundaries(p, io, i, nw, dt, ctrl, &kept);
         io.out[i] = nw;
         io.id_out[i] = io.id_sorted[i];
         if (OBS || INTEG == AD_INTEGRATOR_VERLET) io.acc_out[i] = ac;
@@ -241,7 +243,7 @@ __global__ void __launch_bounds__(AD_CUDA_BLOCK, AD3_PASS_BLOCKS) k3_rk4(const _
             io.rk_out[i] = nx;
         } else {
             int kept;
-            nx = ad3_boundaries(p, nx, dt, ctrl, &kept);
+            nx = ad3_boundaries(p, io, i, nx, dt, ctrl, &kept);
             io.out[i] = nx;
             io.id_out[i] = io.id_sorted[i];
             if (kept) {

@@ -1,117 +1,67 @@
-/* The 3D free stream on the device (src/physics/open3.h; included by cuda3.cu only): after the pass,
- * the spheres that enter through the open faces, with no host round trip. The plan of the step's
- * entries and the bookkeeping are 2D's (enter.cuh); the draws, the spots and the room are open3.h's,
- * as on the CPU (reference3.c's enter), in the same order. */
+/* The 3D free stream and its reservoir on the device (src/physics/open3.h, reservoir_dim.h; included by
+ * cuda3.cu only): what the spheres bring to enter.cuh's kernels, written once for both dimensions
+ * (k_reservoir_plan<3> before the pass, k_enter_new<ad_enter_spheres> after it, inside the step's
+ * graph: no host round trip). The draws, the spots and the room are open3.h's and reservoir_dim.h's,
+ * as on the CPU (plain_open_dim.h), in the same order. */
 #ifndef AD_CUDA_OPEN3_CUH
 #define AD_CUDA_OPEN3_CUH
-
-#include <cub/block/block_scan.cuh>
 
 #include "../physics/open3.h"
 #include "enter.cuh"
 
-#define AD3_ENTER_THREADS 1024
-
-/* The world's slots that entering spheres take (after the last in use, up to the capacity), and the
- * entries' own buffers: the waiting list (read, and the next one written: AD_WAITING_MAX each), the
- * judged spots (AD_ROOM_MAX), the largest speed squared of the new spheres (float bits, for the next
- * step's size). */
-struct ad3_enter_io {
-    ad_state3 *state;
+/* The spheres' side of k_enter_new: the world's slots that entering spheres take (after the last in
+ * use, up to the capacity), the judged spots (AD_ROOM_MAX) and whether each has room in the gas
+ * (spot_gas: ad_room_in_grid3, when it is judged); a spot has room where it has room in the gas and
+ * none of the earlier spots with room there lies within a diameter (ad_room_among_spots3: the CPU's
+ * two passes, the second reading the first's answers of the earlier spots). */
+struct ad_enter_spheres {
+    typedef ad_state3 state;
+    typedef ad_entry3 entry;
+    struct shared {
+        unsigned unused;
+    };
+    ad_enter_lists<ad_entry3> l;
+    ad_state3 *state_out;
     unsigned *ids;
     float *pressure, *virial; /* zeroed for a new sphere */
     ad_accel3 *acc;           /* zeroed */
-    unsigned cap;
-    ad_entry3 *waiting, *waiting_next;
     ad_state3 *spots;
-    unsigned *vmax2_bits;
+    unsigned char *spot_gas;
+
+    static __device__ __forceinline__ ad_entry3 draw(const ad_params &p, int f, uint64_t step, uint32_t j)
+    {
+        return ad_entry_draw3(&p, f, step, j);
+    }
+    static __device__ __forceinline__ ad_state3 spot(const ad_params &p, ad_entry3 e, float dt, uint64_t step,
+                                                     uint32_t i)
+    {
+        return ad_entry_spot3(&p, e, dt, step, i);
+    }
+    static __device__ __forceinline__ ad_state3 res_spot(const ad_params &p, int b, uint32_t j, uint64_t step)
+    {
+        return ad_reservoir_spot3(&p, b, j, step);
+    }
+    static __device__ __forceinline__ float speed2(ad_state3 q) { return q.vx * q.vx + q.vy * q.vy + q.vz * q.vz; }
+    __device__ __forceinline__ void begin(shared &, unsigned, unsigned) const {}
+    __device__ __forceinline__ void judge(const ad_params &p, const unsigned *start, shared &, unsigned i,
+                                          ad_state3 q) const
+    {
+        spots[i] = q;
+        spot_gas[i] = (unsigned char)ad_room_in_grid3(&p, start, state_out, q.x, q.y, q.z);
+    }
+    __device__ __forceinline__ int room(const ad_params &p, const unsigned *, const shared &, unsigned i) const
+    {
+        return spot_gas[i] && ad_room_among_spots3(&p, spot_gas, spots, i);
+    }
+    /* a new sphere q in slot `slot` (below the capacity) with id `id`: zero observables and acceleration */
+    __device__ __forceinline__ void place(const ad_params &, unsigned slot, unsigned id, ad_state3 q) const
+    {
+        state_out[slot] = q;
+        ids[slot] = id;
+        pressure[slot] = 0.0f;
+        virial[slot] = 0.0f;
+        acc[slot] = ad_accel3{0.0f, 0.0f, 0.0f};
+    }
 };
-
-/* Candidate i of the step: a waiting entry, or entry j of its face's owed ones (ad_entry_draw3); its
- * spot (ad_entry_spot3). */
-__device__ __forceinline__ ad_state3 ad3_enter_candidate(const ad_params &p, const ad_enter_plan &pl, unsigned i,
-                                                         const ad_entry3 *__restrict__ waiting, float dt,
-                                                         uint64_t step, ad_entry3 *e)
-{
-    if (i < pl.nwait) {
-        *e = waiting[i];
-    } else {
-        int f = ad_enter_side(pl, i);
-        *e = ad_entry_draw3(&p, f, step, i - pl.first[f]);
-    }
-    return ad_entry_spot3(&p, *e, dt, step, i);
-}
-
-/* A new sphere q in slot `slot` (below the capacity) with id `id`: zero observables and acceleration,
- * its speed in the step's largest. */
-__device__ __forceinline__ void ad3_enter_place(const ad3_enter_io &io, unsigned slot, unsigned id, ad_state3 q)
-{
-    io.state[slot] = q;
-    io.ids[slot] = id;
-    io.pressure[slot] = 0.0f;
-    io.virial[slot] = 0.0f;
-    io.acc[slot] = ad_accel3{0.0f, 0.0f, 0.0f};
-    atomicMax(io.vmax2_bits, __float_as_uint(q.vx * q.vx + q.vy * q.vy + q.vz * q.vz));
-}
-
-/* After the pass: the step's entering spheres appended at slot ctrl->n in list order (one block,
- * chunks of AD3_ENTER_THREADS, block scans), each where it has room (ad_room_for_plain3: no sphere
- * of the gas after the pass, through the step's grid `start`, and no earlier spot of the list within a
- * diameter; spots past AD_ROOM_MAX wait); the others wait, in order, AD_WAITING_MAX at most (the rest
- * are lost). The CPU's order and functions (reference3.c). */
-__global__ void __launch_bounds__(AD3_ENTER_THREADS)
-    k3_enter(ad_params p, ad_ctrl *ctrl, const unsigned *__restrict__ start, ad3_enter_io io)
-{
-    typedef cub::BlockScan<unsigned, AD3_ENTER_THREADS> scan_t;
-    __shared__ typename scan_t::TempStorage tmp;
-    __shared__ ad_enter_plan pl;
-    __shared__ ad_enter_tally n;
-    const unsigned t = threadIdx.x, cap = io.cap;
-    const float dt = (float)ctrl->stats.dt;
-    const uint64_t step = ctrl->stats.step;
-    if (t == 0) {
-        pl = ad_enter_plan_step(p, ctrl, NULL, NULL, cap, dt); /* no reservoir in 3D */
-        n = ad_enter_tally{0, 0, 0, 0, ctrl->n, ctrl->next_id, 0};
-        *io.vmax2_bits = 0;
-    }
-    __syncthreads();
-    for (unsigned base = 0; base < pl.total; base += AD3_ENTER_THREADS) {
-        unsigned i = base + t;
-        int valid = i < pl.total;
-        ad_entry3 e = {};
-        ad_state3 q = {0, 0, 0, 0, 0, 0, 0, 0};
-        if (valid) {
-            q = ad3_enter_candidate(p, pl, i, io.waiting, dt, step, &e);
-            if (p.disc_contacts && i < AD_ROOM_MAX) io.spots[i] = q;
-        }
-        __syncthreads(); /* this chunk's spots are there for the later ones */
-        unsigned ok = valid && (!p.disc_contacts ||
-                                (i < AD_ROOM_MAX && ad_room_for_plain3(&p, start, io.state, io.spots, i)));
-        unsigned pre, sum;
-        scan_t(tmp).ExclusiveSum(ok, pre, sum);
-        __syncthreads();
-        if (ok) {
-            unsigned slot = n.n0 + n.placed + pre;
-            if (slot < cap) {
-                ad3_enter_place(io, slot, n.id0 + n.placed + pre, q);
-                atomicAdd(&n.entered, 1u);
-            } else {
-                n.full = 1;
-            }
-        }
-        unsigned w = valid && !ok, wpre, wsum;
-        scan_t(tmp).ExclusiveSum(w, wpre, wsum);
-        if (w && n.waited + wpre < AD_WAITING_MAX) io.waiting_next[n.waited + wpre] = e;
-        __syncthreads();
-        if (t == 0) {
-            n.placed += sum;
-            n.waited += wsum;
-        }
-        __syncthreads();
-    }
-    unsigned keep = min(n.waited, (unsigned)AD_WAITING_MAX);
-    for (unsigned k = t; k < keep; k += AD3_ENTER_THREADS) io.waiting[k] = io.waiting_next[k];
-    if (t == 0) ad_enter_finish(ctrl, n, keep, cap);
-}
 
 #endif

@@ -6,8 +6,8 @@
  *     additions it asks for;
  *   - after the pass, the step's new spots in a fixed order: the entering particles waiting for room,
  *     each open side's new ones, the boxes' additions; each placed where it has room (none of the gas
- *     through the step's grid, none of the earlier spots within a diameter), the entering ones
- *     without room waiting.
+ *     through the step's grid, none of the earlier spots within a diameter; in 3D none of the earlier
+ *     spots that have room in the gas, open3.h), the entering ones without room waiting.
  * No include guard: it is meant to be included once a dimension. */
 #include "../physics/dim.h"
 
@@ -19,7 +19,7 @@
 #else
 #define AD_ENTRY ad_entry3
 #define AD_WAITING waiting3
-#define AD_ROOM_FOR(P, g, spots, k) ad_room_for_plain3(P, (g)->start, (g)->state, spots, k)
+
 #define AD_WHAT "spheres"
 #endif
 
@@ -134,10 +134,19 @@ static inline ad_status AD_D(ad_plain_enter)(ad_world *w, AD_D(ad_plain) *g, ad_
     AD_TRY(AD_D(ad_plain_list_spots)(w, g, o, sp, dt, &ne, &ns));
     if (ns == 0) return ad_ok();
     size_t placed = 0;
-    for (size_t i = 0; i < ns; i++) {
+#if AD_DIM == 2
+    for (size_t i = 0; i < ns; i++)
         sp->room[i] = !P->disc_contacts || (i < AD_ROOM_MAX && AD_ROOM_FOR(P, g, sp->spots, (uint32_t)i));
-        placed += sp->room[i];
-    }
+#else
+    /* room in the gas, then among the earlier spots with room in the gas (open3.h); the second pass
+     * runs from the last spot down, so that each reads the first pass's answers of those before it */
+    for (size_t i = 0; i < ns; i++)
+        sp->room[i] = !P->disc_contacts || (i < AD_ROOM_MAX && ad_room_in_grid3(P, g->start, g->state, sp->spots[i].x,
+                                                                             sp->spots[i].y, sp->spots[i].z));
+    for (size_t i = ns; P->disc_contacts && i-- > 0;)
+        sp->room[i] = sp->room[i] && ad_room_among_spots3(P, sp->room, sp->spots, (uint32_t)i);
+#endif
+    for (size_t i = 0; i < ns; i++) placed += sp->room[i];
     if (g->n + placed > g->cap)
         return ad_fail(AD_ERR_CAPACITY, "capacity", "capacity: at step %llu the free stream brings the world to %zu "
                        AD_WHAT ", past its capacity of %zu", (unsigned long long)w->stats.step, g->n + placed, g->cap);
@@ -185,6 +194,8 @@ static inline ad_status AD_D(ad_plain_import_open)(ad_open_state *o, const ad_sn
 
 #undef AD_ENTRY
 #undef AD_WAITING
+#if AD_DIM == 2
 #undef AD_ROOM_FOR
+#endif
 #undef AD_WHAT
 #include "../physics/dim_end.h"
