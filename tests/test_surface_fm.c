@@ -17,10 +17,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "io/image.h"
 #include "surface_theory.h"
 #include "test_util.h"
 
 #define R_DISC 0.5
+
+/* What the plot and the CSV show (AERODEM_SURFACE_OUT=folder): the circles' Cp by group, with theory. */
+static double g_ang[2][16], g_cp[2][16], g_err[2][16], g_th[2][16];
+static int g_n[2];
 #define T_GAS 1.0
 
 typedef struct fm_world {
@@ -253,6 +258,9 @@ static void circle_case(int diffuse, double duration)
             th += st_element(f.n, 1.0, T_GAS, f.U, sin_t, sin(a), 2, diffuse, T_GAS).p / f.q / sub;
         }
         ENSURE_NEAR(cp, th, 0.06 + 3 * se);
+        g_ang[diffuse][g] = 360.0 * (g * G + G / 2.0) / NP;
+        g_cp[diffuse][g] = cp, g_err[diffuse][g] = 2 * se, g_th[diffuse][g] = th;
+        g_n[diffuse] = g + 1;
         worst = fmax(worst, fabs(cp - th));
         if (g == 0 || g == NP / G / 2 || g == NP / G / 4)
             printf("  circle %s group %2d (normal at %5.1f deg): Cp %.4f +- %.4f (theory %.4f)\n",
@@ -264,6 +272,32 @@ static void circle_case(int diffuse, double duration)
     ad_world_destroy(f.w);
 }
 
+/* The circles' Cp against the normal's angle (0: downstream, 180: the stagnation point), with theory. */
+static void write_outputs(const char *dir)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/surface_circle_cp.csv", dir);
+    FILE *f = fopen(path, "w");
+    if (!f) return;
+    fprintf(f, "model,normal_deg,cp,cp_2se,cp_theory\n");
+    for (int d = 0; d < 2; d++)
+        for (int g = 0; g < g_n[d]; g++)
+            fprintf(f, "%s,%.2f,%.5f,%.5f,%.5f\n", d ? "diffuse" : "specular", g_ang[d][g], g_cp[d][g], g_err[d][g],
+                    g_th[d][g]);
+    fclose(f);
+    ad_plot_series ser[4] = {
+        {"specular (theory)", (size_t)g_n[0], g_ang[0], g_th[0], NULL, {120, 120, 220}},
+        {"specular, aerodem (2 s.e.)", (size_t)g_n[0], g_ang[0], g_cp[0], g_err[0], {20, 40, 200}},
+        {"diffuse (theory)", (size_t)g_n[1], g_ang[1], g_th[1], NULL, {230, 130, 90}},
+        {"diffuse, aerodem (2 s.e.)", (size_t)g_n[1], g_ang[1], g_cp[1], g_err[1], {200, 40, 20}},
+    };
+    ad_line_plot pl = {"Free-molecular circle, S = 2: Cp = p/q per 4 panels", "outward normal angle [deg] "
+                       "(180 = stagnation)", "Cp", ser, 4, 0, 0};
+    snprintf(path, sizeof path, "%s/surface_circle_cp.png", dir);
+    ad_status st = ad_write_line_plot_png(path, &pl);
+    if (st.code) fprintf(stderr, "%s\n", st.message);
+}
+
 int main(int argc, char **argv)
 {
     double scale = argc > 1 ? atof(argv[1]) : 8.0; /* the runs' length (8: 16 flow-throughs a plate, 24 a circle) */
@@ -273,5 +307,7 @@ int main(int argc, char **argv)
     plate_case(20, 0, 2.0 * scale);
     circle_case(0, 3.0 * scale);
     circle_case(1, 3.0 * scale);
+    const char *out = getenv("AERODEM_SURFACE_OUT");
+    if (out && *out) write_outputs(out);
     return tu_finish("test_surface_fm");
 }
