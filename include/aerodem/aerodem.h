@@ -80,6 +80,21 @@ typedef enum ad_bvh_traversal {
                              discs with float atomics: half the walks, not bit-reproducible; CUDA only */
 } ad_bvh_traversal;
 
+/* How a gas-surface contact ends (docs/ARCHITECTURE.md, "Gas-surface models"). While a disc overlaps a
+ * surface the contact is the spring-dashpot of every model; a diffuse re-emission happens at the contact's
+ * end, the first force evaluation at which the disc no longer overlaps the surface it touched. */
+typedef enum ad_surface_model {
+    AD_SURFACE_SPECULAR = 0, /* today's contact: the spring-dashpot with wall_restitution (default) */
+    AD_SURFACE_DIFFUSE = 1,  /* re-emitted from the half-range Maxwellian at the surface temperature */
+    AD_SURFACE_MAXWELL = 2,  /* diffuse with probability `accommodation`, else specular */
+} ad_surface_model;
+
+typedef struct ad_surface {
+    ad_surface_model model;
+    double accommodation; /* MAXWELL: the diffuse fraction, in [0, 1] (diffuse = 1, specular = 0) */
+    double temperature;   /* the surface's kT/m [m^2/s^2], the unit of stream_temperature; > 0 unless specular */
+} ad_surface;
+
 /* How a world is made. Get one from ad_default_world_def(), change fields, pass
  * it to ad_world_create(). Every field lists its unit and default. */
 typedef struct ad_world_def {
@@ -152,6 +167,11 @@ typedef struct ad_world_def {
     uint32_t cell_capacity;  /* occupancy above which a cell counts as overflowing [-];
                                 0 = the most discs that fit in a cell without overlap (default) */
     ad_backend backend;      /* default AD_BACKEND_AUTO */
+
+    /* Gas-surface models (default: specular, accommodation 0, temperature 1). backend = cuda refuses
+       non-specular surfaces by name for now. */
+    ad_surface body_surface;    /* every body panel (segment in 2D, triangle in 3D) */
+    ad_surface wall_surface[6]; /* the solid walls, AD_WALL_* order (2D uses the first 4) */
 } ad_world_def;
 
 /* A definition with every field at its default. */
@@ -258,6 +278,7 @@ typedef struct ad_stats {
                                     when elastic (src/physics/contact.h) */
     int threads;                 /* worker threads the last step ran on (CPU backend) */
     ad_backend backend;          /* the backend that runs the world */
+    double panel_time;           /* simulated time since the panels' sums were reset (ad_world_reset_panels) [s] */
 } ad_stats;
 
 /* ---------------------------------------------------------------- world -- */
@@ -337,6 +358,27 @@ typedef struct ad_particle_out {
     ad_particle3 *state3; /* position and velocity (3D; state is for 2D worlds) */
 } ad_particle_out;
 ad_status ad_world_read(const ad_world *w, int flags, size_t max, const ad_particle_out *out, size_t *count);
+
+/* --------------------------------------------------------------- panels -- */
+
+/* Per panel of the body (segment in 2D, triangle in 3D, in the order added), sums since the panels were
+ * last reset (ad_world_reset_panels). Sampling costs the fast paths, so it starts where the panels are
+ * first asked for (the first ad_world_reset_panels or ad_world_read_panels; at creation where a surface is
+ * not specular): sums and panel_time count from then, and the first read of a world never sampled returns
+ * zeros. Summed over all panels, impulse equals the body's impulse (ad_stats.body_impulse_*) over
+ * panel_time, to rounding (docs/ARCHITECTURE.md, "Gas-surface models and panels"). backend = cuda refuses
+ * these calls by name for now. */
+typedef struct ad_panel_sums {
+    double impulse[3]; /* time integral of the force of the gas on the panel [N s]; [2] = 0 in 2D */
+    double energy;     /* energy the gas gave the panel [J]: the work of the contact forces on the
+                          discs, with sign flipped, plus the energy a re-emission takes away */
+    uint64_t contacts; /* contacts begun on the panel */
+} ad_panel_sums;
+
+/* Copies the sums of panels first .. first+n-1 (AD_ERR_INVALID past the body's panels). */
+ad_status ad_world_read_panels(const ad_world *w, size_t first, size_t n, ad_panel_sums *out);
+/* Clears every panel's sums and ad_stats.panel_time (at the start of an averaging window). */
+ad_status ad_world_reset_panels(ad_world *w);
 
 /* ---------------------------------------------------------------- fields -- */
 

@@ -170,6 +170,7 @@ ad_status ad_world_add_segments(ad_world *w, const ad_segment *seg, size_t n)
         if (!a || !b) return ad_fail(AD_ERR_NO_MEMORY, "", "out of memory adding %zu segments", n);
         s->cap = cap;
     }
+    AD_TRY(ad_panels_resize(&w->panels, s->count + n));
     for (size_t i = 0; i < n; i++) {
         const ad_segment *r = &seg[i];
         ad_seg *k = &s->segs[s->count + i];

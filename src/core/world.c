@@ -17,6 +17,17 @@ static const ad_backend_ops *pick_backend(const ad_world_def *def, ad_status *st
     ad_backend b = def->backend;
     int three = def->dimensions == 3;
     *st = ad_ok();
+    /* diffuse and maxwell surfaces run on the CPU and the reference for now: auto picks the CPU for them,
+     * backend = cuda refuses them by name (a CUDA port of src/physics/surface.h follows) */
+    const char *rough = ad_surfaces_nonspecular(def);
+    if (rough && b == AD_BACKEND_AUTO) b = AD_BACKEND_CPU;
+    if (rough && b == AD_BACKEND_CUDA) {
+        *st = ad_fail(AD_ERR_BACKEND, rough,
+                      "%s: backend = cuda has only specular surfaces for now; diffuse and maxwell surfaces run on "
+                      "backend = cpu or reference",
+                      rough);
+        return NULL;
+    }
     if (b == AD_BACKEND_REFERENCE) return three ? &ad_reference3_backend : &ad_reference_backend;
 #if defined(AD_HAVE_CUDA)
     if (b == AD_BACKEND_CUDA || b == AD_BACKEND_AUTO) {
@@ -146,6 +157,7 @@ void ad_world_destroy(ad_world *w)
     ad_leaf_tree_free(&w->seg.tree_nodes);
     ad_triangles_free(&w->tri);
     free(w->fields.sums);
+    ad_panels_free(&w->panels);
     free(w);
 }
 
@@ -331,6 +343,7 @@ void ad_stats_fold(ad_world *w, const ad_step_sums *b, size_t nblocks, double dt
     memset(&t, 0, sizeof t);
     for (size_t i = 0; i < nblocks; i++) ad_step_sums_add(&t, &b[i], w->params.dims == 3 ? AD_SUMS3 : AD_SUMS);
     t.vmax2 = fmaxf(t.vmax2, vmax2_new);
+    if (w->params.surfaces) ad_panels_fold(w, dt);
     ad_stats *s = &w->stats;
     ad_stats_add_step(s, &t, dt, &w->dt_rule, w->params.dims);
     s->max_overlap = t.max_overlap / w->def.radius;

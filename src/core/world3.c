@@ -154,6 +154,11 @@ ad_status ad_world_add_triangles(ad_world *w, const ad_triangle *tri, size_t n)
         free(made);
         return st; /* t->count unchanged: the refused triangles are not part of the world */
     }
+    st = ad_panels_resize(&w->panels, total);
+    if (st.code) {
+        free(made);
+        return st;
+    }
     free(t->tris);
     t->tris = made;
     t->count = total;

@@ -50,6 +50,7 @@ ad_world_def ad_default_world_def(void)
     d.backend = AD_BACKEND_AUTO;
     d.broad_phase = AD_BROAD_PHASE_GRID;
     d.bvh_traversal = AD_BVH_GATHER;
+    ad_surface_defaults(&d);
     return d;
 }
 
@@ -315,6 +316,7 @@ static ad_status check_fields(const ad_world_def *d)
     if ((unsigned)d->backend > (unsigned)AD_BACKEND_REFERENCE)
         return ad_fail(AD_ERR_INVALID, "backend", "backend = %d is invalid: auto (0), cpu (1), cuda (2) or reference (3)",
                        (int)d->backend);
+    AD_TRY(ad_surfaces_check(d));
 
     return ad_ok();
 }
@@ -332,6 +334,7 @@ static void derive_physics(const ad_world_def *d, ad_params *p)
     p->k = (float)d->stiffness;
     p->gamma_pp = (float)ad_damping_for_restitution(d->restitution, m_pp, d->stiffness);
     p->gamma_wall = (float)ad_damping_for_restitution(d->wall_restitution, m_w, d->stiffness);
+    ad_surface_params(d, p);
     p->gx = (float)d->gravity_x;
     p->gy = (float)d->gravity_y;
     p->x_min = (float)d->x_min;

@@ -35,6 +35,14 @@ typedef struct ad_segments {
     ad_seg_tree tree;
 } ad_segments;
 
+/* The body's panels (segments in 2D, triangles in 3D, in the order added) and their sums since the last
+ * reset (surface.c; the backends fold each step's fixed-point sums into them: panel.h). */
+typedef struct ad_panels {
+    size_t count;
+    ad_panel_sums *sums;
+    int64_t *fix; /* the step's sums in fixed point, AD_PANEL_WORDS a panel (panel.h); zero between steps */
+} ad_panels;
+
 typedef struct ad_accel {
     float ax, ay;
 } ad_accel;
@@ -75,6 +83,7 @@ typedef struct ad_snapshot {
     ad_state *state;     /* 2D */
     ad_state3 *state3;   /* 3D */
     uint32_t *id;
+    uint32_t *touch;     /* the contact states (panel.h); NULL: all zero */
     float *pressure, *virial;
     ad_accel *accel;     /* 2D */
     ad_accel3 *accel3;   /* 3D */
@@ -131,6 +140,9 @@ typedef struct ad_backend_ops {
     /* device backends keep statistics on the device: bring w->stats up to date (NULL on the CPU) */
     ad_status (*pull_stats)(ad_world *w);
     size_t (*bytes_needed)(const ad_world_def *def, const ad_params *p);
+    /* device backends keep the panels' sums on the device: copy them to w->panels, clear them (NULL on the CPU) */
+    ad_status (*panels_to_host)(ad_world *w);
+    ad_status (*panels_reset)(ad_world *w);
 } ad_backend_ops;
 
 struct ad_world {
@@ -142,6 +154,7 @@ struct ad_world {
     ad_segments seg;       /* 2D: the body's segments */
     ad_triangles tri;      /* 3D: the body's triangles */
     ad_fields fields;
+    ad_panels panels;      /* the body's panels' sums */
     ad_stats stats;        /* kept current by the backend */
     ad_dt_rule dt_rule;    /* how the next step is chosen (step_sums.h); its move is RK4's skin too */
     const volatile int *interrupt; /* stop stepping when nonzero */
@@ -187,6 +200,21 @@ static inline size_t ad_open_owe(ad_open_state *o, const ad_params *P, float dt,
 static inline int ad_world_open(const ad_world *w) { return w->params.open_x || w->params.open_y; }
 
 void ad_snapshot_free(ad_snapshot *s);
+
+/* Gas-surface models (surface.c): a definition's surfaces at their defaults, their checks (naming the
+ * field), the fraction of a surface's contacts that end diffusely; the panels' sums grown to count
+ * (new ones zero) and freed. */
+void ad_surface_defaults(ad_world_def *d);
+/* The surfaces' float parameters of the step (params.h: diffuse fractions, thermal speeds, quanta). */
+void ad_surface_params(const ad_world_def *d, ad_params *p);
+ad_status ad_surfaces_check(const ad_world_def *d);
+/* The first non-specular surface's field name (body_surface, wall_surface[k]), NULL when all are specular. */
+const char *ad_surfaces_nonspecular(const ad_world_def *d);
+double ad_surface_diffuse_fraction(const ad_surface *s);
+ad_status ad_panels_resize(ad_panels *pn, size_t count);
+void ad_panels_free(ad_panels *pn);
+/* After a step of length dt that sampled the panels: their fixed-point sums into the totals, cleared. */
+void ad_panels_fold(ad_world *w, double dt);
 
 /* The order of `slots` slots (s, id) to read `count` discs in: *order NULL where it is slot order
  * (no removed disc among them, and by_id: the ids 0..count-1 in place), else malloc'ed: the slots
