@@ -150,6 +150,20 @@ def check_outline(path, closed):
     same(cell_ids(d.GetLines()), [[0, 1, 2, 3, 4, 0] if closed else [0, 1, 2, 3, 4]], path + " polyline")
 
 
+def check_panels(path, closed):
+    """The outline as its panels (ad_write_vtp_panels): a 2-point line per segment, cell data Cp = k, Cf = -k/2."""
+    d = read(path)
+    if d is None:
+        return
+    n = 5 if closed else 4
+    ensure(d.GetNumberOfLines() == n, "%s: %d lines, expected %d" % (path, d.GetNumberOfLines(), n))
+    same(cell_ids(d.GetLines()), [[k, (k + 1) % 5] for k in range(n)], path + " segments")
+    cd = d.GetCellData()
+    same(values(cd.GetArray("Cp")), [float(k) for k in range(n)], path + " Cp")
+    same(values(cd.GetArray("Cf")), [-0.5 * k for k in range(n)], path + " Cf")
+    ensure(cd.GetScalars() is not None and cd.GetScalars().GetName() == "Cp", path + ": Cp is not the active scalars")
+
+
 def check_field(path, add=0.0):
     d = read(path)
     if d is None:
@@ -337,6 +351,8 @@ def main():
     check_empty(os.path.join(d, "particles_empty.vtp"))
     check_outline(os.path.join(d, "outline.vtp"), True)
     check_outline(os.path.join(d, "outline_open.vtp"), False)
+    check_panels(os.path.join(d, "panels.vtp"), True)
+    check_panels(os.path.join(d, "panels_open.vtp"), False)
     check_field(os.path.join(d, "field.vti"))
     check_pvd(os.path.join(d, "particles.pvd"), "particles")
     check_pvd(os.path.join(d, "fields.pvd"), "fields")

@@ -39,6 +39,12 @@ void ad_scene_defaults(ad_scene *s)
     s->subdivisions = 3;
     s->ref_area = NAN;
     s->ref_length = NAN;
+    s->surface = AD_SURFACE_SPECULAR;
+    s->accommodation = NAN;
+    s->surface_temperature = NAN;
+    s->wall_surface = AD_SURFACE_SPECULAR;
+    s->wall_accommodation = NAN;
+    s->wall_temperature = NAN;
     s->slice_x = NAN;
     s->slice_z = NAN;
     s->width = 240;

@@ -50,6 +50,9 @@ typedef struct ad_scene {
     double reservoir;          /* m, the free-stream reservoir outside open sides; NaN = auto */
     double cell_size;          /* m, 0 = one diameter */
     double gravity;            /* m/s^2 along -y */
+    int wall_surface;          /* the solid walls' gas-surface model: ad_surface_model */
+    double wall_accommodation; /* their diffuse fraction (maxwell); NaN = auto */
+    double wall_temperature;   /* their kT/m [m^2/s^2]; NaN = auto (the stream's temperature) */
 
     /* [gas] */
     double radius, mass, stiffness, restitution, wall_restitution;
@@ -77,6 +80,9 @@ typedef struct ad_scene {
     double rotate[3];          /* stl: degrees about x, y, z (in that order, before the angle of attack) */
     int subdivisions;          /* sphere: icosphere subdivisions */
     double ref_area, ref_length; /* m^2, m: the coefficients' reference; NaN = auto */
+    int surface;               /* the body's gas-surface model: ad_surface_model */
+    double accommodation;      /* its diffuse fraction (maxwell); NaN = auto (specular 0, diffuse 1) */
+    double surface_temperature; /* its kT/m [m^2/s^2]; NaN = auto (the stream's temperature) */
 
     /* [run] */
     unsigned long long steps, settle_steps, seed;
@@ -202,6 +208,14 @@ ad_status ad_scene_body_mesh(const ad_scene *s, ad_mesh *out, ad_body_reference 
 
 /* 3D scenes' cross-key checks (ad_scene_finish calls it). */
 ad_status ad_scene_finish3(ad_scene *s);
+
+/* ---- gas-surface models (scene_surface.c) ---- */
+
+/* The body's and the walls' models checked, their accommodation and temperature resolved from auto
+ * (ad_scene_finish calls it). */
+ad_status ad_scene_finish_surfaces(ad_scene *s);
+/* The scene's surfaces into the world's definition (a specular one keeps the definition's default). */
+void ad_scene_surfaces_to_def(const ad_scene *s, ad_world_def *d);
 
 /* Writes the key reference (Markdown) that docs/SCENES.md holds. */
 void ad_scene_write_reference(FILE *f);
