@@ -26,6 +26,7 @@ struct surface_state {
     double prev_time;           /* ad_stats.panel_time at the last force row [s] */
     unsigned long long batches; /* intervals averaged */
     double *sum, *sum2;         /* n x Q_N: sums of the intervals' values and of their squares */
+    int unsampled;              /* the backend does not sample the panels: no surface outputs this run */
 };
 
 /* The checkpoint's trailer: this head, then per panel the sums at the last row, then sum and sum2. */
@@ -94,13 +95,18 @@ static ad_stream_scales scales_of(const run *r)
 ad_status surf_row(run *r)
 {
     surface_state *s = r->surf;
-    if (!s || !s->n || !r->m.settled) return ok();
+    if (!s || !s->n || !r->m.settled || s->unsampled) return ok();
     ad_stats st_;
     ad_world_get_stats(r->w, &st_);
     double dt = st_.panel_time - s->prev_time;
     ad_stream_scales k = scales_of(r);
     if (!(dt > 0) || !(k.q > 0)) return ok(); /* as the force row: no interval, no coefficient */
     ad_status st = ad_world_read_panels(r->w, 0, s->n, s->now);
+    if (st.code == AD_ERR_BACKEND) { /* a backend without the panels' sums: the run goes on without them */
+        s->unsampled = 1;
+        say(r, "  note: no surface outputs (surface.csv, cp.png) in this run: %s\n", st.message);
+        return ok();
+    }
     if (st.code) return st;
     for (size_t i = 0; i < s->n; i++) {
         double v[Q_N];
@@ -293,7 +299,7 @@ static ad_status write_png(run *r)
 ad_status out_surface(run *r)
 {
     const surface_state *s = r->surf;
-    if (!s || !s->n || r->sc.kind != AD_TUNNEL_FLOW) return ok();
+    if (!s || !s->n || r->sc.kind != AD_TUNNEL_FLOW || s->unsampled) return ok();
     ad_status st = write_csv(r);
     if (!st.code && r->sc.vtk) st = write_vtp(r);
     if (!st.code && r->sc.png && s->batches >= 1) st = write_png(r);
