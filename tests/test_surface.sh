@@ -127,7 +127,7 @@ print("3D surface.csv: 320 triangles add up to forces.csv's force")
 EOF
 [ -s "$T/C/cp.png" ] || fail "the 3D run wrote no cp.png" "$T/c.err"
 if "$PY" -c 'import vtk' 2>/dev/null; then
-    "$PY" "$SRC/tests/vtk_readback.py" --mesh "$T/C/body.vtp" 162 320 0 >"$T/rb3.out" 2>&1 ||
+    "$PY" "$SRC/tests/vtk_readback.py" --mesh "$T/C/body.vtp" 162 320 0 --cells Cp,Cf,Ch,contact_rate >"$T/rb3.out" 2>&1 ||
         fail "VTK reads the 3D body.vtp back (162 points, 320 triangles, closed)" "$T/rb3.out"
 fi
 ok "3D: surface.csv per triangle adds up to forces.csv's force; cp.png; body.vtp read back by VTK"
