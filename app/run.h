@@ -138,6 +138,10 @@ ad_status out3_body(run *r);
 void out3_print_start(run *r);
 /* The .pvd files listing the frames (outputs.c), shared by both dimensions. */
 ad_status out_write_pvds(run *r);
+/* DIR/NAME (into path, n bytes, which must outlive io) opened to be written whole: NAME.tmp renamed by
+ * ad_io_commit (outputs.c). */
+typedef struct ad_io_file ad_io_file;
+ad_status out_open(const run *r, ad_io_file *io, char *path, size_t n, const char *name);
 /* Appends one formatted row to NAME, the header first where the file is new or empty (outputs.c). */
 ad_status out_append_row(const run *r, const char *name, const char *header, const char *row);
 /* A frame's read-back: the particles (2D state or 3D state3), their ids and pressures, and room for the

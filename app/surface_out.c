@@ -184,9 +184,8 @@ static ad_status write_csv(run *r)
     const surface_state *s = r->surf;
     int three = r->sc.dimensions == 3;
     char path[AD_PATH_MAX + 32];
-    ad_status st = path_in(r, path, sizeof path, "surface.csv");
     ad_io_file io;
-    if (!st.code) st = ad_io_open(&io, path);
+    ad_status st = out_open(r, &io, path, sizeof path, "surface.csv");
     if (st.code) return st;
     FILE *f = io.f;
     fputs(three ? "panel,x,y,z,nx,ny,nz,area,x_c,side,theta" : "panel,s,x_c,side,length,x,y,nx,ny", f);
