@@ -142,7 +142,7 @@ static int check_expiry(void)
         ad_grid_diag diag;
         ad_cpu_bin(&p, s, N, cell_of, count, 1 + step % 2, &diag);
         start[0] = 0;
-        const ad_cpu_reorder_job job = {cell_of, start + 1, s, sorted, ids, perm, NULL, NULL, free_until, qnext, &xy};
+        const ad_cpu_reorder_job job = {cell_of, start + 1, s, sorted, ids, perm, NULL, NULL, free_until, qnext, &xy, NULL, NULL};
         ad_cpu_sort(count, &job, N, ncell, 1 + step % 2, 8, NULL, strays, N, &diag);
         memcpy(ids, perm, N * 4);
         float *t = free_until;

@@ -200,7 +200,7 @@ static size_t grid_pairs(const ad_params *p, const ad_state *s, size_t n, int th
     /* the positions in SoA too, padded as in the backend (the prefilters read 8 lanes a row) */
     ad_cpu_xy xy = {malloc((n + AD_CPU_XY_PAD) * sizeof(float)), malloc((n + AD_CPU_XY_PAD) * sizeof(float))};
     for (size_t k = n; k < n + AD_CPU_XY_PAD; k++) xy.x[k] = xy.y[k] = 0.0f;
-    const ad_cpu_reorder_job job = {cell_of, start + 1, s, sorted, ids, perm, NULL, NULL, NULL, NULL, &xy};
+    const ad_cpu_reorder_job job = {cell_of, start + 1, s, sorted, ids, perm, NULL, NULL, NULL, NULL, &xy, NULL, NULL};
     ad_cpu_reorder(&job, n, ncell, threads, strays, n);
     if (memcmp(start, scanned, (ncell + 1) * sizeof *start)) {
         printf("  the starts counted up by the reorder, one place back, are not the scan's starts\n");
@@ -239,7 +239,7 @@ static size_t grid_pairs(const ad_params *p, const ad_state *s, size_t n, int th
         ad_grid_diag diag2;
         ad_cpu_bin(p, s, n, cell_of, count2, threads, &diag2);
         start2[0] = 0;
-        const ad_cpu_reorder_job job2 = {cell_of, start2 + 1, s, sorted2, ids, perm2, NULL, NULL, NULL, NULL, &xy2};
+        const ad_cpu_reorder_job job2 = {cell_of, start2 + 1, s, sorted2, ids, perm2, NULL, NULL, NULL, NULL, &xy2, NULL, NULL};
         ad_cpu_sort(count2, &job2, n, ncell, threads, 4, room == 2 ? &moved : NULL, strays, room ? n : 8, &diag2);
         int cleared = 1;
         for (size_t c = 0; c < ncell; c++) cleared &= count2[c] == 0;
@@ -264,7 +264,7 @@ static size_t grid_pairs(const ad_params *p, const ad_state *s, size_t n, int th
     /* and with lists too short for them: every thread reads every disc, the same order */
     uint32_t *perm_short = malloc(n * sizeof *perm_short);
     ad_state *sorted_short = malloc(n * sizeof *sorted_short);
-    const ad_cpu_reorder_job job_short = {cell_of, scanned, s, sorted_short, ids, perm_short, NULL, NULL, NULL, NULL, NULL};
+    const ad_cpu_reorder_job job_short = {cell_of, scanned, s, sorted_short, ids, perm_short, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     ad_cpu_reorder(&job_short, n, ncell, threads, strays, 8);
     if (memcmp(perm, perm_short, n * sizeof *perm) || memcmp(sorted, sorted_short, n * sizeof *sorted)) {
         printf("  the reorder with short lists differs from the one with room for every disc\n");

@@ -16,6 +16,7 @@
  *           double sums[(nx*ny + 1)*AD_FS_COUNT] (the cells', then the probe's)   (2D, only with fields)
  *     FLD3  the same with the whole ad_field_def and ad_probe_def (nz, z0, z1; the probe's z0, z1) and
  *           double sums[(nx*ny*nz + 1)*AD_FS3_COUNT]   (3D, only with fields)
+ *     PANL, TUCH  the panels' sums and the discs' contact states, where surfaces are sampled (checkpoint_panels.h)
  *     USER  the caller's bytes (at most AD_CKPT_USER_MAX)
  *     END.  empty, the last section
  *   u32 CRC-32 (IEEE) of every byte before it
@@ -30,6 +31,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -151,6 +153,8 @@ static void put_fields(writer *wr, const ad_fields *fl)
     put(wr, fl->sums, vals * sizeof(double));
 }
 
+static void put_panels(writer *wr, const ad_world *w, const ad_snapshot *snap); /* checkpoint_panels.h */
+
 /* The whole file but its checksum's flush: the header, every section, the CRC. */
 static void put_file(writer *wr, const ad_world *w, const ad_snapshot *snap, const void *user, size_t user_bytes)
 {
@@ -176,6 +180,7 @@ static void put_file(writer *wr, const ad_world *w, const ad_snapshot *snap, con
     put_particles(wr, snap);
     if (ad_world_open(w)) put_open(wr, &snap->open, w->params.dims);
     if (w->fields.enabled) put_fields(wr, &w->fields);
+    put_panels(wr, w, snap);
     section(wr, "USER", user_bytes);
     put(wr, user, user ? user_bytes : 0);
     section(wr, "END.", 0);
@@ -308,7 +313,7 @@ ad_status ad_world_save(const ad_world *w, const char *path, const void *user, s
 
 enum {
     SEC_DEF = 1, SEC_STAT = 2, SEC_SEGS = 4, SEC_PART = 8, SEC_OPEN = 16, SEC_FLDS = 32, SEC_USER = 64, SEC_TRIS = 128,
-    SEC_WAI3 = 256
+    SEC_WAI3 = 256, SEC_PANL = 512, SEC_TUCH = 1024
 };
 
 /* A checkpoint as read, before any of it has reached a world. */
@@ -336,6 +341,8 @@ typedef struct loader {
     double *fsums;
     void *ublock;
     uint64_t ulen;
+    ad_panel_sums *panels; /* PANL */
+    uint64_t npanel, ntouch;
 } loader;
 
 /* A refusal: AD_ERR_FORMAT, naming the file. */
@@ -363,6 +370,7 @@ static ad_status get(loader *ld, void *p, uint64_t n, const char *what)
 }
 
 #include "checkpoint_check.h"
+#include "checkpoint_panels.h"
 
 /* First pass: the checksum over the whole file, before anything is trusted. */
 static ad_status verify(loader *ld)
@@ -413,7 +421,13 @@ static ad_status read_header(loader *ld)
 
 static ad_status read_def(loader *ld, uint64_t len)
 {
-    if (len != sizeof ld->def)
+    /* a definition of the builds before the surfaces (issue 20): theirs, specular */
+    size_t old = offsetof(ad_world_def, body_surface);
+    if (len == old) {
+        AD_TRY(get(ld, &ld->def, len, "the world definition"));
+        ad_surface_defaults(&ld->def);
+        len = 0;
+    } else if (len != sizeof ld->def)
         return bad(ld, "its world definition has %llu bytes, this build's %zu (a checkpoint of another build of aerodem)",
                    (unsigned long long)len, sizeof ld->def);
     AD_TRY(get(ld, &ld->def, len, "the world definition"));
@@ -426,6 +440,7 @@ static ad_status read_def(loader *ld, uint64_t len)
 
 static ad_status read_stats(loader *ld, uint64_t len)
 {
+    if (len == offsetof(ad_stats, panel_time)) return get(ld, &ld->stats, len, "the statistics"); /* no panels */
     if (len != sizeof ld->stats)
         return bad(ld, "its statistics have %llu bytes, this build's %zu (a checkpoint of another build of aerodem)",
                    (unsigned long long)len, sizeof ld->stats);
@@ -584,7 +599,8 @@ static const struct section_kind {
                 {{'O', 'P', 'E', 'N'}, SEC_OPEN, read_open}, {{'F', 'L', 'D', 'S'}, SEC_FLDS, read_flds},
                 {{'U', 'S', 'E', 'R'}, SEC_USER, read_user}, {{'P', 'A', 'R', '3'}, SEC_PART, read_par3},
                 {{'T', 'R', 'I', 'S'}, SEC_TRIS, read_tris}, {{'W', 'A', 'I', '3'}, SEC_WAI3, read_wai3},
-                {{'F', 'L', 'D', '3'}, SEC_FLDS, read_fld3}};
+                {{'F', 'L', 'D', '3'}, SEC_FLDS, read_fld3}, {{'P', 'A', 'N', 'L'}, SEC_PANL, read_panl},
+                {{'T', 'U', 'C', 'H'}, SEC_TUCH, read_tuch}};
 
 /* A tag as text: printable characters as they are, others as \xNN. */
 static const char *tag_text(const char tag[4], char out[20])
@@ -677,6 +693,7 @@ static ad_status build(loader *ld, ad_backend backend, int threads, ad_world **o
     w->stats.contact_time = mine.contact_time;
     w->stats.count = ld->snap.n;
     for (int k = 0; k < AD_PHASE_COUNT; k++) w->stats.phase_seconds[k] = 0.0;
+    build_panels(ld, w);
     AD_TRY(w->ops->import_state(w, &ld->snap)); /* a device backend takes its statistics from w->stats */
     w->count = ld->snap.n;
     return ad_ok();
@@ -687,7 +704,8 @@ static ad_status load_file(loader *ld)
     AD_TRY(verify(ld));
     AD_TRY(read_header(ld));
     AD_TRY(read_sections(ld));
-    return check_all(ld);
+    AD_TRY(check_all(ld));
+    return check_panels(ld);
 }
 
 ad_status ad_world_load(const char *path, ad_backend backend, int threads, ad_world **out, void **user,
@@ -711,6 +729,7 @@ ad_status ad_world_load(const char *path, ad_backend backend, int threads, ad_wo
     free(ld.tris);
     free(ld.wait3);
     free(ld.fsums);
+    free(ld.panels);
     ad_snapshot_free(&ld.snap);
     if (st.code != AD_OK) {
         ad_world_destroy(w);
@@ -729,7 +748,7 @@ void ad_snapshot_free(ad_snapshot *s)
     if (!s) return;
     ad_open_state_free(&s->open_alloc);
     if (s->owned) {
-        AD_FREE_EACH(s->state, s->state3, s->id, s->pressure, s->virial, s->accel, s->accel3);
+        AD_FREE_EACH(s->state, s->state3, s->id, s->touch, s->pressure, s->virial, s->accel, s->accel3);
     }
     memset(s, 0, sizeof *s);
 }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../physics/panel.h"
 #include "world_internal.h"
 
 static const char *const WALL_NAMES[6] = {"x_min", "x_max", "y_min", "y_max", "z_min", "z_max"};
@@ -70,13 +71,29 @@ double ad_surface_diffuse_fraction(const ad_surface *s)
     return s->model == AD_SURFACE_DIFFUSE ? 1.0 : s->model == AD_SURFACE_MAXWELL ? s->accommodation : 0.0;
 }
 
+void ad_surface_params(const ad_world_def *d, ad_params *p)
+{
+    p->rough = ad_surfaces_nonspecular(d) != NULL;
+    p->surfaces = p->rough;
+    for (int k = 0; k < 7; k++) {
+        const ad_surface *s = k == 0 ? &d->body_surface : &d->wall_surface[k - 1];
+        p->surf_diffuse[k] = (float)ad_surface_diffuse_fraction(s);
+        p->surf_sigma[k] = s->model == AD_SURFACE_SPECULAR ? 0.0f : (float)sqrt(s->temperature);
+    }
+    p->panel_inv_qf = AD_PANEL_QBITS / (d->stiffness * d->radius);
+    p->panel_inv_qe = AD_PANEL_QBITS / (d->stiffness * d->radius * d->radius);
+}
+
 ad_status ad_panels_resize(ad_panels *pn, size_t count)
 {
     if (count <= pn->count) return ad_ok();
     ad_panel_sums *s = realloc(pn->sums, count * sizeof *s);
-    if (!s) return ad_fail(AD_ERR_NO_MEMORY, "", "out of host memory for the sums of %zu panels", count);
+    if (s) pn->sums = s;
+    int64_t *f = realloc(pn->fix, count * AD_PANEL_WORDS * sizeof *f);
+    if (f) pn->fix = f;
+    if (!s || !f) return ad_fail(AD_ERR_NO_MEMORY, "", "out of host memory for the sums of %zu panels", count);
     memset(s + pn->count, 0, (count - pn->count) * sizeof *s);
-    pn->sums = s;
+    memset(f + pn->count * AD_PANEL_WORDS, 0, (count - pn->count) * AD_PANEL_WORDS * sizeof *f);
     pn->count = count;
     return ad_ok();
 }
@@ -84,7 +101,30 @@ ad_status ad_panels_resize(ad_panels *pn, size_t count)
 void ad_panels_free(ad_panels *pn)
 {
     free(pn->sums);
+    free(pn->fix);
     memset(pn, 0, sizeof *pn);
+}
+
+void ad_panels_fold(ad_world *w, double dt)
+{
+    ad_panels *pn = &w->panels;
+    double qf = 1.0 / w->params.panel_inv_qf, qe = 1.0 / w->params.panel_inv_qe;
+    for (size_t k = 0; k < pn->count; k++) {
+        int64_t *f = pn->fix + k * AD_PANEL_WORDS;
+        ad_panel_sums *s = &pn->sums[k];
+        for (int j = 0; j < 3; j++) s->impulse[j] += (double)f[j] * qf * dt;
+        s->energy += (double)f[AD_PANEL_E] * qe;
+        s->contacts += (uint64_t)f[AD_PANEL_N];
+        memset(f, 0, AD_PANEL_WORDS * sizeof *f);
+    }
+    w->stats.panel_time += dt;
+}
+
+/* Sampling starts where the panels are first asked for (or at creation, with a non-specular surface): a
+ * world whose panels nobody reads keeps its fast paths. */
+static void start_sampling(ad_world *w)
+{
+    if (w->panels.count) w->params.surfaces = 1;
 }
 
 ad_status ad_world_read_panels(const ad_world *w, size_t first, size_t n, ad_panel_sums *out)
@@ -100,6 +140,7 @@ ad_status ad_world_read_panels(const ad_world *w, size_t first, size_t n, ad_pan
         return ad_fail(AD_ERR_BACKEND, "backend",
                        "ad_world_read_panels: backend = cuda does not sample the body's panels yet; run on backend = "
                        "cpu or reference for per-panel sums");
+    start_sampling((ad_world *)w);
     if (w->ops->panels_to_host) AD_TRY(w->ops->panels_to_host((ad_world *)w));
     memcpy(out, w->panels.sums + first, n * sizeof *out);
     return ad_ok();
@@ -108,6 +149,11 @@ ad_status ad_world_read_panels(const ad_world *w, size_t first, size_t n, ad_pan
 ad_status ad_world_reset_panels(ad_world *w)
 {
     if (!w) return ad_fail(AD_ERR_INVALID, "w", "world is NULL");
+    if (w->stats.backend == AD_BACKEND_CUDA && !w->ops->panels_reset)
+        return ad_fail(AD_ERR_BACKEND, "backend",
+                       "ad_world_reset_panels: backend = cuda does not sample the body's panels yet; run on backend = "
+                       "cpu or reference for per-panel sums");
+    start_sampling(w);
     if (w->panels.count) memset(w->panels.sums, 0, w->panels.count * sizeof *w->panels.sums);
     w->stats.panel_time = 0.0;
     if (w->ops->panels_reset) AD_TRY(w->ops->panels_reset(w));

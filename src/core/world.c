@@ -346,6 +346,7 @@ void ad_stats_fold(ad_world *w, const ad_step_sums *b, size_t nblocks, double dt
     memset(&t, 0, sizeof t);
     for (size_t i = 0; i < nblocks; i++) ad_step_sums_add(&t, &b[i], w->params.dims == 3 ? AD_SUMS3 : AD_SUMS);
     t.vmax2 = fmaxf(t.vmax2, vmax2_new);
+    if (w->params.surfaces) ad_panels_fold(w, dt);
     ad_stats *s = &w->stats;
     ad_stats_add_step(s, &t, dt, &w->dt_rule, w->params.dims);
     s->max_overlap = t.max_overlap / w->def.radius;

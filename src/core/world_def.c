@@ -334,6 +334,7 @@ static void derive_physics(const ad_world_def *d, ad_params *p)
     p->k = (float)d->stiffness;
     p->gamma_pp = (float)ad_damping_for_restitution(d->restitution, m_pp, d->stiffness);
     p->gamma_wall = (float)ad_damping_for_restitution(d->wall_restitution, m_w, d->stiffness);
+    ad_surface_params(d, p);
     p->gx = (float)d->gravity_x;
     p->gy = (float)d->gravity_y;
     p->x_min = (float)d->x_min;

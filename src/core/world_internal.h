@@ -40,6 +40,7 @@ typedef struct ad_segments {
 typedef struct ad_panels {
     size_t count;
     ad_panel_sums *sums;
+    int64_t *fix; /* the step's sums in fixed point, AD_PANEL_WORDS a panel (panel.h); zero between steps */
 } ad_panels;
 
 typedef struct ad_accel {
@@ -82,6 +83,7 @@ typedef struct ad_snapshot {
     ad_state *state;     /* 2D */
     ad_state3 *state3;   /* 3D */
     uint32_t *id;
+    uint32_t *touch;     /* the contact states (panel.h); NULL: all zero */
     float *pressure, *virial;
     ad_accel *accel;     /* 2D */
     ad_accel3 *accel3;   /* 3D */
@@ -203,12 +205,16 @@ void ad_snapshot_free(ad_snapshot *s);
  * field), the fraction of a surface's contacts that end diffusely; the panels' sums grown to count
  * (new ones zero) and freed. */
 void ad_surface_defaults(ad_world_def *d);
+/* The surfaces' float parameters of the step (params.h: diffuse fractions, thermal speeds, quanta). */
+void ad_surface_params(const ad_world_def *d, ad_params *p);
 ad_status ad_surfaces_check(const ad_world_def *d);
 /* The first non-specular surface's field name (body_surface, wall_surface[k]), NULL when all are specular. */
 const char *ad_surfaces_nonspecular(const ad_world_def *d);
 double ad_surface_diffuse_fraction(const ad_surface *s);
 ad_status ad_panels_resize(ad_panels *pn, size_t count);
 void ad_panels_free(ad_panels *pn);
+/* After a step of length dt that sampled the panels: their fixed-point sums into the totals, cleared. */
+void ad_panels_fold(ad_world *w, double dt);
 
 /* The order of `slots` slots (s, id) to read `count` discs in: *order NULL where it is slot order
  * (no removed disc among them, and by_id: the ids 0..count-1 in place), else malloc'ed: the slots

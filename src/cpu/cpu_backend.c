@@ -70,6 +70,8 @@ static void cpu_destroy(ad_world *w)
     for (int k = 0; k < 3; k++) free(c->rk[k]);
     free(c->id);
     free(c->id_tmp);
+    free(c->touch);
+    free(c->touch_tmp);
     free(c->strays);
     free(c->accel);
     free(c->cell_of);
@@ -127,6 +129,8 @@ static int alloc_arrays(ad_world *w, cpu_world *c)
     if (d->integrator != AD_INTEGRATOR_VERLET) c->accel = alloc_touch(c->cap * sizeof(ad_accel), t, &fail);
     c->id = alloc_touch(c->cap * sizeof(uint32_t), t, &fail);
     c->id_tmp = alloc_touch(c->cap * sizeof(uint32_t), t, &fail);
+    c->touch = alloc_touch(c->cap * sizeof(uint32_t), t, &fail);
+    c->touch_tmp = alloc_touch(c->cap * sizeof(uint32_t), t, &fail);
     c->strays_cap = stray_entries(c->cap);
     c->strays = alloc_touch(c->strays_cap * sizeof(uint32_t), t, &fail);
     c->cell_of = alloc_touch(c->cap * sizeof(uint32_t), t, &fail);
@@ -215,6 +219,7 @@ static ad_status cpu_add_particles(ad_world *w, const ad_particle *p, size_t n)
         s[i] = (ad_state){p[i].x, p[i].y, p[i].vx, p[i].vy};
         s[i] = ad_wrap_state(&w->params, s[i]);
         c->id[at + i] = ad_cpu_new_id(c);
+        c->touch[at + i] = 0;
         c->pressure[at + i] = 0.0f;
         c->virial[at + i] = 0.0f;
     }

@@ -14,6 +14,7 @@ typedef struct cpu_world {
     size_t cap, ncell, nblocks;
     ad_state *state[2]; /* hot state, double-buffered: [cur] is current */
     uint32_t *id, *id_tmp; /* ids of the current order; scratch for the reorder */
+    uint32_t *touch, *touch_tmp; /* the contact states (panel.h), moved with the ids where surfaces are sampled */
     uint32_t *strays;      /* the reorder's lists of the discs bound for other threads' cells (grid_cpu.c) */
     size_t strays_cap;
     int cur;

@@ -227,6 +227,7 @@ static inline __attribute__((always_inline)) void place(const reorder_job *J, si
     J->idst[slot] = J->isrc[i];
     if (J->adst) J->adst[slot] = J->asrc[i];
     if (J->free_until_dst) J->free_until_dst[slot] = J->free_until_src[i];
+    if (J->touch_dst) J->touch_dst[slot] = J->touch_src[i];
     if (J->xy) {
         J->xy->x[slot] = q.x;
         J->xy->y[slot] = q.y;
@@ -272,6 +273,13 @@ static inline __attribute__((always_inline)) void place_loop(const reorder_job *
 static void place_range(const reorder_job *J, size_t a, size_t b, uint32_t lo, uint32_t width)
 {
     int check = width != UINT32_MAX, acc = J->adst != NULL, pos = J->xy != NULL, until = J->free_until_dst != NULL;
+    if (J->touch_dst) { /* surfaces sampled (the slow pass, interact_cpu.h): every array tested per disc */
+        for (size_t i = a; i < b; i++) {
+            uint32_t c = J->cell_of[i];
+            if (!check || c - lo < width) place(J, i, c);
+        }
+        return;
+    }
     switch (check << 3 | acc << 2 | pos << 1 | until) {
 #define AD_PLACE_CASE(k) \
     case k: place_loop(J, a, b, lo, width, (k) >> 3 & 1, (k) >> 2 & 1, (k) >> 1 & 1, (k) & 1); break;

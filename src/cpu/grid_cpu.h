@@ -55,8 +55,8 @@ void ad_cpu_scan(uint8_t *count, uint32_t *start, size_t ncell, const uint32_t *
 
 /* What the reorder moves: from each disc's cell (cell_of) and the cursor (below), the states
  * src -> dst, the ids isrc -> idst, the accelerations asrc -> adst and the contact-free expiries
- * free_until_src -> free_until_dst (contact_free_cpu.h; adst and the expiries may be NULL), and
- * the positions to xy (may be NULL). */
+ * free_until_src -> free_until_dst (contact_free_cpu.h; adst and the expiries may be NULL), the
+ * contact states touch_src -> touch_dst (may be NULL) and the positions to xy (may be NULL). */
 typedef struct ad_cpu_reorder_job {
     const uint32_t *cell_of;
     uint32_t *cursor;
@@ -69,6 +69,8 @@ typedef struct ad_cpu_reorder_job {
     const float *free_until_src;
     float *free_until_dst;
     const ad_cpu_xy *xy;
+    const uint32_t *touch_src; /* the contact states (panel.h), where surfaces are sampled; else NULL */
+    uint32_t *touch_dst;
 } ad_cpu_reorder_job;
 
 /* Step 3, scatter and reorder in one pass: the k-th disc (in index order) of cell c goes

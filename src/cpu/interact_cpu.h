@@ -30,6 +30,7 @@
 #include "fused_bin_cpu.h"
 #include "gather_cpu.h"
 #include "integrate8_cpu.h"
+#include "surface_cpu.h"
 
 /* The contacts of slot s, found by the world's broad phase around `at`, the state
  * the grid or tree was built from (RK4's stages search around the step's start). */
@@ -105,12 +106,13 @@ AD_CPU_INLINE void count_removed(ad_step_sums *sums, int fate)
     sums->res_removed += fate == AD_RESERVOIR_REMOVED;
 }
 
-AD_CPU_INLINE void interact_motion(cpu_world *c, interact_ctx *x, size_t s, size_t s0, float ax, float ay, float dt,
-                                   ad_integrator integ, interact_kind kind, uint64_t step, ad_step_sums *sums,
-                                   uint32_t *outside)
+/* me: the disc's state as evaluated (x->in[s], or its velocity re-emitted by a surface). */
+AD_CPU_INLINE void interact_motion(cpu_world *c, interact_ctx *x, size_t s, size_t s0, ad_state me, float ax, float ay,
+                                   float dt, ad_integrator integ, interact_kind kind, uint64_t step,
+                                   ad_step_sums *sums, uint32_t *outside)
 {
     const ad_params *P = &x->P;
-    ad_state me = x->in[s], nw;
+    ad_state nw;
     int fate = 0;
     if (kind == INTERACT_PRIME) {
         x->acc_out[s] = (ad_accel){ax, ay};
@@ -172,7 +174,9 @@ AD_CPU_INLINE void interact_block(const ad_world *w, cpu_world *c, size_t b, siz
         c->blk_first_cell[b] = lo; /* for the reorder's threads (ad_cpu_leavers) */
     }
 #ifdef AD_CPU_AVX2
-    if (kind == INTERACT_STEP && !c->use_bvh &&
+    /* sampled surfaces take the plain loop below: every disc's contact state is kept, and a
+     * re-emission changes its velocity before it moves */
+    if (kind == INTERACT_STEP && !c->use_bvh && !x.P.surfaces &&
         (integ == AD_INTEGRATOR_EULER || integ == AD_INTEGRATOR_SYMPLECTIC_EULER)) {
         /* a contact-free disc (ad_cpu_contact_free8_avx2) has zero sums: these accelerations */
         const float ax0 = 0.0f * x.P.inv_mass + x.P.gx, ay0 = 0.0f * x.P.inv_mass + x.P.gy;
@@ -202,7 +206,8 @@ AD_CPU_INLINE void interact_block(const ad_world *w, cpu_world *c, size_t b, siz
                                         integ == AD_INTEGRATOR_SYMPLECTIC_EULER, c->cell_of + s, &x.bins, &x.m8,
                                         &sums, &outside))
                 for (int l = 0; l < 8; l++)
-                    interact_motion(c, &x, s + (size_t)l, s0, AX[l], AY[l], dt, integ, kind, step, &sums, &outside);
+                    interact_motion(c, &x, s + (size_t)l, s0, x.in[s + (size_t)l], AX[l], AY[l], dt, integ, kind,
+                                    step, &sums, &outside);
         }
     }
 #endif
@@ -213,7 +218,9 @@ AD_CPU_INLINE void interact_block(const ad_world *w, cpu_world *c, size_t b, siz
         float ax, ay;
         interact_contacts(w, c, &x, s, obs, &sums, &ax, &ay);
         if (obs && kind == INTERACT_STEP && integ != AD_INTEGRATOR_VERLET) c->accel[s] = (ad_accel){ax, ay};
-        interact_motion(c, &x, s, s0, ax, ay, dt, integ, kind, step, &sums, &outside);
+        ad_state me = x.in[s];
+        if (x.P.surfaces && kind == INTERACT_STEP) ad_cpu_surface_disc(w, c, &x.P, s, me, ax, ay, dt, step, &me, &sums);
+        interact_motion(c, &x, s, s0, me, ax, ay, dt, integ, kind, step, &sums, &outside);
     }
     ad_motion8_fold(&x.m8, &sums);
     c->blocks[b] = sums;

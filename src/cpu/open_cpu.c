@@ -144,6 +144,7 @@ static void append(ad_world *w, cpu_world *c, ad_state q)
     size_t slot = c->n++;
     c->state[c->cur][slot] = q;
     c->id[slot] = ad_cpu_new_id(c);
+    c->touch[slot] = 0;
     c->pressure[slot] = 0.0f;
     c->virial[slot] = 0.0f;
     if (c->accel) c->accel[slot] = (ad_accel){0.0f, 0.0f};

@@ -50,6 +50,7 @@ ad_status ad_cpu_export(const ad_world *w, ad_snapshot *s)
     if (c->n == w->count) {
         s->state = c->state[c->cur];
         s->id = c->id;
+        s->touch = c->touch;
         s->pressure = c->pressure;
         s->virial = c->virial;
         s->accel = (ad_accel *)acc;
@@ -59,10 +60,11 @@ ad_status ad_cpu_export(const ad_world *w, ad_snapshot *s)
     s->owned = 1;
     s->state = malloc(n * sizeof *s->state + 1);
     s->id = malloc(n * 4 + 1);
+    s->touch = malloc(n * 4 + 1);
     s->pressure = malloc(n * 4 + 1);
     s->virial = malloc(n * 4 + 1);
     s->accel = malloc(n * sizeof *s->accel + 1);
-    if (!s->state || !s->id || !s->pressure || !s->virial || !s->accel) {
+    if (!s->state || !s->id || !s->touch || !s->pressure || !s->virial || !s->accel) {
         ad_snapshot_free(s);
         return ad_fail(AD_ERR_NO_MEMORY, "", "out of host memory for a snapshot of %zu particles", n);
     }
@@ -72,6 +74,7 @@ ad_status ad_cpu_export(const ad_world *w, ad_snapshot *s)
         if (ad_is_dead(st[k])) continue;
         s->state[m] = st[k];
         s->id[m] = c->id[k];
+        s->touch[m] = c->touch[k];
         s->pressure[m] = c->pressure[k];
         s->virial[m] = c->virial[k];
         s->accel[m] = acc[k];
@@ -91,6 +94,8 @@ ad_status ad_cpu_import(ad_world *w, const ad_snapshot *s)
                        s->open.nwaiting, AD_WAITING_MAX, s->open.res_boxes, c->open.res_boxes);
     memcpy(c->state[c->cur], s->state, s->n * sizeof(ad_state));
     memcpy(c->id, s->id, s->n * sizeof(uint32_t));
+    if (s->touch) memcpy(c->touch, s->touch, s->n * sizeof(uint32_t));
+    else memset(c->touch, 0, s->n * sizeof(uint32_t));
     memcpy(c->pressure, s->pressure, s->n * sizeof(float));
     memcpy(c->virial, s->virial, s->n * sizeof(float));
     memcpy(c->accel ? c->accel : c->acc[c->cur], s->accel, s->n * sizeof(ad_accel));

@@ -51,7 +51,8 @@ static void build_grid(ad_world *w, cpu_world *c, size_t n)
     double t2 = t1;
     const ad_cpu_reorder_job job = {c->cell_of,     c->start + 1,      c->state[c->cur], c->state[!c->cur],
                                     c->id,          c->id_tmp,         c->acc[c->cur],   c->acc[!c->cur],
-                                    c->free_until,  c->free_until_tmp, xy};
+                                    c->free_until,  c->free_until_tmp, xy,
+                                    w->params.surfaces ? c->touch : NULL, w->params.surfaces ? c->touch_tmp : NULL};
     if (c->threads > 1) {
         const ad_cpu_leavers leavers = {c->blk_first_cell, c->leavers, c->blk_leavers};
         ad_cpu_sort(c->count, &job, n, c->ncell, c->threads, w->stats.cell_capacity,
@@ -66,6 +67,11 @@ static void build_grid(ad_world *w, cpu_world *c, size_t n)
     c->cur = !c->cur;
     c->id_tmp = c->id;
     c->id = idst;
+    if (w->params.surfaces) {
+        uint32_t *tdst = c->touch_tmp;
+        c->touch_tmp = c->touch;
+        c->touch = tdst;
+    }
     float *udst = c->free_until_tmp;
     c->free_until_tmp = c->free_until;
     c->free_until = udst;
@@ -96,6 +102,8 @@ static void build_bvh(ad_world *w, cpu_world *c, size_t n)
     ad_state *dst = c->state[!c->cur];
     const uint32_t *isrc = c->id, *perm = c->bvh.perm;
     uint32_t *idst = c->id_tmp;
+    const uint32_t *tsrc = w->params.surfaces ? c->touch : NULL;
+    uint32_t *tdst = c->touch_tmp;
     const ad_accel *asrc = c->acc[c->cur];
     ad_accel *adst = c->acc[!c->cur];
 #pragma omp parallel for num_threads(c->threads) schedule(static)
@@ -104,10 +112,15 @@ static void build_bvh(ad_world *w, cpu_world *c, size_t n)
         dst[s] = src[i];
         idst[s] = isrc[i];
         if (adst) adst[s] = asrc[i];
+        if (tsrc) tdst[s] = tsrc[i];
     }
     c->cur = !c->cur;
     c->id_tmp = c->id;
     c->id = idst;
+    if (tsrc) {
+        c->touch_tmp = c->touch;
+        c->touch = tdst;
+    }
     /* removed discs have the largest key and sort last (ad_bvh_key): the tree leaves them out */
     if (dead) {
         ad_cpu_open_compact(w, c, n - dead);
@@ -258,6 +271,10 @@ static void rk4_stage_block(const ad_world *w, cpu_world *c, size_t b, size_t n,
         const ad_rk4_disc d = {b0, me, ax, ay, dt, k, c->id, s, w->stats.step, k == 3 && doomed(c, s)};
         int fate, past_skin;
         ad_state nx = ad_rk4_disc_stage(&P, &d, skin, &acc[s], &fate, &past_skin);
+        /* the surfaces at the step's start (stage 0's contacts, as the body's sums); a re-emission
+         * replaces the velocity the step ends with (surface.h) */
+        if (k == 3 && P.surfaces)
+            ad_cpu_surface_disc(w, c, &P, s, b0, c->accel[s].ax, c->accel[s].ay, dt, w->stats.step, &nx, sums);
         if (k == 3) count_removed(sums, fate);
         out[s] = nx;
         if (k == 3 && !fate) {

@@ -36,6 +36,7 @@
 
 #include "contact.h"
 #include "grid.h"
+#include "panel.h"
 #include "segment.h"
 #include "state.h"
 
@@ -240,8 +241,26 @@ AD_HD static inline void ad_bvh_contact_segments(const ad_params *p, const ad_se
     ad_seg_touches t; /* one contact a connected outline (segment.h) */
     t.n = 0;
     for (uint32_t k = ad_bvh_walk_next(&g->t, &w); k != AD_BVH_NONE; k = ad_bvh_walk_next(&g->t, &w))
-        ad_seg_touch(p, &g->segs[g->item[k]], x, y, vx, vy, &t, a);
+        ad_seg_touch_contact(p, &g->segs[g->item[k]], g->item[k], x, y, vx, vy, &t, a);
     ad_seg_touches_apply(p, &t, x, y, vx, vy, a);
+}
+
+/* A 2D disc's hits on the segments whose grown boxes hold its centre (panel.h's ad_seg_hits through the
+ * segment tree of the BVH broad phase). */
+AD_HD static inline void ad_bvh_seg_hits(const ad_params *p, const ad_seg_tree *g, float x, float y, float vx,
+                                         float vy, uint32_t *stack, uint32_t stride, ad_panel_hits *h)
+{
+    h->n = 0;
+    if (g->t.n == 0) return;
+    ad_bvh_box q = {x, y, x, y};
+    ad_bvh_walk w;
+    ad_bvh_walk_begin(&g->t, &w, q, 0, stack, stride);
+    const float ctr[3] = {x, y, 0.0f}, v[3] = {vx, vy, 0.0f};
+    ad_seg_touches t;
+    t.n = 0;
+    for (uint32_t k = ad_bvh_walk_next(&g->t, &w); k != AD_BVH_NONE; k = ad_bvh_walk_next(&g->t, &w))
+        ad_seg_hit_candidate(p, g->segs, g->item[k], ctr, v, &t, h);
+    ad_seg_hits_finish(p, &t, ctr, v, h);
 }
 
 /* All contacts of disc i through the trees: discs, segments, walls. */

@@ -70,6 +70,32 @@ AD_HD static inline void ad_contact_triangles(const ad_params *p, const ad_tri_t
     ad_tri_touches_apply(p, &tt, c, v, a);
 }
 
+/* A sphere's hits on the triangles (panel.h): the contacts of ad_contact_triangles, each with its triangle. */
+AD_HD static inline void ad_tri_hits(const ad_params *p, const ad_tri_tree *g, ad_vec3 c, ad_vec3 v, ad_panel_hits *h)
+{
+    h->n = 0;
+    if (g->t.n == 0) return;
+    uint32_t stack[AD_BVH_STACK];
+    ad_bvh_box3 box = {c.x, c.y, c.z, c.x, c.y, c.z};
+    ad_bvh_walk3 w;
+    ad_bvh_walk_begin3(&g->t, &w, box, 0, stack, 1);
+    const float ctr[3] = {c.x, c.y, c.z}, vel[3] = {v.x, v.y, v.z};
+    ad_tri_touches tt;
+    tt.n = 0;
+    for (uint32_t k = ad_bvh_walk_next3(&g->t, &w); k != AD_BVH_NONE; k = ad_bvh_walk_next3(&g->t, &w)) {
+        ad_vec3 q;
+        uint32_t i = g->item[k];
+        if (ad_tri_touch(&g->tris[i], i, c, p->radius, &tt, &q)) {
+            const float qq[3] = {q.x, q.y, q.z};
+            ad_panel_hit_add(p, 3, ctr, vel, i, g->tris[i].flags >> AD_TRI_COMP_SHIFT, qq, h);
+        }
+    }
+    for (int k = 0; k < tt.n; k++) {
+        const float qq[3] = {tt.q[k].x, tt.q[k].y, tt.q[k].z};
+        ad_panel_hit_add(p, 3, ctr, vel, tt.tri[k], tt.comp[k], qq, h);
+    }
+}
+
 /* The plain reference of ad_contact_triangles: every one of the n triangles, in order, with the same
  * rule (tests and benchmarks compare the tree with it). */
 AD_HD static inline void ad_contact_triangles_all(const ad_params *p, const ad_tri *tris, uint32_t n, ad_vec3 c,

@@ -56,6 +56,12 @@ typedef struct ad_params {
     int broad_phase;          /* ad_broad_phase */
     float search;             /* half-edge of a disc's query box [m]: the contact search distance
                                  (a diameter, plus the RK4 skin) with a rounding margin */
+    /* gas-surface models and the panels' sampling (surface.h, panel.h) */
+    int surfaces;             /* 1: contacts are sampled per panel and each disc's contact state kept */
+    int rough;                /* 1: some surface is not specular (diffuse re-emissions happen) */
+    float surf_diffuse[7];    /* the fraction of contacts ending diffusely: [0] the body, [1 + k] wall k */
+    float surf_sigma[7];      /* the re-emission's thermal speed sqrt(kT/m) [m/s], the same order */
+    double panel_inv_qf, panel_inv_qe; /* one over the fixed-point quanta: 2^32 / (k r) [1/N], 2^32 / (k r^2) [1/J] */
 } ad_params;
 
 #endif

@@ -49,10 +49,10 @@ typedef struct ad_seg_grid {
 
 #define AD_SEG_TOUCH_MAX 4
 
-/* The nearest touching point of each component met so far, for one disc. */
+/* The nearest touching point of each component met so far, for one disc, and its segment. */
 typedef struct ad_seg_touches {
     int n;
-    uint32_t comp[AD_SEG_TOUCH_MAX];
+    uint32_t comp[AD_SEG_TOUCH_MAX], seg[AD_SEG_TOUCH_MAX];
     float d2[AD_SEG_TOUCH_MAX], qx[AD_SEG_TOUCH_MAX], qy[AD_SEG_TOUCH_MAX];
 } ad_seg_touches;
 
@@ -67,16 +67,17 @@ AD_HD static inline void ad_contact_body_point(const ad_params *p, float x, floa
     }
 }
 
-/* One candidate segment for the disc at (x, y): its closest point kept where it is the nearest of its
- * component so far and within a radius. */
-AD_HD static inline void ad_seg_touch(const ad_params *p, const ad_seg *sp, float x, float y, float vx, float vy,
-                                      ad_seg_touches *t, ad_accum *a)
+/* One candidate segment, number `index` of the body, for the disc at (x, y): its closest point kept where
+ * it is the nearest of its component so far and within a radius. Returns 1 when the table was full and
+ * the point (in *qx, *qy) must be applied on its own (a disc among more components than it holds). */
+AD_HD static inline int ad_seg_touch(const ad_params *p, const ad_seg *sp, uint32_t index, float x, float y,
+                                     ad_seg_touches *t, float *qx_out, float *qy_out)
 {
     ad_seg s = *sp;
     float qx, qy, u;
     ad_closest_on_segment(x, y, s.x0, s.y0, s.ex, s.ey, s.inv_len2, &qx, &qy, &u);
     float dx = x - qx, dy = y - qy, d2 = dx * dx + dy * dy;
-    if (d2 >= p->radius * p->radius || d2 <= 0.0f) return;
+    if (d2 >= p->radius * p->radius || d2 <= 0.0f) return 0;
     uint32_t comp = s.flags >> AD_SEG_COMP_SHIFT;
     for (int k = 0; k < t->n; k++)
         if (t->comp[k] == comp) {
@@ -84,18 +85,30 @@ AD_HD static inline void ad_seg_touch(const ad_params *p, const ad_seg *sp, floa
                 t->d2[k] = d2;
                 t->qx[k] = qx;
                 t->qy[k] = qy;
+                t->seg[k] = index;
             }
-            return;
+            return 0;
         }
-    if (t->n == AD_SEG_TOUCH_MAX) { /* a disc among more components than the table holds */
-        ad_contact_body_point(p, x, y, vx, vy, qx, qy, a);
-        return;
+    if (t->n == AD_SEG_TOUCH_MAX) {
+        *qx_out = qx;
+        *qy_out = qy;
+        return 1;
     }
     t->comp[t->n] = comp;
+    t->seg[t->n] = index;
     t->d2[t->n] = d2;
     t->qx[t->n] = qx;
     t->qy[t->n] = qy;
     t->n++;
+    return 0;
+}
+
+/* A candidate segment of a disc's gather: the table's, or its own contact where the table is full. */
+AD_HD static inline void ad_seg_touch_contact(const ad_params *p, const ad_seg *sp, uint32_t index, float x, float y,
+                                              float vx, float vy, ad_seg_touches *t, ad_accum *a)
+{
+    float qx, qy;
+    if (ad_seg_touch(p, sp, index, x, y, t, &qx, &qy)) ad_contact_body_point(p, x, y, vx, vy, qx, qy, a);
 }
 
 /* The contacts of the table: one a component. */
@@ -115,7 +128,8 @@ AD_HD static inline void ad_contact_segments(const ad_params *p, const ad_seg_gr
     uint32_t c = (uint32_t)cy * (uint32_t)g->nx + (uint32_t)cx;
     ad_seg_touches t;
     t.n = 0;
-    for (uint32_t k = g->start[c]; k < g->start[c + 1]; k++) ad_seg_touch(p, &g->segs[g->index[k]], x, y, vx, vy, &t, a);
+    for (uint32_t k = g->start[c]; k < g->start[c + 1]; k++)
+        ad_seg_touch_contact(p, &g->segs[g->index[k]], g->index[k], x, y, vx, vy, &t, a);
     ad_seg_touches_apply(p, &t, x, y, vx, vy, a);
 }
 

@@ -15,6 +15,7 @@
 #include "../physics/gather3.h"
 #include "../physics/integrate.h"
 #include "../physics/open3.h"
+#include "../physics/surface.h"
 
 static inline double ad_plain_now(void)
 {

@@ -34,6 +34,7 @@ typedef struct AD_D(ad_plain) {
     int threads;
     AD_STATE *state, *spare; /* the particles in cell order; the scatter's and the pass's output */
     uint32_t *id, *id_spare;
+    uint32_t *touch, *touch_spare; /* the contact states (panel.h), moved with the ids where surfaces are sampled */
     AD_ACCEL *acc, *acc_spare; /* the acceleration of the last force evaluation (Verlet's kick reads it) */
     float *pressure, *virial;  /* per slot, from the last force evaluation */
     AD_STATE *rk_in, *rk_out, *rk_sum; /* RK4: a stage's input and output, the weighted sum */
@@ -48,7 +49,7 @@ typedef struct AD_D(ad_plain) {
  * pressure, virial, its cell and its doomed flag; RK4 three states more. */
 static inline size_t AD_D(ad_plain_per_particle)(ad_integrator integ)
 {
-    size_t b = 2 * sizeof(AD_STATE) + 2 * sizeof(uint32_t) + 2 * sizeof(AD_ACCEL) + 2 * sizeof(float) +
+    size_t b = 2 * sizeof(AD_STATE) + 4 * sizeof(uint32_t) + 2 * sizeof(AD_ACCEL) + 2 * sizeof(float) +
                sizeof(uint32_t) + 1;
     return integ == AD_INTEGRATOR_RK4 ? b + 3 * sizeof(AD_STATE) : b;
 }
@@ -61,7 +62,7 @@ static inline size_t AD_D(ad_plain_bytes)(size_t capacity, size_t ncell, ad_inte
 
 static inline void AD_D(ad_plain_free)(AD_D(ad_plain) *r)
 {
-    AD_FREE_EACH(r->state, r->spare, r->id, r->id_spare, r->acc, r->acc_spare, r->pressure, r->virial, r->rk_in,
+    AD_FREE_EACH(r->state, r->spare, r->id, r->id_spare, r->touch, r->touch_spare, r->acc, r->acc_spare, r->pressure, r->virial, r->rk_in,
                  r->rk_out, r->rk_sum, r->cell_of, r->count, r->start, r->blocks, r->doomed);
 }
 
@@ -77,6 +78,7 @@ static inline int AD_D(ad_plain_alloc)(AD_D(ad_plain) *r, size_t cap, size_t nce
     } arrays[] = {
         {(void **)&r->state, c, sizeof(AD_STATE)},   {(void **)&r->spare, c, sizeof(AD_STATE)},
         {(void **)&r->id, c, 4},                     {(void **)&r->id_spare, c, 4},
+        {(void **)&r->touch, c, 4},                  {(void **)&r->touch_spare, c, 4},
         {(void **)&r->acc, c, sizeof(AD_ACCEL)},     {(void **)&r->acc_spare, c, sizeof(AD_ACCEL)},
         {(void **)&r->pressure, c, 4},               {(void **)&r->virial, c, 4},
         {(void **)&r->cell_of, c, 4},                {(void **)&r->doomed, c, 1},
@@ -118,7 +120,10 @@ static inline void AD_D(ad_plain_scatter)(ad_world *w, AD_D(ad_plain) *r)
         r->spare[k] = r->state[i];
         r->id_spare[k] = r->id[i];
         r->acc_spare[k] = r->acc[i];
+        if (w->params.surfaces) r->touch_spare[k] = r->touch[i];
     }
+    uint32_t *t = r->touch;
+    if (w->params.surfaces) r->touch = r->touch_spare, r->touch_spare = t;
     AD_STATE *s = r->state;
     r->state = r->spare, r->spare = s;
     uint32_t *id = r->id;
@@ -198,6 +203,24 @@ static inline void AD_D(ad_plain_finish)(const ad_world *w, AD_D(ad_plain) *r, s
     if (!fate) AD_D(ad_motion8_add)(m, b, &w->params, nw, (unsigned)(s - s0));
 }
 
+/* Slot s against the surfaces (surface.h), evaluated at `at` with acceleration g: its panels' sums, its
+ * contact state, a re-emission's new velocity into *out and its forces into the block's sums. */
+static inline void AD_D(ad_plain_surface)(const ad_world *w, AD_D(ad_plain) *r, size_t s, AD_STATE at, AD_ACCEL g,
+                                          float dt, AD_STATE *out, ad_step_sums *b)
+{
+    const ad_params *P = &w->params;
+    ad_panel_hits h;
+#if AD_DIM == 2
+    ad_seg_hits(P, &w->seg.grid, at.x, at.y, at.vx, at.vy, &h);
+    ad_surface_disc2(P, w->seg.segs, &h, &r->touch[s], r->id[s], w->stats.step, at, g.ax, g.ay, dt, out,
+                     w->panels.fix, b);
+#else
+    ad_tri_hits(P, &w->tri.tree, ad_v3(at.x, at.y, at.z), ad_v3(at.vx, at.vy, at.vz), &h);
+    ad_surface_disc3(P, w->tri.tris, &h, &r->touch[s], r->id[s], w->stats.step, at, g.ax, g.ay, g.az, dt, out,
+                     w->panels.fix, b);
+#endif
+}
+
 /* Verlet before its first drift: the forces of the current state (nothing moves). */
 static inline void AD_D(ad_plain_verlet_prime)(ad_world *w, AD_D(ad_plain) *r)
 {
@@ -235,6 +258,7 @@ static inline void AD_D(ad_plain_pass_block)(ad_world *w, AD_D(ad_plain) *r, siz
         AD_ACCUM a = AD_D(ad_plain_gather)(w, r, r->state, s, me, me);
         AD_D(ad_plain_observe)(r, s, &a, sums);
         AD_ACCEL g = AD_D(ad_plain_accel)(P, &a), old = r->acc[s];
+        if (P->surfaces) AD_D(ad_plain_surface)(w, r, s, me, g, dt, &me, sums); /* a re-emission changes me.v */
         if (integ == AD_INTEGRATOR_VERLET) nw = AD_D(ad_verlet_kick)(me, AD_PASS(old.a), AD_PASS(g.a), dt);
         else if (integ == AD_INTEGRATOR_EULER) nw = AD_D(ad_step_euler)(me, AD_PASS(g.a), dt);
         else nw = AD_D(ad_step_symplectic)(me, AD_PASS(g.a), dt);
@@ -273,6 +297,9 @@ static inline void AD_D(ad_plain_rk4_block)(ad_world *w, AD_D(ad_plain) *r, size
         }
         int fate;
         nx = AD_D(ad_apply_boundaries)(P, nx, r->id, s, w->stats.step, dt, r->doomed[s], &fate);
+        /* the surfaces at the step's start (stage 0's contacts, the body's sums'); a re-emission replaces
+         * the velocity the step ends with */
+        if (P->surfaces) AD_D(ad_plain_surface)(w, r, s, base, r->acc[s], dt, &nx, sums);
         if (fate == AD_KEPT) sums->skin_violations += AD_D(ad_moved_sq)(P, nx, base) > skin * skin;
         AD_D(ad_plain_finish)(w, r, s, s0, nx, fate, sums, &m);
     }
@@ -322,10 +349,11 @@ static inline ad_status AD_D(ad_plain_export)(const ad_world *w, const AD_D(ad_p
     s->owned = 1;
     s->AD_SNAP_STATE = malloc(n * sizeof(AD_STATE) + 1);
     s->id = malloc(n * sizeof *s->id + 1);
+    s->touch = malloc(n * sizeof *s->touch + 1);
     s->pressure = malloc(n * sizeof *s->pressure + 1);
     s->virial = malloc(n * sizeof *s->virial + 1);
     s->AD_SNAP_ACCEL = malloc(n * sizeof(AD_ACCEL) + 1);
-    if (!s->AD_SNAP_STATE || !s->id || !s->pressure || !s->virial || !s->AD_SNAP_ACCEL) {
+    if (!s->AD_SNAP_STATE || !s->id || !s->touch || !s->pressure || !s->virial || !s->AD_SNAP_ACCEL) {
         ad_snapshot_free(s);
         return ad_fail(AD_ERR_NO_MEMORY, "", "out of host memory for a snapshot of %zu particles", n);
     }
@@ -333,6 +361,7 @@ static inline ad_status AD_D(ad_plain_export)(const ad_world *w, const AD_D(ad_p
         if (AD_D(ad_is_dead)(r->state[k])) continue;
         s->AD_SNAP_STATE[m] = r->state[k];
         s->id[m] = r->id[k];
+        s->touch[m] = r->touch[k];
         s->pressure[m] = r->pressure[k];
         s->virial[m] = r->virial[k];
         s->AD_SNAP_ACCEL[m++] = r->acc[k];
@@ -346,6 +375,8 @@ static inline void AD_D(ad_plain_import)(AD_D(ad_plain) *r, const ad_snapshot *s
 {
     memcpy(r->state, s->AD_SNAP_STATE, s->n * sizeof *r->state);
     memcpy(r->id, s->id, s->n * sizeof *r->id);
+    if (s->touch) memcpy(r->touch, s->touch, s->n * sizeof *r->touch);
+    else memset(r->touch, 0, s->n * sizeof *r->touch);
     memcpy(r->pressure, s->pressure, s->n * sizeof *r->pressure);
     memcpy(r->virial, s->virial, s->n * sizeof *r->virial);
     memcpy(r->acc, s->AD_SNAP_ACCEL, s->n * sizeof *r->acc);

@@ -118,6 +118,7 @@ static inline void AD_D(ad_plain_append)(AD_D(ad_plain) *g, ad_open_state *o, AD
     size_t s = g->n++;
     g->state[s] = q;
     g->id[s] = o->next_id++;
+    g->touch[s] = 0;
     memset(&g->acc[s], 0, sizeof g->acc[s]);
     g->pressure[s] = g->virial[s] = 0.0f;
 }

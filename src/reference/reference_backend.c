@@ -98,6 +98,7 @@ static ad_status ref_add_particles(ad_world *w, const ad_particle *p, size_t n)
         size_t s = r->g.n++;
         r->g.state[s] = ad_wrap_state(&w->params, (ad_state){p[i].x, p[i].y, p[i].vx, p[i].vy});
         r->g.id[s] = r->open.next_id++;
+        r->g.touch[s] = 0;
         r->g.acc[s] = (ad_accel){0.0f, 0.0f};
         r->g.pressure[s] = r->g.virial[s] = 0.0f;
     }
