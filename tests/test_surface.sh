@@ -17,13 +17,14 @@ PY=/usr/bin/python3
 png_size() { "$PY" -c 'import struct,sys; d=open(sys.argv[1],"rb").read(24); print(*struct.unpack(">II", d[16:24]))' "$1"; }
 
 # ------------------------------------------------------------------------------ 2D --
-# diffuse_airfoil.ini in a smaller tunnel: about 300 discs, a few seconds.
+# diffuse_airfoil.ini with a 10 m chord in a 60 x 30 m tunnel of a dense gas (area fraction 0.3: many contacts
+# in a short run), about 1300 discs, a few seconds.
 SCENE=$SRC/scenes/diffuse_airfoil.ini
-SMALL=(--backend cpu --threads 2 --quiet --set tunnel.width=80 --set tunnel.height=40 --set body.x=25
-       --set body.y=20 --set gas.area_fraction=0.08 --set run.settle_steps=1000 --set output.force_interval=250
-       --set output.frame_interval=0 --set output.video=no)
-run a run "$SCENE" --steps 6000 "${SMALL[@]}" --out "$T/A"
-expect_rc 0 "diffuse_airfoil.ini, 6000 steps" a
+SMALL=(--backend cpu --threads 2 --quiet --set tunnel.width=60 --set tunnel.height=30 --set body.chord=10
+       --set body.x=20 --set body.y=15 --set gas.area_fraction=0.3 --set run.settle_steps=2000
+       --set output.force_interval=500 --set output.frame_interval=0 --set output.video=no)
+run a run "$SCENE" --steps 12000 "${SMALL[@]}" --out "$T/A"
+expect_rc 0 "diffuse_airfoil.ini, 12000 steps" a
 for f in surface.csv cp.png body.vtp; do [ -s "$T/A/$f" ] || fail "the 2D run wrote no $f" "$T/a.err"; done
 expect_in "$T/A/scene.ini" "surface = diffuse" "scene.ini gives the body's surface model"
 expect_in "$T/A/scene.ini" "wall_temperature = 1" "scene.ini states the wall temperature auto resolved to the stream's"
@@ -47,7 +48,7 @@ forces = list(csv.DictReader(open(d + "/forces.csv")))
 avg = [f for f in forces if int(f["averaged"]) > 0]
 assert len(avg) >= 3, "only %d averaged force rows" % len(avg)
 contacts = sum(int(r["contacts"]) for r in rows)
-assert contacts > 100, "only %d contacts on the body" % contacts
+assert contacts > 40, "only %d contacts on the body" % contacts
 for comp, col in (("fx", "drag"), ("fy", "lift")):
     panels = sum(float(r[comp]) for r in rows)
     total = sum(float(f[col]) for f in avg) / len(avg)
@@ -57,9 +58,22 @@ for comp, col in (("fx", "drag"), ("fy", "lift")):
 for r in rows:
     for k in ("cp", "cp_se", "cf", "ch", "contact_rate"):
         assert math.isfinite(float(r[k])), "panel %s: %s = %s" % (r["panel"], k, r[k])
-# a diffuse wall at the stream's temperature facing the stream: the front takes pressure (Cp > 0 near x/c = 0)
-front = [float(r["cp"]) for r in rows if float(r["x_c"]) < 0.05]
-assert front and max(front) > 0.3, "Cp at the leading edge %s" % front
+if dims == 2:
+    # Cp and Cf say what the force says: F = q L (-(Cp + p_inf/q) n + Cf t), t along the panel towards the
+    # trailing edge; around a closed outline p_inf's part adds to 0. scene: area fraction 0.3 of discs of radius
+    # 0.5 m and mass 1 kg, U = 2 sqrt(2 kT/m), kT/m = 1, NACA 2412 at 8 degrees
+    q = 0.5 * 0.3 / (math.pi * 0.25) * 8.0
+    a = math.radians(8.0)
+    u = (math.cos(a), -math.sin(a))
+    fx = fy = 0.0
+    for r in rows:
+        n, L = (float(r["nx"]), float(r["ny"])), float(r["length"])
+        t = (-n[1], n[0]) if -n[1] * u[0] + n[0] * u[1] >= 0 else (n[1], -n[0])
+        fx += q * L * (-float(r["cp"]) * n[0] + float(r["cf"]) * t[0])
+        fy += q * L * (-float(r["cp"]) * n[1] + float(r["cf"]) * t[1])
+    for got, comp in ((fx, "fx"), (fy, "fy")):
+        want = sum(float(r[comp]) for r in rows)
+        assert abs(got - want) <= 2e-3 * max(abs(want), 1.0), "%s from Cp and Cf %.6g, the panels' %.6g" % (comp, got, want)
 print("surface.csv: %d panels, %d contacts; the panels' forces add to forces.csv's" % (len(rows), contacts))
 EOF
 ok "surface.csv: its columns, upper and lower sides, finite coefficients; the panels' forces add up to forces.csv's"
@@ -93,11 +107,11 @@ else
     ok "VTK's Python module is not installed: the read-back is skipped"
 fi
 
-# interrupted at 3500 steps and resumed: the same surface.csv (the batch means are in the checkpoint)
-run b1 run "$SCENE" --steps 3500 "${SMALL[@]}" --out "$T/B"
-expect_rc 0 "the first 3500 steps" b1
-run b2 resume "$T/B/checkpoint.ckpt" --steps 6000 --quiet
-expect_rc 0 "resumed to 6000 steps" b2
+# stopped at 6000 steps and resumed: the same surface.csv (the batch means are in the checkpoint)
+run b1 run "$SCENE" --steps 6000 "${SMALL[@]}" --out "$T/B"
+expect_rc 0 "the first 6000 steps" b1
+run b2 resume "$T/B/checkpoint.ckpt" --steps 12000 --quiet
+expect_rc 0 "resumed to 12000 steps" b2
 cmp -s "$T/A/surface.csv" "$T/B/surface.csv" ||
     fail "surface.csv of the resumed run differs from the uninterrupted one's" "$T/A/surface.csv" "$T/B/surface.csv"
 ok "a run resumed from its checkpoint ends with the uninterrupted run's surface.csv, byte for byte"
