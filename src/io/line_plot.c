@@ -62,7 +62,7 @@ ad_status ad_write_line_plot_png(const char *path, const ad_line_plot *p)
     axis_ticks(&c, 0, p->y_down, left, top, ph, ylo, yhi);
     if (p->title) ad_draw_text(&c, left, top - HEADER_H + 4, p->title, INK);
     if (p->xlabel) ad_draw_text(&c, left + pw / 2 - (int)strlen(p->xlabel) * CHAR_ADV / 2, top + ph + 40, p->xlabel, INK);
-    if (p->note) ad_draw_text(&c, left, top + ph + 40 + TEXT_H + 10, p->note, INK);
+    if (p->note) ad_draw_text(&c, 8, top + ph + 40 + TEXT_H + 10, p->note, INK);
     if (p->ylabel) { /* on the title's line, left of the frame: clear of the top tick's label */
         c.cx1 = left - 8;
         ad_draw_text(&c, 8, top - HEADER_H + 4, p->ylabel, INK);
