@@ -609,4 +609,6 @@ extern "C" const ad_backend_ops ad_cuda3_backend = {
     cuda3_fields_to_device,
     cuda3_pull_stats,
     cuda3_bytes_needed,
+    nullptr, /* panels_to_host: the panels are not sampled on the GPU yet (refused by name, core/surface.c) */
+    nullptr, /* panels_reset */
 };

@@ -466,4 +466,6 @@ extern "C" const ad_backend_ops ad_cuda_backend = {
     ad_cuda_fields_to_device,
     ad_cuda_pull_stats,
     cuda_bytes_needed,
+    nullptr, /* panels_to_host: the panels are not sampled on the GPU yet (refused by name, core/surface.c) */
+    nullptr, /* panels_reset */
 };

@@ -1,0 +1,376 @@
+/* Gas-surface models and the body's panels (issue 20; physics/panel.h, physics/surface.h): definitions refused
+ * by name; the panels' impulses add up to the body's for every integrator, the BVH and 3D; the reference and the
+ * CPU agree panel by panel and disc by disc with diffuse walls and body, and the CPU on 1, 2 and 4 threads; a
+ * checkpoint resumes bit for bit; the CUDA backend refuses by name; a diffuse body at the gas's temperature
+ * takes no energy on average from a gas at rest, a hotter one gives some. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "test_util.h"
+
+/* ------------------------------------------------------------ refusals -- */
+
+static void refused(ad_world_def d, const char *field)
+{
+    ad_status st = ad_world_def_validate(&d);
+    ENSURE_MSG(st.code == AD_ERR_INVALID && !strcmp(st.field, field), "expected %s refused, got %d '%s': %s", field,
+               (int)st.code, st.field, st.message);
+}
+
+static void test_refusals(void)
+{
+    ad_world_def d = ad_default_world_def();
+    ENSURE(d.body_surface.model == AD_SURFACE_SPECULAR && d.body_surface.temperature == 1.0);
+    ENSURE_OK(ad_world_def_validate(&d));
+    ad_world_def e = d;
+    e.body_surface.accommodation = 1.5;
+    refused(e, "body_surface.accommodation");
+    e = d;
+    e.body_surface.model = AD_SURFACE_DIFFUSE;
+    e.body_surface.temperature = 0.0;
+    refused(e, "body_surface.temperature");
+    e.body_surface.temperature = NAN;
+    refused(e, "body_surface.temperature");
+    e = d;
+    e.wall_surface[2].model = (ad_surface_model)7;
+    refused(e, "wall_surface[2].model");
+    e = d;
+    e.wall_surface[1].model = AD_SURFACE_MAXWELL;
+    e.wall_surface[1].accommodation = -0.1;
+    refused(e, "wall_surface[1].accommodation");
+    e = d;
+    e.body_surface.temperature = 0.0; /* a specular surface has no temperature to check */
+    ENSURE_OK(ad_world_def_validate(&e));
+    e = d;
+    e.body_surface.model = AD_SURFACE_DIFFUSE;
+    e.backend = AD_BACKEND_CUDA;
+    ad_world *w = NULL;
+    ad_status st = ad_world_create(&e, &w);
+    ENSURE_MSG(st.code == AD_ERR_BACKEND && w == NULL, "cuda with a diffuse body: %s", st.message);
+}
+
+/* ------------------------------------------------------------- a world -- */
+
+/* A closed box of gas (area fraction 0.25, kT/m = 1) around a closed 24-gon of radius 6 and a plate,
+ * with the given surfaces: walls diffuse at T_w if wall_model says so, the body's model. */
+static ad_world *box_world(ad_backend backend, int threads, ad_integrator integ, ad_broad_phase bp,
+                           ad_surface_model body, ad_surface_model walls, double Tbody)
+{
+    ad_world_def d = ad_default_world_def();
+    d.x_max = d.y_max = 40.0;
+    d.capacity = 4096;
+    d.stiffness = 1e4;
+    d.restitution = 0.95;
+    d.backend = backend;
+    d.threads = threads;
+    d.integrator = integ;
+    d.broad_phase = bp;
+    d.body_surface.model = body;
+    d.body_surface.accommodation = 0.6;
+    d.body_surface.temperature = Tbody;
+    for (int k = 0; k < 4; k++) {
+        d.wall_surface[k].model = walls;
+        d.wall_surface[k].accommodation = 0.5;
+        d.wall_surface[k].temperature = 1.5;
+    }
+    ad_world *w;
+    REQUIRE_OK(ad_world_create(&d, &w));
+    enum { N = 24 };
+    ad_segment s[N + 3];
+    for (int k = 0; k < N; k++) {
+        double a0 = 2 * TU_PI * k / N, a1 = 2 * TU_PI * (k + 1) / N;
+        s[k] = (ad_segment){(float)(15 + 6 * cos(a0)), (float)(20 + 6 * sin(a0)), (float)(15 + 6 * cos(a1)),
+                            (float)(20 + 6 * sin(a1))};
+    }
+    s[N] = (ad_segment){28, 10, 31, 14};
+    s[N + 1] = (ad_segment){31, 14, 34, 18};
+    s[N + 2] = (ad_segment){34, 18, 37, 22};
+    REQUIRE_OK(ad_world_add_segments(w, s, N + 3));
+    ad_fill_def f = {1, 1, 39, 39, 0.25, 0.3, -0.2, 1.0, 5, 0, 0, 0};
+    size_t added;
+    REQUIRE_OK(ad_world_fill(w, &f, &added));
+    return w;
+}
+
+static ad_stats stats_of(const ad_world *w)
+{
+    ad_stats s;
+    REQUIRE_OK(ad_world_get_stats(w, &s));
+    return s;
+}
+
+/* The panels' impulses and energies summed, and their contacts. */
+static void panel_totals(const ad_world *w, size_t n, double imp[3], double *energy, uint64_t *contacts)
+{
+    ad_panel_sums *p = malloc(n * sizeof *p);
+    REQUIRE_OK(ad_world_read_panels(w, 0, n, p));
+    imp[0] = imp[1] = imp[2] = *energy = 0;
+    *contacts = 0;
+    for (size_t k = 0; k < n; k++) {
+        for (int j = 0; j < 3; j++) imp[j] += p[k].impulse[j];
+        *energy += p[k].energy;
+        *contacts += p[k].contacts;
+    }
+    free(p);
+}
+
+/* After a reset, the panels' impulse equals the body's over the same time, to rounding. */
+static void check_sums(const char *what, ad_world *w, size_t npanel, uint64_t steps)
+{
+    REQUIRE_OK(ad_world_step(w, 200));
+    REQUIRE_OK(ad_world_reset_panels(w));
+    ad_stats a = stats_of(w);
+    ENSURE(a.panel_time == 0.0);
+    REQUIRE_OK(ad_world_step(w, steps));
+    ad_stats b = stats_of(w);
+    double imp[3], e;
+    uint64_t n;
+    panel_totals(w, npanel, imp, &e, &n);
+    double bx = b.body_impulse_x - a.body_impulse_x, by = b.body_impulse_y - a.body_impulse_y;
+    double scale = fabs(bx) + fabs(by) + 1e-3;
+    printf("  %-34s body impulse (%.5f, %.5f), panels (%.5f, %.5f), %llu contacts, panel_time %.4f s\n", what, bx,
+           by, imp[0], imp[1], (unsigned long long)n, b.panel_time);
+    ENSURE_NEAR(imp[0], bx, 1e-4 * scale);
+    ENSURE_NEAR(imp[1], by, 1e-4 * scale);
+    ENSURE(n > 0);
+    ENSURE_NEAR(b.panel_time, b.time - a.time, 1e-9 * b.time);
+}
+
+static void test_sums(void)
+{
+    static const struct {
+        const char *name;
+        ad_backend be;
+        ad_integrator integ;
+        ad_broad_phase bp;
+        ad_surface_model body;
+    } cases[] = {
+        {"cpu symplectic, specular", AD_BACKEND_CPU, AD_INTEGRATOR_SYMPLECTIC_EULER, AD_BROAD_PHASE_GRID,
+         AD_SURFACE_SPECULAR},
+        {"cpu symplectic, maxwell 0.6", AD_BACKEND_CPU, AD_INTEGRATOR_SYMPLECTIC_EULER, AD_BROAD_PHASE_GRID,
+         AD_SURFACE_MAXWELL},
+        {"cpu euler, diffuse", AD_BACKEND_CPU, AD_INTEGRATOR_EULER, AD_BROAD_PHASE_GRID, AD_SURFACE_DIFFUSE},
+        {"cpu verlet, diffuse", AD_BACKEND_CPU, AD_INTEGRATOR_VERLET, AD_BROAD_PHASE_GRID, AD_SURFACE_DIFFUSE},
+        {"cpu rk4, diffuse", AD_BACKEND_CPU, AD_INTEGRATOR_RK4, AD_BROAD_PHASE_GRID, AD_SURFACE_DIFFUSE},
+        {"cpu bvh, diffuse", AD_BACKEND_CPU, AD_INTEGRATOR_SYMPLECTIC_EULER, AD_BROAD_PHASE_BVH, AD_SURFACE_DIFFUSE},
+        {"reference rk4, diffuse", AD_BACKEND_REFERENCE, AD_INTEGRATOR_RK4, AD_BROAD_PHASE_GRID, AD_SURFACE_DIFFUSE},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        ad_world *w = box_world(cases[k].be, 2, cases[k].integ, cases[k].bp, cases[k].body, AD_SURFACE_DIFFUSE, 1.0);
+        check_sums(cases[k].name, w, 27, 1500);
+        ad_world_destroy(w);
+    }
+}
+
+/* ----------------------------------------------- bit for bit: backends, threads, checkpoints -- */
+
+typedef struct snapshot {
+    size_t n;
+    ad_particle *p;
+    ad_panel_sums sums[27];
+    ad_stats st;
+} snapshot;
+
+static snapshot take(const ad_world *w)
+{
+    snapshot s;
+    s.st = stats_of(w);
+    s.p = malloc(s.st.count * sizeof *s.p);
+    REQUIRE_OK(ad_world_read_particles(w, AD_READ_BY_ID, s.st.count, s.p, NULL, NULL, NULL, &s.n));
+    REQUIRE_OK(ad_world_read_panels(w, 0, 27, s.sums));
+    return s;
+}
+
+static int same(const snapshot *a, const snapshot *b)
+{
+    return a->n == b->n && !memcmp(a->p, b->p, a->n * sizeof *a->p) && !memcmp(a->sums, b->sums, sizeof a->sums) &&
+           a->st.body_impulse_x == b->st.body_impulse_x && a->st.body_impulse_y == b->st.body_impulse_y &&
+           !memcmp(a->st.wall_impulse, b->st.wall_impulse, sizeof a->st.wall_impulse);
+}
+
+static snapshot run(ad_backend be, int threads, ad_integrator integ)
+{
+    ad_world *w = box_world(be, threads, integ, AD_BROAD_PHASE_GRID, AD_SURFACE_MAXWELL, AD_SURFACE_DIFFUSE, 1.2);
+    REQUIRE_OK(ad_world_step(w, 600));
+    snapshot s = take(w);
+    ad_world_destroy(w);
+    return s;
+}
+
+static void test_identical(void)
+{
+    for (int i = 0; i < 2; i++) {
+        ad_integrator integ = i ? AD_INTEGRATOR_RK4 : AD_INTEGRATOR_SYMPLECTIC_EULER;
+        snapshot ref = run(AD_BACKEND_REFERENCE, 1, integ);
+        int reemitted = 0;
+        for (int k = 0; k < 27; k++) reemitted |= ref.sums[k].contacts > 0;
+        ENSURE(reemitted);
+        for (int t = 1; t <= 4; t *= 2) {
+            snapshot c = run(AD_BACKEND_CPU, t, integ);
+            ENSURE_MSG(same(&ref, &c), "%s: the CPU on %d threads differs from the reference (panels, discs or walls)",
+                       i ? "rk4" : "symplectic", t);
+            free(c.p);
+        }
+        free(ref.p);
+    }
+    printf("  reference = cpu on 1, 2, 4 threads, disc by disc and panel by panel (symplectic Euler, RK4)\n");
+}
+
+static void test_checkpoint(void)
+{
+    char path[] = "/tmp/aerodem_test_surface_XXXXXX";
+    int fd = mkstemp(path);
+    if (fd < 0) {
+        perror("mkstemp");
+        exit(1);
+    }
+    close(fd);
+    ad_world *a = box_world(AD_BACKEND_CPU, 2, AD_INTEGRATOR_SYMPLECTIC_EULER, AD_BROAD_PHASE_GRID,
+                            AD_SURFACE_DIFFUSE, AD_SURFACE_DIFFUSE, 1.0);
+    REQUIRE_OK(ad_world_reset_panels(a));
+    REQUIRE_OK(ad_world_step(a, 300));
+    REQUIRE_OK(ad_world_save(a, path, NULL, 0));
+    REQUIRE_OK(ad_world_step(a, 300));
+    snapshot sa = take(a);
+    ad_world *b;
+    REQUIRE_OK(ad_world_load(path, AD_BACKEND_AUTO, -1, &b, NULL, NULL));
+    REQUIRE_OK(ad_world_step(b, 300));
+    snapshot sb = take(b);
+    ENSURE_MSG(same(&sa, &sb), "a resumed run differs from the uninterrupted one");
+    ENSURE(sa.st.panel_time == sb.st.panel_time);
+    uint64_t nc = 0;
+    for (int k = 0; k < 27; k++) nc += sb.sums[k].contacts;
+    printf("  checkpoint resumed bit for bit: %llu contacts on the panels\n", (unsigned long long)nc);
+    free(sa.p);
+    free(sb.p);
+    ad_world_destroy(a);
+    ad_world_destroy(b);
+    unlink(path);
+}
+
+/* ------------------------------------------------------------- 3D -- */
+
+static void test_3d(void)
+{
+    ad_world_def d = ad_default_world_def();
+    d.dimensions = 3;
+    d.x_max = d.y_max = d.z_max = 16.0;
+    d.capacity = 4096;
+    d.stiffness = 1e4;
+    d.backend = AD_BACKEND_CPU;
+    d.threads = 2;
+    d.body_surface.model = AD_SURFACE_DIFFUSE;
+    d.body_surface.temperature = 2.0;
+    ad_world *w;
+    REQUIRE_OK(ad_world_create(&d, &w));
+    /* a cube of edge 4 at the middle, 12 triangles */
+    float c0 = 6, c1 = 10;
+    float v[8][3];
+    for (int k = 0; k < 8; k++) v[k][0] = k & 1 ? c1 : c0, v[k][1] = k & 2 ? c1 : c0, v[k][2] = k & 4 ? c1 : c0;
+    static const int f[12][3] = {{0, 2, 1}, {1, 2, 3}, {4, 5, 6}, {5, 7, 6}, {0, 1, 4}, {1, 5, 4},
+                                 {2, 6, 3}, {3, 6, 7}, {0, 4, 2}, {2, 4, 6}, {1, 3, 5}, {3, 7, 5}};
+    ad_triangle t[12];
+    for (int k = 0; k < 12; k++)
+        for (int j = 0; j < 3; j++) memcpy(t[k].v[j], v[f[k][j]], sizeof v[0]);
+    REQUIRE_OK(ad_world_add_triangles(w, t, 12));
+    ad_fill_def fl = {0.5, 0.5, 15.5, 15.5, 0.1, 0.4, 0, 1.0, 3, 0.5, 15.5, 0};
+    size_t added;
+    REQUIRE_OK(ad_world_fill(w, &fl, &added));
+    REQUIRE_OK(ad_world_reset_panels(w));
+    ad_stats a = stats_of(w);
+    REQUIRE_OK(ad_world_step(w, 1500));
+    ad_stats b = stats_of(w);
+    double imp[3], e;
+    uint64_t n;
+    panel_totals(w, 12, imp, &e, &n);
+    double dx = b.body_impulse_x - a.body_impulse_x, dy = b.body_impulse_y - a.body_impulse_y,
+           dz = b.body_impulse_z - a.body_impulse_z, scale = fabs(dx) + fabs(dy) + fabs(dz) + 1e-3;
+    printf("  3D cube, diffuse at 2x the gas: body impulse (%.4f, %.4f, %.4f), panels (%.4f, %.4f, %.4f), %llu "
+           "contacts, energy %.3f J\n",
+           dx, dy, dz, imp[0], imp[1], imp[2], (unsigned long long)n, e);
+    ENSURE_NEAR(imp[0], dx, 1e-4 * scale);
+    ENSURE_NEAR(imp[1], dy, 1e-4 * scale);
+    ENSURE_NEAR(imp[2], dz, 1e-4 * scale);
+    ENSURE(n > 5);
+    ENSURE(e < 0); /* a body hotter than the gas gives it energy */
+    ad_world_destroy(w);
+}
+
+/* --------------------------------------------- energy flux at the gas's temperature -- */
+
+/* Free-molecular gas at rest (kT/m = 1) in a box with specular walls around a diffuse body: at T_w = 1 the
+ * mean energy the body takes per contact is zero within its error; at T_w = 2 it is negative, by about
+ * (3/2) m (T - T_w) per re-emission in 2D (surface_theory.h). */
+static void energy_case(double Tw, double *per_contact, double *se, double *first)
+{
+    ad_world_def d = ad_default_world_def();
+    d.x_max = d.y_max = 30.0;
+    d.capacity = 4096;
+    d.stiffness = 1e3; /* no disc-disc contacts: a soft wall only lengthens the step */
+    d.disc_contacts = 0;
+    d.backend = AD_BACKEND_CPU;
+    d.threads = 2;
+    d.body_surface.model = AD_SURFACE_DIFFUSE;
+    d.body_surface.temperature = Tw;
+    ad_world *w;
+    REQUIRE_OK(ad_world_create(&d, &w));
+    /* four triangles: a long perimeter in a small box, for many contacts a step */
+    ad_segment s[12];
+    for (int k = 0; k < 4; k++) {
+        float x = 2.5f + 14.0f * (float)(k & 1), y = 2.5f + 14.0f * (float)(k >> 1);
+        s[3 * k] = (ad_segment){x, y, x + 11, y};
+        s[3 * k + 1] = (ad_segment){x + 11, y, x + 5.5f, y + 10};
+        s[3 * k + 2] = (ad_segment){x + 5.5f, y + 10, x, y};
+    }
+    REQUIRE_OK(ad_world_add_segments(w, s, 12));
+    ad_fill_def f = {0.5, 0.5, 29.5, 29.5, 0.3, 0, 0, 1.0, 9, 0, 0, 0};
+    size_t added;
+    REQUIRE_OK(ad_world_fill(w, &f, &added));
+    REQUIRE_OK(ad_world_reset_panels(w));
+    enum { B = 16 };
+    double x[B], sum = 0, sum2 = 0;
+    double prev_e = 0;
+    uint64_t prev_n = 0;
+    for (int b = 0; b < B; b++) {
+        REQUIRE_OK(ad_world_step(w, 1500));
+        double imp[3], e;
+        uint64_t n;
+        panel_totals(w, 12, imp, &e, &n);
+        x[b] = (e - prev_e) / (double)(n - prev_n);
+        prev_e = e, prev_n = n;
+        sum += x[b], sum2 += x[b] * x[b];
+    }
+    *first = x[0];
+    *per_contact = sum / B;
+    *se = sqrt(fmax(sum2 / B - *per_contact * *per_contact, 0) / (B - 1));
+    ad_world_destroy(w);
+}
+
+static void test_energy(void)
+{
+    double e1, s1, f1, e2, s2, f2;
+    energy_case(1.0, &e1, &s1, &f1);
+    energy_case(2.0, &e2, &s2, &f2);
+    printf("  energy to a diffuse body per contact, gas at rest, kT/m = 1: at T_w = 1 %.4f +- %.4f J (theory 0); at "
+           "T_w = 2 %.4f J in the first of 16 batches (theory -1.5 as the gas starts, 0 as it reaches T_w), %.4f on "
+           "the whole\n",
+           e1, s1, f2, e2);
+    ENSURE_NEAR(e1, 0.0, 4 * s1 + 0.02);
+    /* the body heats the gas as it runs: the flux starts near -1.5 and falls to zero */
+    ENSURE(f2 < -0.7 && f2 > -1.7);
+    ENSURE(e2 > f2);
+}
+
+int main(void)
+{
+    test_refusals();
+    test_sums();
+    test_identical();
+    test_checkpoint();
+    test_3d();
+    test_energy();
+    return tu_finish("test_surface");
+}
