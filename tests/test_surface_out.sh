@@ -5,12 +5,12 @@
 # interrupted run resumed ends with the uninterrupted run's surface.csv byte for byte (the batch means kept in the
 # checkpoint); the resolved scene.ini states the wall temperature; bad surface keys are refused by key and line.
 #
-# Usage: test_surface.sh AERODEM SOURCE_DIR. Prints each check; exits 1 at the first that fails.
+# Usage: test_surface_out.sh AERODEM SOURCE_DIR. Prints each check; exits 1 at the first that fails.
 set -u
 
-AD=${1:?usage: test_surface.sh AERODEM SOURCE_DIR}
-SRC=${2:?usage: test_surface.sh AERODEM SOURCE_DIR}
-. "$(dirname "$0")/cli_lib.sh" surface
+AD=${1:?usage: test_surface_out.sh AERODEM SOURCE_DIR}
+SRC=${2:?usage: test_surface_out.sh AERODEM SOURCE_DIR}
+. "$(dirname "$0")/cli_lib.sh" surface_out
 PY=/usr/bin/python3
 
 # png_size FILE: the width and height in a PNG's header
