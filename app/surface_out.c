@@ -44,6 +44,7 @@ ad_status surf_prepare(run *r)
     surface_state *s = calloc(1, sizeof *s);
     if (!s) return fail(AD_ERR_NO_MEMORY, "out of memory");
     r->surf = s;
+    if (!sc->surface_out) return ok(); /* [output] surface = no: no panel is read, the fastest pass kept */
     int three = sc->dimensions == 3, wing = sc->shape == AD_SHAPE_WING;
     s->frame = (ad_chord_frame){three && !wing ? 0.0 : sc->chord, sc->aoa, {sc->x, sc->y, three ? sc->z : 0.0},
                                 wing ? sc->sweep : 0.0};
@@ -68,12 +69,21 @@ void surf_free(run *r)
     r->surf = NULL;
 }
 
+/* A backend without the panels' sums (CUDA, for now): the run goes on without the surface outputs, saying so. */
+static ad_status without_panels(run *r, ad_status st)
+{
+    if (st.code != AD_ERR_BACKEND) return st;
+    r->surf->unsampled = 1;
+    say(r, "  note: no surface outputs (surface.csv, cp.png) in this run: %s\n", st.message);
+    return ok();
+}
+
 ad_status surf_reset(run *r)
 {
     surface_state *s = r->surf;
-    if (!s || !s->n) return ok();
+    if (!s || !s->n || s->unsampled) return ok();
     ad_status st = ad_world_reset_panels(r->w);
-    if (st.code) return st;
+    if (st.code) return without_panels(r, st);
     memset(s->prev, 0, s->n * sizeof *s->prev);
     memset(s->sum, 0, s->n * Q_N * sizeof *s->sum);
     memset(s->sum2, 0, s->n * Q_N * sizeof *s->sum2);
@@ -102,12 +112,7 @@ ad_status surf_row(run *r)
     ad_stream_scales k = scales_of(r);
     if (!(dt > 0) || !(k.q > 0)) return ok(); /* as the force row: no interval, no coefficient */
     ad_status st = ad_world_read_panels(r->w, 0, s->n, s->now);
-    if (st.code == AD_ERR_BACKEND) { /* a backend without the panels' sums: the run goes on without them */
-        s->unsampled = 1;
-        say(r, "  note: no surface outputs (surface.csv, cp.png) in this run: %s\n", st.message);
-        return ok();
-    }
-    if (st.code) return st;
+    if (st.code) return without_panels(r, st);
     for (size_t i = 0; i < s->n; i++) {
         double v[Q_N];
         ad_panel_interval(&s->g[i], &k, &s->prev[i], &s->now[i], dt, v);

@@ -99,6 +99,7 @@ typedef struct ad_scene {
     double checkpoint_seconds; /* wall clock between checkpoints; 0 = off */
     int png, vtk, video;       /* booleans; video: 1 = make an MP4 when ffmpeg is there */
     int frame_colour;          /* ad_frame_colour: what colours the discs of the frames */
+    int surface_out;           /* boolean: the body's panels sampled after the settling (surface.csv, cp.png) */
 
     unsigned char seen[128];    /* keys given explicitly, by key table index */
 } ad_scene;
