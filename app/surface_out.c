@@ -44,7 +44,7 @@ ad_status surf_prepare(run *r)
     surface_state *s = calloc(1, sizeof *s);
     if (!s) return fail(AD_ERR_NO_MEMORY, "out of memory");
     r->surf = s;
-    if (!sc->surface_out) return ok(); /* [output] surface = no: no panel is read, the fastest pass kept */
+    if (sc->surface_out != AD_SURFACE_OUT_YES) return ok(); /* no panel is read: the fastest pass kept */
     int three = sc->dimensions == 3, wing = sc->shape == AD_SHAPE_WING;
     s->frame = (ad_chord_frame){three && !wing ? 0.0 : sc->chord, sc->aoa, {sc->x, sc->y, three ? sc->z : 0.0},
                                 wing ? sc->sweep : 0.0};

@@ -145,6 +145,16 @@ if "$PY" -c 'import vtk' 2>/dev/null; then
 fi
 ok "3D: surface.csv per triangle adds up to forces.csv's force; cp.png; body.vtp read back by VTK"
 
+# a specular body: no surface files by default (output.surface = auto), all of them with output.surface = yes
+run d1 run "$SCENE" --steps 3000 "${SMALL[@]}" --set body.surface=specular --out "$T/D1"
+expect_rc 0 "a specular body, output.surface = auto" d1
+[ ! -e "$T/D1/surface.csv" ] && [ ! -e "$T/D1/cp.png" ] || fail "a specular body wrote surface files by default"
+expect_in "$T/D1/scene.ini" "surface = no" "scene.ini gives output.surface = auto resolved to no"
+run d2 run "$SCENE" --steps 3000 "${SMALL[@]}" --set body.surface=specular --set output.surface=yes --out "$T/D2"
+expect_rc 0 "a specular body, output.surface = yes" d2
+[ -s "$T/D2/surface.csv" ] && [ -s "$T/D2/cp.png" ] || fail "output.surface = yes wrote no surface files" "$T/d2.err"
+ok "output.surface: auto writes no surface files for a specular body, yes does"
+
 # --------------------------------------------------------------------- bad keys --
 bad() { # bad NAME TEXT ARGS...: refused with exit code 2, the message holding TEXT
     local name=$1 text=$2

@@ -73,7 +73,7 @@ void ad_scene_defaults(ad_scene *s)
     s->png = 1;
     s->vtk = 1;
     s->video = 1;
-    s->surface_out = 1;
+    s->surface_out = AD_SURFACE_OUT_AUTO;
 }
 
 static const key *find_key(const char *section, const char *name)

@@ -37,6 +37,13 @@ typedef enum {
     AD_FRAME_PRESSURE = 1, /* the sum of contact force magnitudes, on the scale of the run's first frame */
 } ad_frame_colour;
 
+/* Whether a run writes the body's surface outputs ([output] surface). */
+typedef enum {
+    AD_SURFACE_OUT_AUTO = 0, /* yes for a body whose surface is not specular (its panels are sampled anyway), else no */
+    AD_SURFACE_OUT_YES = 1,
+    AD_SURFACE_OUT_NO = 2,
+} ad_surface_out;
+
 typedef struct ad_scene {
     char source[AD_PATH_MAX];  /* the scene file, for messages and relative paths */
 
@@ -99,7 +106,7 @@ typedef struct ad_scene {
     double checkpoint_seconds; /* wall clock between checkpoints; 0 = off */
     int png, vtk, video;       /* booleans; video: 1 = make an MP4 when ffmpeg is there */
     int frame_colour;          /* ad_frame_colour: what colours the discs of the frames */
-    int surface_out;           /* boolean: the body's panels sampled after the settling (surface.csv, cp.png) */
+    int surface_out;           /* ad_surface_out: the body's panels sampled after the settling (surface.csv, cp.png) */
 
     unsigned char seen[128];    /* keys given explicitly, by key table index */
 } ad_scene;

@@ -57,6 +57,8 @@ ad_status ad_scene_finish_surfaces(ad_scene *s)
                           &s->wall_accommodation, &s->wall_temperature};
     AD_TRY(resolve(s, &body, src));
     AD_TRY(resolve(s, &walls, src));
+    if (s->surface_out == AD_SURFACE_OUT_AUTO)
+        s->surface_out = s->surface != AD_SURFACE_SPECULAR ? AD_SURFACE_OUT_YES : AD_SURFACE_OUT_NO;
     if (s->surface != AD_SURFACE_SPECULAR && s->shape == AD_SHAPE_NONE)
         return ad_fail(AD_ERR_INVALID, "body.surface", "%s: [body] surface is given, and the tunnel has no body "
                        "(shape = none)", src);
