@@ -359,9 +359,13 @@ ad_status ad_world_read(const ad_world *w, int flags, size_t max, const ad_parti
 
 /* --------------------------------------------------------------- panels -- */
 
-/* Per panel of the body (segment in 2D, triangle in 3D, in the order added), sums since the world was
- * created or ad_world_reset_panels. Summed over all panels, impulse equals the body's impulse
- * (ad_stats.body_impulse_*) since the reset, to rounding (docs/ARCHITECTURE.md, "Panels"). */
+/* Per panel of the body (segment in 2D, triangle in 3D, in the order added), sums since the panels were
+ * last reset (ad_world_reset_panels). Sampling costs the fast paths, so it starts where the panels are
+ * first asked for (the first ad_world_reset_panels or ad_world_read_panels; at creation where a surface is
+ * not specular): sums and panel_time count from then, and the first read of a world never sampled returns
+ * zeros. Summed over all panels, impulse equals the body's impulse (ad_stats.body_impulse_*) over
+ * panel_time, to rounding (docs/ARCHITECTURE.md, "Gas-surface models and panels"). backend = cuda refuses
+ * these calls by name for now. */
 typedef struct ad_panel_sums {
     double impulse[3]; /* time integral of the force of the gas on the panel [N s]; [2] = 0 in 2D */
     double energy;     /* energy the gas gave the panel [J]: the work of the contact forces on the

@@ -8,8 +8,12 @@
 #include "cpu_world.h"
 
 /* Slot s evaluated at `at` with acceleration (ax, ay): its panels' sums, its contact state, a re-emission's
- * velocity into *out and its forces into the block's sums. */
-static inline void ad_cpu_surface_disc(const ad_world *w, cpu_world *c, const ad_params *P, size_t s, ad_state at,
+ * velocity into *out and its forces into the block's sums. Out of line: the pass inlines its fast paths, and
+ * this one, taken only where surfaces are sampled, must not weigh on their code. */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static void ad_cpu_surface_disc(const ad_world *w, cpu_world *c, const ad_params *P, size_t s, ad_state at,
                                        float ax, float ay, float dt, uint64_t step, ad_state *out, ad_step_sums *b)
 {
     ad_panel_hits h;
