@@ -45,8 +45,8 @@ static const char *USAGE_RUN =
     "\n"
     "Ctrl-C finishes the current step, writes DIR/checkpoint.ckpt and exits with code 130.\n"
     "Outputs in DIR: forces.csv, summary.txt, *.png heat maps, frames/, particles.pvd, fields.pvd,\n"
-    "body.vtp, speed.mp4 (with ffmpeg; pressure.mp4 with [output] frames = pressure), checkpoint.ckpt,\n"
-    "scene.ini (the scene as run).\n";
+    "body.vtp, surface.csv and cp.png (the body's panels), speed.mp4 (with ffmpeg; pressure.mp4 with\n"
+    "[output] frames = pressure), checkpoint.ckpt, scene.ini (the scene as run).\n";
 
 static const char *USAGE_RESUME =
     "usage: aerodem resume CHECKPOINT [--steps N] [--out DIR] [--backend auto|cpu|cuda|reference]\n"

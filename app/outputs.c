@@ -36,6 +36,12 @@ ad_status out_append_row(const run *r, const char *name, const char *header, con
     return ok();
 }
 
+ad_status out_open(const run *r, ad_io_file *io, char *path, size_t n, const char *name)
+{
+    ad_status st = path_in(r, path, n, "%s", name);
+    return st.code ? st : ad_io_open(io, path);
+}
+
 ad_probe_stream out_probe_row(run *r, measure *m)
 {
     ad_probe_sums now;
@@ -406,9 +412,8 @@ ad_status out_summary(run *r, int interrupted)
     double cd = mean_of(r->m.sum_cd, n), cl = mean_of(r->m.sum_cl, n);
     double cdse = se_of(r->m.sum_cd, r->m.sum_cd2, n), clse = se_of(r->m.sum_cl, r->m.sum_cl2, n);
     char path[AD_PATH_MAX + 32];
-    ad_status st = path_in(r, path, sizeof path, "summary.txt");
     ad_io_file io;
-    if (!st.code) st = ad_io_open(&io, path);
+    ad_status st = out_open(r, &io, path, sizeof path, "summary.txt");
     if (st.code) return st;
     FILE *f = io.f;
     /* the run's identity is in scene.ini: summary.txt stays equal between equal runs */
@@ -464,9 +469,8 @@ ad_status out_summary(run *r, int interrupted)
 ad_status out_scene_ini(run *r)
 {
     char path[AD_PATH_MAX + 32];
-    ad_status st = path_in(r, path, sizeof path, "scene.ini");
     ad_io_file io;
-    if (!st.code) st = ad_io_open(&io, path);
+    ad_status st = out_open(r, &io, path, sizeof path, "scene.ini");
     if (st.code) return st;
     fprintf(io.f, "; the scene as run, every key resolved (from %s)\n; run_id %016llx\n%s", r->origin,
             (unsigned long long)r->id, r->scene_ini);

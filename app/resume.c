@@ -70,12 +70,15 @@ _Static_assert(sizeof(measure) == 224 && offsetof(measure, frames) == 72 && offs
 _Static_assert(sizeof(run_tag) == 1040, "the run tag of checkpoints changed");
 _Static_assert(sizeof(measure3) == 72, "the 3D run state of checkpoints changed");
 
-/* The scene text, the measure, the total, the run tag. */
+/* The scene text, the measure, the total, the surface state (surface_out.c; checkpoints older than it have
+ * none), the run tag and a 3D run's measure3: the tag and measure3 stay the block's last bytes, where checkpoints
+ * older than the surface state have them too. */
 void *ckpt_block(const run *r, size_t *n)
 {
     size_t tl = strlen(r->scene_ini) + 1;
     int three = r->sc.dimensions == 3;
-    *n = tl + sizeof(measure) + sizeof(unsigned long long) + sizeof(run_tag) + (three ? sizeof(measure3) : 0);
+    size_t at_surface = tl + sizeof(measure) + sizeof(unsigned long long), at_tag = at_surface + surf_block_size(r);
+    *n = at_tag + sizeof(run_tag) + (three ? sizeof(measure3) : 0);
     char *blk = calloc(1, *n);
     if (!blk) return NULL;
     measure m;
@@ -91,24 +94,27 @@ void *ckpt_block(const run *r, size_t *n)
     memcpy(blk, r->scene_ini, tl);
     memcpy(blk + tl, &m, sizeof m);
     memcpy(blk + tl + sizeof m, &r->total, sizeof r->total);
-    memcpy(blk + tl + sizeof m + sizeof r->total, &tag, sizeof tag);
+    surf_block_pack(r, blk + at_surface);
+    memcpy(blk + at_tag, &tag, sizeof tag);
     if (three) {
         measure3 m3;
         memcpy(&m3, &r->m3, sizeof m3);
         memcpy(m3.magic, AD_MEASURE3_TAG, sizeof m3.magic);
-        memcpy(blk + tl + sizeof m + sizeof r->total + sizeof tag, &m3, sizeof m3);
+        memcpy(blk + at_tag + sizeof tag, &m3, sizeof m3);
     }
     return blk;
 }
 
 /* The caller block back: the scene, the measure (checked: a CRC proves the file intact, not sane),
- * the total and the tag (absent in checkpoints older than it: run id 0). */
-static ad_status unpack_block(run *r, const char *blk, size_t n, const char *checkpoint, uint64_t step)
+ * the total and the tag (absent in checkpoints older than it: run id 0); the surface state's place in
+ * [*surface, *surface + *surface_n) (empty in checkpoints older than it), read once the panels are known. */
+static ad_status unpack_block(run *r, const char *blk, size_t n, const char *checkpoint, uint64_t step,
+                              size_t *surface, size_t *surface_n)
 {
     size_t tl = blk ? strnlen(blk, n) + 1 : 0;
     size_t base = tl + sizeof(measure) + sizeof(unsigned long long);
-    size_t with3 = base + sizeof(run_tag) + sizeof(measure3);
-    if (!blk || tl > n || (n != base && n != base + sizeof(run_tag) && n != with3))
+    *surface = base, *surface_n = 0;
+    if (!blk || tl > n || (n != base && n < base + sizeof(run_tag)))
         return fail(AD_ERR_FORMAT, "%s holds a world but not an aerodem run (no scene in it)", checkpoint);
     ad_scene_defaults(&r->sc);
     snprintf(r->sc.source, sizeof r->sc.source, "%s", checkpoint);
@@ -118,20 +124,24 @@ static ad_status unpack_block(run *r, const char *blk, size_t n, const char *che
     memcpy(&r->m, blk + tl, sizeof r->m);
     memcpy(&r->total, blk + tl + sizeof r->m, sizeof r->total);
     snprintf(r->origin, sizeof r->origin, "%s", checkpoint);
-    if ((n == with3) != (r->sc.dimensions == 3))
+    int three = r->sc.dimensions == 3;
+    size_t last = sizeof(run_tag) + (three ? sizeof(measure3) : 0); /* the tag and measure3, at the end */
+    if ((n == base && three) || (n != base && n < base + last))
         return fail(AD_ERR_FORMAT, "%s: the run state in the caller block is not that of a %dD run", checkpoint,
                     r->sc.dimensions);
-    if (n == with3) {
-        memcpy(&r->m3, blk + base + sizeof(run_tag), sizeof r->m3);
+    size_t at_tag = n == base ? n : n - last;
+    *surface_n = at_tag - base;
+    if (three) {
+        memcpy(&r->m3, blk + at_tag + sizeof(run_tag), sizeof r->m3);
         const measure3 *q = &r->m3;
         if (memcmp(q->magic, AD_MEASURE3_TAG, sizeof q->magic) != 0 || !isfinite(q->impulse_z) ||
             !isfinite(q->angular[0]) || !isfinite(q->angular[1]) || !isfinite(q->angular[2]) || !isfinite(q->sum_cy) ||
             !isfinite(q->sum_cy2) || !isfinite(q->sum_cm) || !isfinite(q->sum_cm2))
             return fail(AD_ERR_FORMAT, "%s: the 3D run state in the caller block is damaged", checkpoint);
     }
-    if (n >= base + sizeof(run_tag)) {
+    if (n != base) {
         run_tag tag;
-        memcpy(&tag, blk + base, sizeof tag);
+        memcpy(&tag, blk + at_tag, sizeof tag);
         if (memcmp(tag.magic, AD_RUN_TAG, 8) != 0 || !memchr(tag.source, 0, sizeof tag.source))
             return fail(AD_ERR_FORMAT, "%s: the run's identity in the caller block is damaged", checkpoint);
         r->id = tag.id;
@@ -267,6 +277,7 @@ static int finish_again(run *r)
     /* the summary as the run wrote it, from the world that stepped (a loaded world's statistics
      * may lack what only stepping measures) */
     if (!st.code && !summary_done(r)) st = out_summary(r, 0);
+    if (!st.code) st = out_surface(r);
     if (!st.code) st = out_frame_files(r, r->m.frames - 1, 1);
     if (st.code) return report(st);
     out_video(r);
@@ -309,11 +320,13 @@ int ad_tunnel_resume(const char *checkpoint, ad_backend backend, int threads, co
     if (st.code) return report(st);
     ad_stats s;
     ad_world_get_stats(r.w, &s);
-    st = unpack_block(&r, blk, n, checkpoint, s.step);
-    free(blk);
+    size_t surface, surface_n;
+    st = unpack_block(&r, blk, n, checkpoint, s.step, &surface, &surface_n);
     if (opt->steps) r.total = opt->steps;
     int again = r.m.finished && r.total == s.step;
     if (!st.code) st = prepare(&r, opt);
+    if (!st.code) st = surf_block_unpack(&r, (const char *)blk + surface, surface_n, checkpoint);
+    free(blk);
     if (!st.code) st = same_fields(&r, checkpoint);
     if (st.code) {
         cleanup(&r);

@@ -44,6 +44,8 @@ typedef struct run_tag {
     char source[AD_PATH_MAX];  /* the scene file the run started from (summary.txt's scene line) */
 } run_tag;
 
+typedef struct surface_state surface_state; /* surface_out.c */
+
 typedef struct run {
     ad_scene sc;
     ad_world *w;
@@ -73,6 +75,7 @@ typedef struct run {
     double max_overlap_seen;   /* the largest overlap / radius of the force rows of this process (a warning) */
     double frame_lo, frame_hi; /* the frames' colour scale, fixed at the first frame (NaN until then) */
     double row_cl, row_cd;     /* the coefficients of the last force row (not averaged) */
+    surface_state *surf;       /* the body's panels and their batch means (surface_out.c) */
     live_view *live;           /* the live view (--live), or NULL */
     struct live_feed *feed;    /* what the run keeps for it (live_feed.c) */
     /* the frames this folder holds (frames.csv): index and time, for the .pvd files */
@@ -135,6 +138,10 @@ ad_status out3_body(run *r);
 void out3_print_start(run *r);
 /* The .pvd files listing the frames (outputs.c), shared by both dimensions. */
 ad_status out_write_pvds(run *r);
+/* DIR/NAME (into path, n bytes, which must outlive io) opened to be written whole: NAME.tmp renamed by
+ * ad_io_commit (outputs.c). */
+typedef struct ad_io_file ad_io_file;
+ad_status out_open(const run *r, ad_io_file *io, char *path, size_t n, const char *name);
 /* Appends one formatted row to NAME, the header first where the file is new or empty (outputs.c). */
 ad_status out_append_row(const run *r, const char *name, const char *header, const char *row);
 /* A frame's read-back: the particles (2D state or 3D state3), their ids and pressures, and room for the
@@ -152,6 +159,21 @@ void out_frame_free(frame_data *f);
 ad_probe_stream out_probe_row(run *r, measure *m);
 /* The frames' colour scale, fixed at the first frame (outputs.c). */
 void out_frame_scale(run *r, const float *v, size_t n);
+
+/* ---- surface_out.c: the body's panels (Cp, Cf, Ch, contacts) ---- */
+/* The panels' geometry in the body's chord frame and room for their means (prepare calls it). */
+ad_status surf_prepare(run *r);
+void surf_free(run *r);
+/* At the start of the averaging window: the world's panel sums and the means cleared. */
+ad_status surf_reset(run *r);
+/* After each force row: the interval since the last one into the batch means. */
+ad_status surf_row(run *r);
+/* surface.csv, body.vtp with the panels' cell data, cp.png. */
+ad_status out_surface(run *r);
+/* The checkpoint's surface trailer (after the run's state): its size, written into out, read back. */
+size_t surf_block_size(const run *r);
+void surf_block_pack(const run *r, char *out);
+ad_status surf_block_unpack(run *r, const char *in, size_t n, const char *checkpoint);
 
 /* ---- resume.c ---- */
 /* The caller block of r's checkpoint (malloc'ed, *n bytes). */

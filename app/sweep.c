@@ -53,10 +53,10 @@ static int write_polar_png(const char *dir, const char *key, const point *const 
         cl[k] = pts[k]->r.cl, cle[k] = pts[k]->r.cl_se;
         cd[k] = pts[k]->r.cd, cde[k] = pts[k]->r.cd_se;
     }
-    ad_plot_series s[2] = {{"CL", (size_t)n, x, cl, cle, {40, 90, 200}}, {"CD", (size_t)n, x, cd, cde, {210, 60, 40}}};
+    ad_plot_series s[2] = {{"CL", (size_t)n, x, cl, cle, {40, 90, 200}, 0}, {"CD", (size_t)n, x, cd, cde, {210, 60, 40}, 0}};
     char title[128], path[AD_PATH_MAX + 32];
     snprintf(title, sizeof title, "lift and drag coefficients (mean +- standard error)");
-    ad_line_plot p = {title, key, "CL, CD", s, 2, 0, 0};
+    ad_line_plot p = {title, key, "CL, CD", s, 2, 0, 0, 0, NULL};
     snprintf(path, sizeof path, "%s/polar.png", dir);
     ad_status st = ad_write_line_plot_png(path, &p);
     free(x), free(cl), free(cle), free(cd), free(cde);

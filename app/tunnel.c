@@ -249,6 +249,7 @@ static void print_start(run *r)
 static ad_status end_outputs(run *r)
 {
     ad_status st = out_summary(r, 0);
+    if (!st.code) st = out_surface(r);
     if (!st.code) st = out_frame_files(r, r->m.frames - 1, 1);
     return st;
 }
@@ -261,6 +262,7 @@ static ad_status at_step(run *r, unsigned long long step, unsigned long long fra
     ad_status st = ok();
     if (step % sc->force_interval == 0 || final) {
         st = out_force_row(r);
+        if (!st.code) st = surf_row(r);
         if (!st.code) live_row(r);
     }
     int frame = step % frame_every == 0 || final;
@@ -269,6 +271,7 @@ static ad_status at_step(run *r, unsigned long long step, unsigned long long fra
     if (!st.code && !r->m.settled && step >= sc->settle_steps) {
         /* averages start here: fields restart, force means count from the next row */
         st = ad_world_reset_fields(r->w);
+        if (!st.code) st = surf_reset(r);
         if (!st.code) {
             r->m.settled = 1;
             memset(&r->m.probe_settled, 0, sizeof r->m.probe_settled);
@@ -345,6 +348,7 @@ int run_loop(run *r)
     if (step < r->total) {
         st = save_checkpoint(r);
         if (!st.code) st = out_summary(r, 1);
+        if (!st.code) st = out_surface(r);
         if (st.code) return report_lost(r, st);
         char ckpt[AD_PATH_MAX + 32];
         snprintf(ckpt, sizeof ckpt, "%s/checkpoint.ckpt", r->dir);
@@ -386,6 +390,7 @@ ad_status prepare(run *r, const ad_run_options *opt)
     ad_status st = out_check(r);
     if (st.code) return st;
     st = r->sc.dimensions == 3 ? out3_prepare(r) : ad_scene_outline(&r->sc, &r->ox, &r->oy, &r->on, &r->oclosed);
+    if (!st.code) st = surf_prepare(r);
     if (st.code) return st;
     r->scene_ini = ad_scene_to_ini(&r->sc);
     if (!r->scene_ini) return fail(AD_ERR_NO_MEMORY, "out of memory");
@@ -410,6 +415,7 @@ void cleanup(run *r)
     live_end(r);
     ad_world_destroy(r->w);
     AD_FREE_EACH(r->scene_ini, r->ox, r->oy, r->fidx, r->ftime, r->section);
+    surf_free(r);
     ad_mesh_free(&r->mesh);
 }
 
@@ -419,7 +425,7 @@ ad_status out_body(run *r)
     if (!r->on || !r->sc.vtk) return ok();
     char path[AD_PATH_MAX + 32];
     ad_status st = path_in(r, path, sizeof path, "body.vtp");
-    if (!st.code) st = ad_write_vtp_outline(path, r->ox, r->oy, r->on, r->oclosed);
+    if (!st.code) st = ad_write_vtp_panels(path, r->ox, r->oy, r->on, r->oclosed, NULL, 0);
     return st;
 }
 

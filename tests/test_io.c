@@ -56,6 +56,9 @@ static int read_plot(const char *path, int width, double x1, double y1, ad_image
     return 1;
 }
 
+/* The line plot's rows above its plot area (image_internal.h: HEADER_H + 10). */
+enum { HEADER_PX = 14 + 12 + 10 };
+
 static const uint8_t *pixel(const picture *pic, int x, int y)
 {
     static const uint8_t none[3] = {255, 0, 255};
@@ -330,6 +333,13 @@ static void test_vtk(void)
     const float ox[5] = {0, 1, 1.5f, 1, 0}, oy[5] = {0, 0, 0.5f, 1, 1};
     ENSURE_OK(ad_write_vtp_outline(out("outline.vtp"), ox, oy, 5, 1));
     ENSURE_OK(ad_write_vtp_outline(out("outline_open.vtp"), ox, oy, 5, 0));
+    /* the outline as its panels, one line cell per segment, with per-panel cell data (vtk_readback.py) */
+    const float cp[5] = {0, 1, 2, 3, 4}, cf[5] = {0, -0.5f, -1, -1.5f, -2};
+    ad_vtp_cells cells[2] = {{"Cp", cp}, {"Cf", cf}};
+    ENSURE_OK(ad_write_vtp_panels(out("panels.vtp"), ox, oy, 5, 1, cells, 2));
+    ENSURE_OK(ad_write_vtp_panels(out("panels_open.vtp"), ox, oy, 5, 0, cells, 2));
+    ad_vtp_cells nameless = {"", cp};
+    ENSURE(ad_write_vtp_panels(out("bad.vtp"), ox, oy, 5, 1, &nameless, 1).code == AD_ERR_INVALID);
 
     enum { NX = 7, NY = 5 };
     float val[NX * NY], vel[2 * NX * NY];
@@ -366,6 +376,40 @@ static void test_vtk(void)
         ENSURE_OK(ad_write_pvd(out("fields.pvd"), ef, (size_t)k + 1));
     }
     ENSURE(!exists(out("particles.pvd.tmp")));
+}
+
+/* A pressure distribution's plot: the y axis inverted (larger values lower in the picture), points without lines. */
+static void test_plot_inverted(void)
+{
+    const double x[2] = {0, 1}, y[2] = {-1, 1}, e[2] = {0.1, 0.1};
+    ad_plot_series s = {"upper", 2, x, y, e, {210, 60, 40}, 1};
+    for (int down = 0; down < 2; down++) {
+        ad_line_plot p = {"Cp", "x/c", "Cp", &s, 1, 400, 300, down, down ? "negative up" : NULL};
+        const char *name = down ? "plot_down.png" : "plot_up.png";
+        if (!ENSURE_OK(ad_write_line_plot_png(out(name), &p))) continue;
+        picture pic;
+        if (!read_png(out(name), &pic)) continue;
+        /* the rows of the series' colour in the left and the right half of the plot area */
+        double row[2] = {0, 0}, cnt[2] = {0, 0};
+        for (int j = 0; j < pic.h; j++)
+            for (int i = 110; i < 110 + 400; i++) {
+                const uint8_t *c = pixel(&pic, i, j);
+                if (c[0] == 210 && c[1] == 60 && c[2] == 40) row[i >= 310] += j, cnt[i >= 310]++;
+            }
+        ENSURE(cnt[0] > 0 && cnt[1] > 0);
+        /* y = -1 on the left, +1 on the right: the right higher up (a smaller row) unless the axis is inverted */
+        ENSURE_MSG(down ? row[1] / cnt[1] > row[0] / cnt[0] : row[1] / cnt[1] < row[0] / cnt[0],
+                   "y_down %d: left row %.1f, right row %.1f", down, row[0] / cnt[0], row[1] / cnt[1]);
+        /* no line joins the points: half way between them the plot holds no pixel of the colour */
+        int between = 0;
+        for (int j = 0; j < pic.h; j++) {
+            const uint8_t *c = pixel(&pic, 310, j);
+            between += c[0] == 210 && c[1] == 60 && c[2] == 40;
+        }
+        ENSURE(between == 0);
+        ENSURE(pic.h == 300 + HEADER_PX + (down ? 80 + 24 : 80));
+        free(pic.px);
+    }
 }
 
 /* ----------------------------------------------------------------- errors -- */
@@ -492,6 +536,7 @@ int main(int argc, char **argv)
     test_scatter();
     demo_picture();
     test_vtk();
+    test_plot_inverted();
     test_errors();
     test_full_disk();
     return tu_finish("test_io");

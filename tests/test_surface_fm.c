@@ -286,13 +286,13 @@ static void write_outputs(const char *dir)
                     g_th[d][g]);
     fclose(f);
     ad_plot_series ser[4] = {
-        {"specular, theory", (size_t)g_n[0], g_ang[0], g_th[0], NULL, {120, 120, 220}},
-        {"specular", (size_t)g_n[0], g_ang[0], g_cp[0], g_err[0], {20, 40, 200}},
-        {"diffuse, theory", (size_t)g_n[1], g_ang[1], g_th[1], NULL, {230, 130, 90}},
-        {"diffuse", (size_t)g_n[1], g_ang[1], g_cp[1], g_err[1], {200, 40, 20}},
+        {"specular, theory", (size_t)g_n[0], g_ang[0], g_th[0], NULL, {120, 120, 220}, 0},
+        {"specular", (size_t)g_n[0], g_ang[0], g_cp[0], g_err[0], {20, 40, 200}, 0},
+        {"diffuse, theory", (size_t)g_n[1], g_ang[1], g_th[1], NULL, {230, 130, 90}, 0},
+        {"diffuse", (size_t)g_n[1], g_ang[1], g_cp[1], g_err[1], {200, 40, 20}, 0},
     };
     ad_line_plot pl = {"Free-molecular circle, S = 2: Cp = p/q of 4 panels (2 s.e. bars)", "outward normal angle [deg] "
-                       "(180 = stagnation)", "Cp", ser, 4, 0, 0};
+                       "(180 = stagnation)", "Cp", ser, 4, 0, 0, 0, NULL};
     snprintf(path, sizeof path, "%s/surface_circle_cp.png", dir);
     ad_status st = ad_write_line_plot_png(path, &pl);
     if (st.code) fprintf(stderr, "%s\n", st.message);

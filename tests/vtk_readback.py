@@ -150,6 +150,20 @@ def check_outline(path, closed):
     same(cell_ids(d.GetLines()), [[0, 1, 2, 3, 4, 0] if closed else [0, 1, 2, 3, 4]], path + " polyline")
 
 
+def check_panels(path, closed):
+    """The outline as its panels (ad_write_vtp_panels): a 2-point line per segment, cell data Cp = k, Cf = -k/2."""
+    d = read(path)
+    if d is None:
+        return
+    n = 5 if closed else 4
+    ensure(d.GetNumberOfLines() == n, "%s: %d lines, expected %d" % (path, d.GetNumberOfLines(), n))
+    same(cell_ids(d.GetLines()), [[k, (k + 1) % 5] for k in range(n)], path + " segments")
+    cd = d.GetCellData()
+    same(values(cd.GetArray("Cp")), [float(k) for k in range(n)], path + " Cp")
+    same(values(cd.GetArray("Cf")), [-0.5 * k for k in range(n)], path + " Cf")
+    ensure(cd.GetScalars() is not None and cd.GetScalars().GetName() == "Cp", path + ": Cp is not the active scalars")
+
+
 def check_field(path, add=0.0):
     d = read(path)
     if d is None:
@@ -191,8 +205,9 @@ def check_pvd(path, kind):
             check_field(f, add=100.0 * k)
 
 
-def check_mesh(path, npoints, ncells, nboundary, field):
-    """A body's surface (ad_write_vtp_mesh): merged points, triangles, its open edges; field[k] = k if named."""
+def check_mesh(path, npoints, ncells, nboundary, field, arrays=None):
+    """A body's surface (ad_write_vtp_mesh): merged points, triangles, its open edges; field[k] = k if named;
+    arrays: the names of the cell arrays it must hold instead (the first the active scalars), a value a cell."""
     d = read(path)
     if d is None:
         return
@@ -211,7 +226,12 @@ def check_mesh(path, npoints, ncells, nboundary, field):
     got = fe.GetOutput().GetNumberOfLines()
     ensure(got == nboundary, "%s: %d boundary or non-manifold edges, expected %d" % (path, got, nboundary))
     cd = d.GetCellData()
-    if field:
+    if arrays:
+        for name in arrays:
+            a = cd.GetArray(name)
+            ensure(a is not None and a.GetNumberOfTuples() == ncells, "%s: no cell array %s of %d" % (path, name, ncells))
+        ensure(cd.GetScalars() is not None and cd.GetScalars().GetName() == arrays[0], path + ": no active scalars")
+    elif field:
         same(values(cd.GetArray(field)), [float(k) for k in range(ncells)], path + " " + field)
         ensure(cd.GetScalars() is not None and cd.GetScalars().GetName() == field, path + ": no active scalars")
     else:
@@ -219,12 +239,13 @@ def check_mesh(path, npoints, ncells, nboundary, field):
 
 
 def main_mesh(args):
-    """--mesh FILE NPOINTS NCELLS NBOUNDARY [FIELD]"""
-    if len(args) not in (4, 5):
-        print("usage: vtk_readback.py --mesh FILE NPOINTS NCELLS NBOUNDARY [FIELD]")
+    """--mesh FILE NPOINTS NCELLS NBOUNDARY [FIELD | --cells NAME,NAME...]"""
+    if len(args) not in (4, 5, 6) or (len(args) == 6 and args[4] != "--cells"):
+        print("usage: vtk_readback.py --mesh FILE NPOINTS NCELLS NBOUNDARY [FIELD | --cells NAME,NAME...]")
         return 2
     vtk.vtkObject.GlobalWarningDisplayOff()
-    check_mesh(args[0], int(args[1]), int(args[2]), int(args[3]), args[4] if len(args) == 5 else None)
+    arrays = args[5].split(",") if len(args) == 6 else None
+    check_mesh(args[0], int(args[1]), int(args[2]), int(args[3]), args[4] if len(args) == 5 else None, arrays)
     if failures:
         print("vtk_readback: %s: FAILED %d of %d checks" % (args[0], len(failures), checks))
         return 1
@@ -337,6 +358,8 @@ def main():
     check_empty(os.path.join(d, "particles_empty.vtp"))
     check_outline(os.path.join(d, "outline.vtp"), True)
     check_outline(os.path.join(d, "outline_open.vtp"), False)
+    check_panels(os.path.join(d, "panels.vtp"), True)
+    check_panels(os.path.join(d, "panels_open.vtp"), False)
     check_field(os.path.join(d, "field.vti"))
     check_pvd(os.path.join(d, "particles.pvd"), "particles")
     check_pvd(os.path.join(d, "fields.pvd"), "fields")

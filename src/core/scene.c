@@ -39,6 +39,12 @@ void ad_scene_defaults(ad_scene *s)
     s->subdivisions = 3;
     s->ref_area = NAN;
     s->ref_length = NAN;
+    s->surface = AD_SURFACE_SPECULAR;
+    s->accommodation = NAN;
+    s->surface_temperature = NAN;
+    s->wall_surface = AD_SURFACE_SPECULAR;
+    s->wall_accommodation = NAN;
+    s->wall_temperature = NAN;
     s->slice_x = NAN;
     s->slice_z = NAN;
     s->width = 240;
@@ -67,6 +73,7 @@ void ad_scene_defaults(ad_scene *s)
     s->png = 1;
     s->vtk = 1;
     s->video = 1;
+    s->surface_out = AD_SURFACE_OUT_AUTO;
 }
 
 static const key *find_key(const char *section, const char *name)

@@ -37,6 +37,13 @@ typedef enum {
     AD_FRAME_PRESSURE = 1, /* the sum of contact force magnitudes, on the scale of the run's first frame */
 } ad_frame_colour;
 
+/* Whether a run writes the body's surface outputs ([output] surface). */
+typedef enum {
+    AD_SURFACE_OUT_AUTO = 0, /* yes for a body whose surface is not specular (its panels are sampled anyway), else no */
+    AD_SURFACE_OUT_YES = 1,
+    AD_SURFACE_OUT_NO = 2,
+} ad_surface_out;
+
 typedef struct ad_scene {
     char source[AD_PATH_MAX];  /* the scene file, for messages and relative paths */
 
@@ -50,6 +57,9 @@ typedef struct ad_scene {
     double reservoir;          /* m, the free-stream reservoir outside open sides; NaN = auto */
     double cell_size;          /* m, 0 = one diameter */
     double gravity;            /* m/s^2 along -y */
+    int wall_surface;          /* the solid walls' gas-surface model: ad_surface_model */
+    double wall_accommodation; /* their diffuse fraction (maxwell); NaN = auto */
+    double wall_temperature;   /* their kT/m [m^2/s^2]; NaN = auto (the stream's temperature) */
 
     /* [gas] */
     double radius, mass, stiffness, restitution, wall_restitution;
@@ -77,6 +87,9 @@ typedef struct ad_scene {
     double rotate[3];          /* stl: degrees about x, y, z (in that order, before the angle of attack) */
     int subdivisions;          /* sphere: icosphere subdivisions */
     double ref_area, ref_length; /* m^2, m: the coefficients' reference; NaN = auto */
+    int surface;               /* the body's gas-surface model: ad_surface_model */
+    double accommodation;      /* its diffuse fraction (maxwell); NaN = auto (specular 0, diffuse 1) */
+    double surface_temperature; /* its kT/m [m^2/s^2]; NaN = auto (the stream's temperature) */
 
     /* [run] */
     unsigned long long steps, settle_steps, seed;
@@ -93,6 +106,7 @@ typedef struct ad_scene {
     double checkpoint_seconds; /* wall clock between checkpoints; 0 = off */
     int png, vtk, video;       /* booleans; video: 1 = make an MP4 when ffmpeg is there */
     int frame_colour;          /* ad_frame_colour: what colours the discs of the frames */
+    int surface_out;           /* ad_surface_out: the body's panels sampled after the settling (surface.csv, cp.png) */
 
     unsigned char seen[128];    /* keys given explicitly, by key table index */
 } ad_scene;
@@ -208,6 +222,14 @@ ad_status ad_scene_body_mesh(const ad_scene *s, ad_mesh *out, ad_body_reference 
 
 /* 3D scenes' cross-key checks (ad_scene_finish calls it). */
 ad_status ad_scene_finish3(ad_scene *s);
+
+/* ---- gas-surface models (scene_surface.c) ---- */
+
+/* The body's and the walls' models checked, their accommodation and temperature resolved from auto
+ * (ad_scene_finish calls it). */
+ad_status ad_scene_finish_surfaces(ad_scene *s);
+/* The scene's surfaces into the world's definition (a specular one keeps the definition's default). */
+void ad_scene_surfaces_to_def(const ad_scene *s, ad_world_def *d);
 
 /* Writes the key reference (Markdown) that docs/SCENES.md holds. */
 void ad_scene_write_reference(FILE *f);

@@ -163,6 +163,7 @@ static ad_world_def base_def(const ad_scene *s)
     d.boundary_x = box ? AD_BOUNDARY_SOLID : AD_BOUNDARY_OPEN;
     d.boundary_y = box ? AD_BOUNDARY_SOLID : (ad_boundary)s->walls;
     d.gravity_y = -s->gravity;
+    ad_scene_surfaces_to_def(s, &d);
     if (s->dimensions == 3) {
         d.dimensions = 3;
         d.z_min = 0;
@@ -594,5 +595,6 @@ ad_status ad_scene_finish(ad_scene *s)
                        src, s->field_cell);
     if (isnan(s->x)) s->x = s->width / 3.0;
     if (isnan(s->y)) s->y = s->height / 2.0;
-    return ad_scene_finish3(s);
+    AD_TRY(ad_scene_finish3(s));
+    return ad_scene_finish_surfaces(s);
 }

@@ -31,6 +31,17 @@ const key KEYS[] = {
      "contact grid cell edge; 0 = one disc diameter"},
     {"tunnel", "gravity", K_DOUBLE, OFF(gravity), 0, -BIG, BIG, 0, 0, "m/s^2", NULL,
      "uniform acceleration along -y (a settling gas); 0 = none"},
+    {"tunnel", "wall_surface", K_ENUM, OFF(wall_surface), 0, 0, 0, 0, 0, "", "specular|diffuse|maxwell",
+     "how discs leave the solid walls (walls = solid, span_walls = solid, a box's walls): specular (the spring-dashpot "
+     "contact alone, with wall_restitution), diffuse (re-emitted at the contact's end from the half-range Maxwellian "
+     "at wall_temperature) or maxwell (diffuse with probability wall_accommodation, else specular); "
+     "docs/ARCHITECTURE.md"},
+    {"tunnel", "wall_accommodation", K_DOUBLE, OFF(wall_accommodation), 0, 0, 1, 0, 1, "", NULL,
+     "wall_surface = maxwell: the fraction of contacts that end diffuse; auto = 0 (specular), 1 (diffuse); maxwell "
+     "needs it given"},
+    {"tunnel", "wall_temperature", K_DOUBLE, OFF(wall_temperature), 0, 0, BIG, 1, 1, "m^2/s^2", NULL,
+     "the solid walls' temperature as kT/m, the unit of gas.temperature (diffuse and maxwell walls); auto = "
+     "gas.temperature (the resolved scene.ini gives the value)"},
 
     {"gas", "radius", K_DOUBLE, OFF(radius), 0, 0, BIG, 1, 0, "m", NULL, "disc radius"},
     {"gas", "mass", K_DOUBLE, OFF(mass), 0, 0, BIG, 1, 0, "kg", NULL, "disc mass"},
@@ -100,6 +111,16 @@ const key KEYS[] = {
     {"body", "ref_length", K_DOUBLE, OFF(ref_length), 0, 0, BIG, 1, 1, "m", NULL,
      "dimensions = 3: the pitching moment's reference length; auto = the chord (wing), the diameter (sphere, "
      "cylinder), the mesh's length along the stream (stl)"},
+    {"body", "surface", K_ENUM, OFF(surface), 0, 0, 0, 0, 0, "", "specular|diffuse|maxwell",
+     "how discs leave the body: specular (the spring-dashpot contact alone, with gas.wall_restitution), diffuse "
+     "(re-emitted at the contact's end from the half-range Maxwellian at wall_temperature) or maxwell (diffuse with "
+     "probability accommodation, else specular); docs/ARCHITECTURE.md"},
+    {"body", "accommodation", K_DOUBLE, OFF(accommodation), 0, 0, 1, 0, 1, "", NULL,
+     "surface = maxwell: the fraction of contacts that end diffuse; auto = 0 (specular), 1 (diffuse); maxwell needs "
+     "it given"},
+    {"body", "wall_temperature", K_DOUBLE, OFF(surface_temperature), 0, 0, BIG, 1, 1, "m^2/s^2", NULL,
+     "the body's surface temperature as kT/m, the unit of gas.temperature (diffuse and maxwell surfaces); auto = "
+     "gas.temperature (the resolved scene.ini gives the value)"},
 
     {"run", "steps", K_U64, OFF(steps), 0, 1, 1e15, 0, 0, "", NULL,
      "steps to run (at most 1e15: below 2^52, the clock, a double, moves at every step)"},
@@ -147,6 +168,10 @@ const key KEYS[] = {
     {"output", "vtk", K_BOOL, OFF(vtk), 0, 0, 1, 0, 0, "", NULL, "write ParaView files (.vtp, .vti, .pvd)"},
     {"output", "video", K_BOOL, OFF(video), 0, 0, 1, 0, 0, "", NULL,
      "make a video (speed.mp4 or pressure.mp4, after frames) from the frames when ffmpeg is installed"},
+    {"output", "surface", K_ENUM, OFF(surface_out), 0, 0, 0, 0, 0, "", "auto|yes|no",
+     "sample the body's panels after the settling and write surface.csv, cp.png and body.vtp's cell data (Cp, Cf, "
+     "Ch, contact rate); auto = yes where body.surface is not specular (its panels are sampled anyway), no for a "
+     "specular body, whose sampling costs the CPU's fastest pass (about 2x the CPU time of a 2D step)"},
     {"output", "frames", K_ENUM, OFF(frame_colour), 0, 0, 0, 0, 0, "", "speed|pressure",
      "what colours the discs of the frames: their speed (one scale for the whole run, 0 to |U| + 3 sigma of the "
      "stream) or their pressure (the first frame's scale, kept)"},

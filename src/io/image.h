@@ -75,12 +75,13 @@ void ad_colormap(int diverging, double t, uint8_t rgb[3]);
  * finite values; diverging makes it symmetric about 0; an empty range is widened. */
 void ad_color_range(const float *v, size_t n, double vmin, double vmax, int diverging, double *lo, double *hi);
 
-/* A line plot with points and optional error bars (a lift/drag polar). */
+/* A line plot with points and optional error bars (a lift/drag polar, a pressure distribution). */
 typedef struct ad_plot_series {
     const char *label;          /* legend text; NULL = none */
     size_t n;
     const double *x, *y, *err;  /* err: half-height of the error bar, may be NULL */
     uint8_t rgb[3];
+    int points_only;            /* 1: the points and their bars, not joined by lines */
 } ad_plot_series;
 
 typedef struct ad_line_plot {
@@ -88,6 +89,8 @@ typedef struct ad_line_plot {
     const ad_plot_series *series;
     int nseries;
     int width, height;          /* plot area [px]; 0 = 800 x 500 */
+    int y_down;                 /* 1: the y axis inverted, larger values down (Cp: negative up) */
+    const char *note;           /* a line under the x axis's label (a convention); NULL = none */
 } ad_line_plot;
 
 ad_status ad_write_line_plot_png(const char *path, const ad_line_plot *p);

@@ -314,14 +314,46 @@ ad_status ad_write_vtp_particles3(const char *path, size_t n, const ad_particle3
     return write_particles(path, n, p, get_sphere, id, pressure);
 }
 
-ad_status ad_write_vtp_outline(const char *path, const float *x, const float *y, size_t n, int closed)
+/* Named Float32 cell arrays (the first the active scalars), at the offsets from off; returns the bytes they take. */
+static uint64_t cells_header(FILE *f, const ad_vtp_cells *c, int nc, uint64_t cells, uint64_t off)
+{
+    if (nc <= 0) return 0;
+    fputs("      <CellData Scalars=\"", f);
+    xml_text(f, c[0].name);
+    fputs("\">\n", f);
+    for (int k = 0; k < nc; k++) xml_array(f, "        ", "Float32", c[k].name, 1, off + (uint64_t)k * (8 + 4 * cells));
+    fputs("      </CellData>\n", f);
+    return (uint64_t)nc * (8 + 4 * cells);
+}
+
+static void cells_data(wbuf *b, const ad_vtp_cells *c, int nc, size_t cells)
+{
+    for (int k = 0; k < nc; k++) {
+        wb_u64(b, 4 * (uint64_t)cells);
+        for (size_t i = 0; i < cells; i++) wb_f32(b, c[k].data[i]);
+    }
+}
+
+static ad_status check_cells(const ad_vtp_cells *c, int nc)
+{
+    if (nc < 0 || (nc > 0 && !c)) return ad_fail(AD_ERR_INVALID, "cells", "No cell arrays given.");
+    for (int k = 0; k < nc; k++)
+        if (!c[k].name || !c[k].name[0] || !c[k].data)
+            return ad_fail(AD_ERR_INVALID, "cells", "Cell array %d has no name or no data.", k);
+    return ad_ok();
+}
+
+/* The outline's points and its lines: one polyline, or (per_segment) one 2-point line per segment. */
+static ad_status write_lines(const char *path, const float *x, const float *y, size_t n, int closed, int per_segment,
+                             const ad_vtp_cells *c, int nc)
 {
     if (!x || !y) return ad_fail(AD_ERR_INVALID, x ? "y" : "x", "The outline has no coordinate array.");
     if (n < 2) return ad_fail(AD_ERR_INVALID, "n", "An outline needs at least 2 points, got %zu.", n);
-    size_t m = n + (closed ? 1 : 0); /* ids in the polyline */
+    AD_TRY(check_cells(c, nc));
+    size_t segs = closed ? n : n - 1, lines = per_segment ? segs : 1;
+    size_t m = per_segment ? 2 * segs : n + (closed ? 1 : 0); /* ids in the lines */
     int wide = m > (size_t)INT32_MAX;
     uint64_t isz = wide ? 8 : 4;
-    uint64_t off_pts = 0, off_conn = 8 + 12 * (uint64_t)n, off_offs = off_conn + 8 + isz * (uint64_t)m;
     const char *itype = wide ? "Int64" : "Int32";
 
     ad_io_file io;
@@ -331,8 +363,10 @@ ad_status ad_write_vtp_outline(const char *path, const float *x, const float *y,
     FILE *f = io.f;
     xml_header(f, "PolyData");
     fputs("  <PolyData>\n", f);
-    fprintf(f, "    <Piece NumberOfPoints=\"%zu\" NumberOfVerts=\"0\" NumberOfLines=\"1\" NumberOfStrips=\"0\" "
-               "NumberOfPolys=\"0\">\n", n);
+    fprintf(f, "    <Piece NumberOfPoints=\"%zu\" NumberOfVerts=\"0\" NumberOfLines=\"%zu\" NumberOfStrips=\"0\" "
+               "NumberOfPolys=\"0\">\n", n, lines);
+    uint64_t off_pts = cells_header(f, c, nc, lines, 0);
+    uint64_t off_conn = off_pts + 8 + 12 * (uint64_t)n, off_offs = off_conn + 8 + isz * (uint64_t)m;
     fputs("      <Points>\n", f);
     xml_array(f, "        ", "Float32", "Points", 3, off_pts);
     fputs("      </Points>\n      <Lines>\n", f);
@@ -341,6 +375,7 @@ ad_status ad_write_vtp_outline(const char *path, const float *x, const float *y,
     fputs("      </Lines>\n    </Piece>\n  </PolyData>\n", f);
     xml_appended_begin(f);
 
+    cells_data(b, c, nc, lines);
     wb_u64(b, 12 * (uint64_t)n);
     for (size_t i = 0; i < n; i++) {
         wb_f32(b, x[i]);
@@ -348,10 +383,21 @@ ad_status ad_write_vtp_outline(const char *path, const float *x, const float *y,
         wb_f32(b, 0.0f);
     }
     wb_u64(b, isz * (uint64_t)m);
-    for (size_t i = 0; i < m; i++) wb_index(b, i < n ? i : 0, wide);
-    wb_u64(b, isz);
-    wb_index(b, m, wide);
+    for (size_t i = 0; i < m; i++) wb_index(b, per_segment ? (i / 2 + i % 2) % n : (i < n ? i : 0), wide);
+    wb_u64(b, isz * (uint64_t)lines);
+    for (size_t i = 0; i < lines; i++) wb_index(b, per_segment ? 2 * (i + 1) : m, wide);
     return finish(&io, b);
+}
+
+ad_status ad_write_vtp_outline(const char *path, const float *x, const float *y, size_t n, int closed)
+{
+    return write_lines(path, x, y, n, closed, 0, NULL, 0);
+}
+
+ad_status ad_write_vtp_panels(const char *path, const float *x, const float *y, size_t n, int closed,
+                              const ad_vtp_cells *cells, int ncells)
+{
+    return write_lines(path, x, y, n, closed, 1, cells, ncells);
 }
 
 /* ------------------------------------------------------------ mesh .vtp -- */
@@ -400,19 +446,14 @@ static size_t merge_vertices(const ad_mesh *m, size_t *id, size_t *first)
     return np;
 }
 
-/* The mesh file's XML up to its appended data; the arrays at the offsets ad_write_vtp_mesh computed. */
-static void mesh_header(FILE *f, size_t np, size_t nc, const char *field, const char *itype, const uint64_t off[4])
+/* The mesh file's XML up to its appended data; the arrays at the offsets ad_write_vtp_mesh_cells computed. */
+static void mesh_header(FILE *f, size_t np, size_t nc, const ad_vtp_cells *c, int ncells, const char *itype,
+                        const uint64_t off[4])
 {
     xml_header(f, "PolyData");
     fprintf(f, "  <PolyData>\n    <Piece NumberOfPoints=\"%zu\" NumberOfVerts=\"0\" NumberOfLines=\"0\" "
                "NumberOfStrips=\"0\" NumberOfPolys=\"%zu\">\n", np, nc);
-    if (field) {
-        fputs("      <CellData Scalars=\"", f);
-        xml_text(f, field);
-        fputs("\">\n", f);
-        xml_array(f, "        ", "Float32", field, 1, off[0]);
-        fputs("      </CellData>\n", f);
-    }
+    cells_header(f, c, ncells, nc, off[0]);
     fputs("      <Points>\n", f);
     xml_array(f, "        ", "Float32", "Points", 3, off[1]);
     fputs("      </Points>\n      <Polys>\n", f);
@@ -424,9 +465,16 @@ static void mesh_header(FILE *f, size_t np, size_t nc, const char *field, const 
 
 ad_status ad_write_vtp_mesh(const char *path, const ad_mesh *m, const char *cell_field_name, const float *cell_field)
 {
-    if (!m || (m->n && !m->t)) return ad_fail(AD_ERR_INVALID, "mesh", "No mesh given.");
     if (cell_field && (!cell_field_name || !cell_field_name[0]))
         return ad_fail(AD_ERR_INVALID, "cell_field_name", "A cell field needs a name.");
+    ad_vtp_cells c = {cell_field_name, cell_field};
+    return ad_write_vtp_mesh_cells(path, m, &c, cell_field ? 1 : 0);
+}
+
+ad_status ad_write_vtp_mesh_cells(const char *path, const ad_mesh *m, const ad_vtp_cells *cells, int ncells)
+{
+    if (!m || (m->n && !m->t)) return ad_fail(AD_ERR_INVALID, "mesh", "No mesh given.");
+    AD_TRY(check_cells(cells, ncells));
     for (size_t i = 0; i < m->n; i++)
         for (int j = 0; j < 3; j++)
             for (int d = 0; d < 3; d++)
@@ -441,7 +489,7 @@ ad_status ad_write_vtp_mesh(const char *path, const ad_mesh *m, const char *cell
     }
     int wide = nv > (size_t)INT32_MAX;
     uint64_t isz = wide ? 8 : 4, nc = (uint64_t)m->n;
-    uint64_t off[4] = {0, cell_field ? 8 + 4 * nc : 0}; /* cell field, points, connectivity, offsets */
+    uint64_t off[4] = {0, (uint64_t)(ncells > 0 ? ncells : 0) * (8 + 4 * nc)}; /* cells, points, connectivity, offsets */
     off[2] = off[1] + 8 + 12 * (uint64_t)np;
     off[3] = off[2] + 8 + isz * 3 * nc;
 
@@ -449,11 +497,8 @@ ad_status ad_write_vtp_mesh(const char *path, const ad_mesh *m, const char *cell
     wbuf *b;
     ad_status s = open_buffered(&io, path, &b);
     if (s.code == AD_OK) {
-        mesh_header(io.f, np, m->n, cell_field ? cell_field_name : NULL, wide ? "Int64" : "Int32", off);
-        if (cell_field) {
-            wb_u64(b, 4 * nc);
-            for (size_t i = 0; i < m->n; i++) wb_f32(b, cell_field[i]);
-        }
+        mesh_header(io.f, np, m->n, cells, ncells, wide ? "Int64" : "Int32", off);
+        cells_data(b, cells, ncells, m->n);
         wb_u64(b, 12 * (uint64_t)np);
         for (size_t k = 0; k < np; k++)
             for (int d = 0; d < 3; d++) wb_f32(b, m->t[first[k] / 3].v[first[k] % 3][d]);

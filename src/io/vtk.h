@@ -25,12 +25,26 @@ ad_status ad_write_vtp_particles3(const char *path, size_t n, const ad_particle3
 /* The body outline [m] as PolyData with one polyline of n >= 2 points (closed if `closed`). */
 ad_status ad_write_vtp_outline(const char *path, const float *x, const float *y, size_t n, int closed);
 
+/* A named Float32 array of one value per cell. */
+typedef struct ad_vtp_cells {
+    const char *name;
+    const float *data;
+} ad_vtp_cells;
+
+/* The body outline [m] as its panels: one 2-point line cell per segment (n - 1, or n when closed: segment i joins
+ * point i and point i + 1), in order, with ncells cell arrays of one value per segment (the first the active
+ * scalars; ncells may be 0). */
+ad_status ad_write_vtp_panels(const char *path, const float *x, const float *y, size_t n, int closed,
+                              const ad_vtp_cells *cells, int ncells);
+
 /* A 3D body's surface as XML PolyData: the mesh's vertices merged where their coordinates are equal floats
  * (as the world joins triangles; -0 and +0 are one point), numbered in the order they first appear, and one
  * triangle Poly per triangle, in order; Float32 points, Int32 indices (Int64 beyond 2^31). cell_field, when not
  * NULL, is one Float32 value per triangle written as the cell data array cell_field_name (the active scalars).
  * Non-finite vertices are refused; an empty mesh writes an empty file. Appended raw binary, written atomically. */
 ad_status ad_write_vtp_mesh(const char *path, const ad_mesh *m, const char *cell_field_name, const float *cell_field);
+/* The same with ncells named cell arrays of one value per triangle (the first the active scalars; ncells may be 0). */
+ad_status ad_write_vtp_mesh_cells(const char *path, const ad_mesh *m, const ad_vtp_cells *cells, int ncells);
 
 /* One field of a .vti: `components` is 1 (scalar) or 2 (a vector stored as x, y, 0). */
 typedef struct ad_vti_field {
