@@ -17,7 +17,7 @@ enum { NS = 6, NTH = 61 };
 
 static void plot(const char *path, const char *title, const char *ylabel, const ad_plot_series *s, int n)
 {
-    ad_line_plot p = {title, "speed ratio S = U / sqrt(2 kT/m)", ylabel, s, n, 0, 0};
+    ad_line_plot p = {title, "speed ratio S = U / sqrt(2 kT/m)", ylabel, s, n, 0, 0, 0, NULL};
     ad_status st = ad_write_line_plot_png(path, &p);
     if (st.code) {
         fprintf(stderr, "validation_fm_sphere3_sweep: %s\n", st.message);
@@ -80,11 +80,11 @@ int main(int argc, char **argv)
         xs[k] = 0.8 + 9.4 * k / (NTH - 1);
         ys[k] = cd_specular(xs[k]);
     }
-    ad_plot_series a[2] = {{"theory", NTH, xs, ys, NULL, {60, 60, 60}},
-                           {"aerodem", (size_t)n, S, cd, se, {210, 60, 40}}};
+    ad_plot_series a[2] = {{"theory", NTH, xs, ys, NULL, {60, 60, 60}, 0},
+                           {"aerodem", (size_t)n, S, cd, se, {210, 60, 40}, 0}};
     plot(png, "3D: sphere in a free-molecular stream, specular (mean +- SE)", "CD", a, 2);
-    ad_plot_series b[2] = {{"theory", 2, ends, zero, NULL, {60, 60, 60}},
-                           {"aerodem", (size_t)n, S, dev, dev_se, {210, 60, 40}}};
+    ad_plot_series b[2] = {{"theory", 2, ends, zero, NULL, {60, 60, 60}, 0},
+                           {"aerodem", (size_t)n, S, dev, dev_se, {210, 60, 40}, 0}};
     plot(epng, "3D free-molecular sphere: CD / closed form - 1 (mean +- SE)", "%", b, 2);
     return 0;
 }

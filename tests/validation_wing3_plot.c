@@ -43,12 +43,12 @@ int main(int argc, char **argv)
         return 1;
     }
     /* columns: cl_2d, cl_2d_se, cl_3d, cl_3d_se, cd_2d, cd_2d_se, cd_3d, cd_3d_se */
-    ad_plot_series s[4] = {{"CL 2D", (size_t)n, aoa, v[0], v[1], {120, 160, 230}},
-                           {"CL 3D", (size_t)n, aoa, v[2], v[3], {30, 60, 170}},
-                           {"CD 2D", (size_t)n, aoa, v[4], v[5], {240, 150, 120}},
-                           {"CD 3D", (size_t)n, aoa, v[6], v[7], {190, 40, 30}}};
+    ad_plot_series s[4] = {{"CL 2D", (size_t)n, aoa, v[0], v[1], {120, 160, 230}, 0},
+                           {"CL 3D", (size_t)n, aoa, v[2], v[3], {30, 60, 170}, 0},
+                           {"CD 2D", (size_t)n, aoa, v[4], v[5], {240, 150, 120}, 0},
+                           {"CD 3D", (size_t)n, aoa, v[6], v[7], {190, 40, 30}, 0}};
     ad_line_plot p = {"NACA 0012, free-molecular, S = 2.1: 3D periodic span vs 2D section (mean +- SE)",
-                      "angle of attack [deg]", "CL, CD", s, 4, 0, 0};
+                      "angle of attack [deg]", "CL, CD", s, 4, 0, 0, 0, NULL};
     ad_status st = ad_write_line_plot_png(argv[2], &p);
     if (st.code) {
         fprintf(stderr, "validation_wing3_plot: %s\n", st.message);
