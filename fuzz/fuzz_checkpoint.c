@@ -12,9 +12,10 @@
  * Memory: a definition may legitimately ask for a world of many GB (capacity, cells), which the loader
  * creates where the host has the memory; libFuzzer's -malloc_limit_mb would report that as a finding.
  * The harness skips inputs whose world definition needs more than about FUZZ_WORLD_BYTES (its own
- * estimate from the capacity and the grid's cells, so that the definition reaches the library only
+ * estimate from the capacity and the grid's cells, in 3D along z too, so that the definition reaches the library only
  * through the loader): what the file itself makes the loader allocate is bounded by the file's size. */
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -56,12 +57,16 @@ static int world_too_big(const uint8_t *data, size_t size)
         uint64_t len;
         memcpy(&len, data + at + 8, 8);
         if (len > size - 4 - (at + 16)) return 0;
-        if (!memcmp(data + at, "DEF ", 4) && len == sizeof(ad_world_def)) {
+        /* this build's definition, or one of before the surface models (the loader takes both) */
+        if (!memcmp(data + at, "DEF ", 4) &&
+            (len == sizeof(ad_world_def) || len == offsetof(ad_world_def, body_surface))) {
             ad_world_def d;
-            memcpy(&d, data + at + 16, sizeof d);
+            memset(&d, 0, sizeof d);
+            memcpy(&d, data + at + 16, (size_t)len);
             /* generous per disc (its arrays, the sort's, the BVH's) and per cell (start, count) */
             double cell = d.cell_size > 0.0 ? d.cell_size : 2.0 * d.radius;
             double cells = ceil((d.x_max - d.x_min) / cell) * ceil((d.y_max - d.y_min) / cell);
+            if (d.dimensions == 3) cells *= ceil((d.z_max - d.z_min) / cell); /* a 3D grid has depth */
             double bytes = 1024.0 * (double)d.capacity + 16.0 * (cells > 1.0 ? cells : 1.0);
             return bytes > FUZZ_WORLD_BYTES; /* NaN: not too big, the loader refuses it */
         }
