@@ -3,7 +3,7 @@
 # deps.sh --test adds what the test suite needs besides: clang with libFuzzer and its OpenMP (the fuzzers),
 # and chromium (the live view's page, opened headless).
 set -euo pipefail
-pkgs=(build-essential cmake pkg-config libinih-dev libpng-dev libmicrohttpd-dev python3 python3-vtk9 python3-numpy ffmpeg)
+pkgs=(build-essential cmake pkg-config libinih-dev libpng-dev libmicrohttpd-dev libopenmpi-dev openmpi-bin python3 python3-vtk9 python3-numpy ffmpeg)
 [ "${1:-}" = "--test" ] && pkgs+=(clang libclang-rt-dev libomp-dev chromium)
 missing=()
 for p in "${pkgs[@]}"; do

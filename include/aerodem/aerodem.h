@@ -65,6 +65,12 @@ typedef enum ad_backend {
     AD_BACKEND_CUDA = 2,      /* one NVIDIA GPU */
     AD_BACKEND_REFERENCE = 3, /* one thread, the grid pipeline written plainly: the yardstick the fast
                                  backends are tested against (slow on purpose; no BVH) */
+    AD_BACKEND_MPI = 4,       /* the domain decomposed over MPI ranks (ad_parallel_*): slabs of grid columns
+                                 along x, a ghost layer, migration; each rank runs the plain grid pipeline.
+                                 Every call on such a world is collective (all ranks, in the same order);
+                                 reads return the whole world on every rank, in a rank-independent order,
+                                 and its results are bit-identical for any number of ranks (2D; grid broad
+                                 phase; symplectic or Euler integrator; specular surfaces for now) */
 } ad_backend;
 
 typedef enum ad_broad_phase {
@@ -279,6 +285,9 @@ typedef struct ad_stats {
     int threads;                 /* worker threads the last step ran on (CPU backend) */
     ad_backend backend;          /* the backend that runs the world */
     double panel_time;           /* simulated time since the panels' sums were reset (ad_world_reset_panels) [s] */
+    int ranks;                   /* MPI ranks the world is decomposed over (1 otherwise) */
+    double rank_imbalance;       /* backend = mpi: the slowest rank's step time over the mean, over the
+                                    steps since creation (1 = balanced) */
 } ad_stats;
 
 /* ---------------------------------------------------------------- world -- */
@@ -496,6 +505,19 @@ ad_status ad_world_load(const char *path, ad_backend backend, int threads, ad_wo
 size_t ad_world_bytes_needed(const ad_world_def *def);
 
 const char *ad_backend_name(ad_backend b);
+
+/* ------------------------------------------------------- parallel runs (MPI) -- */
+/* Runs over several processes (`mpirun -np N aerodem run scene.ini`) use backend = mpi. Without MPI at
+ * build time these report one rank and ad_parallel_available() is 0. */
+int ad_parallel_available(void);     /* 1 when this build has MPI */
+int ad_parallel_launched(void);      /* 1 when an MPI launcher started this process (its environment says) */
+ad_status ad_parallel_init(int *argc, char ***argv); /* MPI_Init unless done; refuses without MPI */
+void ad_parallel_finalize(void);     /* MPI_Finalize where ad_parallel_init started MPI */
+int ad_parallel_rank(void);          /* this process's rank, 0 without MPI or before init */
+int ad_parallel_ranks(void);         /* the ranks of the job, 1 without MPI or before init */
+int ad_parallel_agree(int value);    /* collective: rank 0's value on every rank (value without MPI) */
+void ad_parallel_abort(int code);    /* ends every rank of the job (MPI_Abort, a caller's choice after a rank's
+                                        failure the others cannot see); returns without MPI */
 /* What a backend is on this machine, as text into buf (n bytes): for CUDA a line per GPU. Returns the
  * number of devices it found (the CPU: 1), 0 when it is built in but finds none, -1 when this build
  * lacks it (CUDA without nvcc at build time). */

@@ -47,6 +47,7 @@ const char *ad_backend_name(ad_backend b)
     case AD_BACKEND_CPU: return "cpu";
     case AD_BACKEND_CUDA: return "cuda";
     case AD_BACKEND_REFERENCE: return "reference";
+    case AD_BACKEND_MPI: return "mpi";
     }
     return "unknown";
 }

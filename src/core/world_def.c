@@ -313,8 +313,8 @@ static ad_status check_fields(const ad_world_def *d)
                        "capacity = %zu is too large for broad_phase = bvh: tree nodes mark leaves with the top bit "
                        "of a 32-bit index, so at most %u discs",
                        d->capacity, AD_BVH_MAX_LEAVES);
-    if ((unsigned)d->backend > (unsigned)AD_BACKEND_REFERENCE)
-        return ad_fail(AD_ERR_INVALID, "backend", "backend = %d is invalid: auto (0), cpu (1), cuda (2) or reference (3)",
+    if ((unsigned)d->backend > (unsigned)AD_BACKEND_MPI)
+        return ad_fail(AD_ERR_INVALID, "backend", "backend = %d is invalid: auto (0), cpu (1), cuda (2), reference (3) or mpi (4)",
                        (int)d->backend);
     AD_TRY(ad_surfaces_check(d));
 
