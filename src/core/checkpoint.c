@@ -291,9 +291,13 @@ ad_status ad_world_save(const ad_world *w, const char *path, const void *user, s
     }
     /* unique per process and host: two runs saving into one folder never share a temporary file */
     snprintf(tmp, len, "%s.%s-%ld.tmp", path, host, (long)getpid());
-    int err = write_temp(tmp, w, &snap, user, user_bytes);
+    /* several processes: one writes, every one returns its status */
+    int writes = !w->ops->writer || w->ops->writer(w);
+    int err = writes ? write_temp(tmp, w, &snap, user, user_bytes) : 0;
     ad_snapshot_free(&snap);
-    if (err) {
+    if (!writes) {
+        st = ad_ok();
+    } else if (err) {
         st = ad_fail(AD_ERR_IO, "path", "cannot write the checkpoint %s (temporary file %s): %s; the previous "
                      "checkpoint, if any, is unchanged", path, tmp, strerror(err));
     } else if (rename(tmp, path) != 0) {
@@ -306,7 +310,7 @@ ad_status ad_world_save(const ad_world *w, const char *path, const void *user, s
         st = ad_ok();
     }
     free(tmp);
-    return st;
+    return w->ops->agree ? w->ops->agree(w, st) : st;
 }
 
 /* ------------------------------------------------------------------ load -- */

@@ -136,6 +136,9 @@ ad_status ad_world_read_panels(const ad_world *w, size_t first, size_t n, ad_pan
         return ad_fail(AD_ERR_INVALID, "first",
                        "panels %zu to %zu asked for: the body has %zu panels (segments in 2D, triangles in 3D)", first,
                        first + n - 1, w->panels.count);
+    if (w->stats.backend == AD_BACKEND_MPI)
+        return ad_fail(AD_ERR_BACKEND, "backend", "ad_world_read_panels: backend = mpi does not sample the body's panels "
+                       "yet; run on one process (backend = cpu) for per-panel sums");
     if (w->stats.backend == AD_BACKEND_CUDA && !w->ops->panels_to_host)
         return ad_fail(AD_ERR_BACKEND, "backend",
                        "ad_world_read_panels: backend = cuda does not sample the body's panels yet; run on backend = "
@@ -149,6 +152,9 @@ ad_status ad_world_read_panels(const ad_world *w, size_t first, size_t n, ad_pan
 ad_status ad_world_reset_panels(ad_world *w)
 {
     if (!w) return ad_fail(AD_ERR_INVALID, "w", "world is NULL");
+    if (w->stats.backend == AD_BACKEND_MPI)
+        return ad_fail(AD_ERR_BACKEND, "backend", "ad_world_reset_panels: backend = mpi does not sample the body's panels "
+                       "yet; run on one process (backend = cpu) for per-panel sums");
     if (w->stats.backend == AD_BACKEND_CUDA && !w->ops->panels_reset)
         return ad_fail(AD_ERR_BACKEND, "backend",
                        "ad_world_reset_panels: backend = cuda does not sample the body's panels yet; run on backend = "

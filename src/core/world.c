@@ -29,6 +29,15 @@ static const ad_backend_ops *pick_backend(const ad_world_def *def, ad_status *st
         return NULL;
     }
     if (b == AD_BACKEND_REFERENCE) return three ? &ad_reference3_backend : &ad_reference_backend;
+    if (b == AD_BACKEND_MPI) {
+#if defined(AD_HAVE_MPI)
+        return &ad_mpi_backend; /* it refuses by name what it does not run yet */
+#else
+        *st = ad_fail(AD_ERR_BACKEND, "backend", "backend = mpi: this build of aerodem has no MPI (libopenmpi-dev was not "
+                      "found at build time)");
+        return NULL;
+#endif
+    }
 #if defined(AD_HAVE_CUDA)
     if (b == AD_BACKEND_CUDA || b == AD_BACKEND_AUTO) {
         if (ad_cuda_device_count() > 0) return three ? &ad_cuda3_backend : &ad_cuda_backend;
@@ -45,6 +54,16 @@ static const ad_backend_ops *pick_backend(const ad_world_def *def, ad_status *st
     }
 #endif
     return three ? &ad_cpu3_backend : &ad_cpu_backend;
+}
+
+static int b_mpi(const ad_backend_ops *ops)
+{
+#if defined(AD_HAVE_MPI)
+    return ops == &ad_mpi_backend;
+#else
+    (void)ops;
+    return 0;
+#endif
 }
 
 int ad_backend_describe(ad_backend b, char *buf, size_t n)
@@ -132,7 +151,9 @@ ad_status ad_world_create(const ad_world_def *def, ad_world **out)
         double n = floor(ad_cell_packing(p.cell_x, p.cell_y, def->radius)) + 1.0;
         w->stats.cell_capacity = (uint32_t)fmin(n, 4294967295.0);
     }
-    w->stats.backend = ops == &ad_cpu_backend || ops == &ad_cpu3_backend ? AD_BACKEND_CPU
+    w->stats.ranks = 1;
+    w->stats.rank_imbalance = 1.0;
+    w->stats.backend = b_mpi(ops) ? AD_BACKEND_MPI : ops == &ad_cpu_backend || ops == &ad_cpu3_backend ? AD_BACKEND_CPU
                        : ops == &ad_reference_backend || ops == &ad_reference3_backend ? AD_BACKEND_REFERENCE
                                                       : AD_BACKEND_CUDA;
     w->stats.dt = ad_dt_next(&w->dt_rule, 0.0);

@@ -143,6 +143,10 @@ typedef struct ad_backend_ops {
     /* device backends keep the panels' sums on the device: copy them to w->panels, clear them (NULL on the CPU) */
     ad_status (*panels_to_host)(ad_world *w);
     ad_status (*panels_reset)(ad_world *w);
+    /* backends over several processes (mpi): 1 for the one process that writes a shared file (a
+     * checkpoint), and the writer's status given to every process (NULL: one process, it writes) */
+    int (*writer)(const ad_world *w);
+    ad_status (*agree)(const ad_world *w, ad_status mine);
 } ad_backend_ops;
 
 struct ad_world {
@@ -251,6 +255,9 @@ ad_status ad_cuda_bvh_dump(const ad_world *w, ad_bvh_dump *out);
 #endif
 
 extern const ad_backend_ops ad_cpu_backend;
+#if defined(AD_HAVE_MPI)
+extern const ad_backend_ops ad_mpi_backend; /* src/mpi/: the domain over MPI ranks */
+#endif
 /* 3D worlds on the plain pipeline (src/reference/reference3.c): the CPU backend's, over threads, and the
  * reference's, on one thread. */
 extern const ad_backend_ops ad_cpu3_backend;

@@ -1,0 +1,280 @@
+/* backend = mpi: what moves between ranks (mpi_world.h): the ghost layer, the migrants, the whole world
+ * gathered for a read or a checkpoint, a status agreed by all ranks; and the rank's sort, whose cell order
+ * is the same for any number of ranks. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpi_world.h"
+
+enum { TAG_COUNT_L = 11, TAG_COUNT_R, TAG_DATA_L, TAG_DATA_R };
+
+ad_status mpi_discs_reserve(mpi_discs *b, size_t n)
+{
+    if (n <= b->cap) return ad_ok();
+    size_t cap = b->cap ? b->cap : 1024;
+    while (cap < n) cap *= 2;
+    mpi_disc *d = realloc(b->d, cap * sizeof *d);
+    if (!d) return ad_fail(AD_ERR_NO_MEMORY, "", "out of host memory for %zu discs to send between ranks", n);
+    b->d = d;
+    b->cap = cap;
+    return ad_ok();
+}
+
+void mpi_discs_free(mpi_discs *b)
+{
+    free(b->d);
+    memset(b, 0, sizeof *b);
+}
+
+static ad_status push(mpi_discs *b, const mpi_disc *d)
+{
+    AD_TRY(mpi_discs_reserve(b, b->n + 1));
+    b->d[b->n++] = *d;
+    return ad_ok();
+}
+
+void mpi_disc_pack(const ad_plain *g, size_t s, mpi_disc *d)
+{
+    d->state = g->state[s];
+    d->id = g->id[s];
+    d->touch = g->touch[s];
+    d->acc = g->acc[s];
+    d->pressure = g->pressure[s];
+    d->virial = g->virial[s];
+}
+
+void mpi_disc_append(ad_plain *g, const mpi_disc *d)
+{
+    size_t s = g->n++;
+    g->state[s] = d->state;
+    g->id[s] = d->id;
+    g->touch[s] = d->touch;
+    g->acc[s] = d->acc;
+    g->pressure[s] = d->pressure;
+    g->virial[s] = d->virial;
+}
+
+ad_status mpi_check(const mpi_world *m, ad_status mine)
+{
+    int me = mine.code ? m->rank : m->ranks, first;
+    MPI_Allreduce(&me, &first, 1, MPI_INT, MPI_MIN, m->comm);
+    if (first == m->ranks) return ad_ok();
+    ad_status st = mine;
+    MPI_Bcast(&st, (int)sizeof st, MPI_BYTE, first, m->comm);
+    return st;
+}
+
+/* Sends out_l to the left neighbour and out_r to the right one, receives what they send into `in`
+ * (the left's first); a missing neighbour sends and receives nothing. */
+static ad_status swap_sides(mpi_world *m)
+{
+    unsigned long long nl = m->out_l.n, nr = m->out_r.n, gl = 0, gr = 0;
+    MPI_Request rq[4];
+    int k = 0;
+    if (m->left >= 0) {
+        MPI_Irecv(&gl, 1, MPI_UNSIGNED_LONG_LONG, m->left, TAG_COUNT_R, m->comm, &rq[k++]);
+        MPI_Isend(&nl, 1, MPI_UNSIGNED_LONG_LONG, m->left, TAG_COUNT_L, m->comm, &rq[k++]);
+    }
+    if (m->right >= 0) {
+        MPI_Irecv(&gr, 1, MPI_UNSIGNED_LONG_LONG, m->right, TAG_COUNT_L, m->comm, &rq[k++]);
+        MPI_Isend(&nr, 1, MPI_UNSIGNED_LONG_LONG, m->right, TAG_COUNT_R, m->comm, &rq[k++]);
+    }
+    MPI_Waitall(k, rq, MPI_STATUSES_IGNORE);
+    ad_status st = mpi_discs_reserve(&m->in, (size_t)(gl + gr));
+    AD_TRY(mpi_check(m, st));
+    m->in.n = (size_t)(gl + gr);
+    k = 0;
+    int sz = (int)sizeof(mpi_disc);
+    if (m->left >= 0) {
+        MPI_Irecv(m->in.d, (int)gl * sz, MPI_BYTE, m->left, TAG_DATA_R, m->comm, &rq[k++]);
+        MPI_Isend(m->out_l.d, (int)nl * sz, MPI_BYTE, m->left, TAG_DATA_L, m->comm, &rq[k++]);
+    }
+    if (m->right >= 0) {
+        MPI_Irecv(m->in.d + gl, (int)gr * sz, MPI_BYTE, m->right, TAG_DATA_L, m->comm, &rq[k++]);
+        MPI_Isend(m->out_r.d, (int)nr * sz, MPI_BYTE, m->right, TAG_DATA_R, m->comm, &rq[k++]);
+    }
+    MPI_Waitall(k, rq, MPI_STATUSES_IGNORE);
+    return ad_ok();
+}
+
+/* Appends what came in; refused (on every rank) where it would pass the capacity. */
+static ad_status take_in(mpi_world *m, const char *what)
+{
+    ad_status st = ad_ok();
+    if (m->g.n + m->in.n > m->g.cap)
+        st = ad_fail(AD_ERR_CAPACITY, "capacity",
+                     "capacity: rank %d holds %zu discs and receives %zu %s, past its capacity of %zu (backend = "
+                     "mpi: each rank's capacity is the world's; a dense slab needs more)",
+                     m->rank, m->g.n, m->in.n, what, m->g.cap);
+    AD_TRY(mpi_check(m, st));
+    for (size_t k = 0; k < m->in.n; k++) mpi_disc_append(&m->g, &m->in.d[k]);
+    return ad_ok();
+}
+
+ad_status mpi_ghosts(ad_world *w, mpi_world *m)
+{
+    const ad_params *P = &w->params;
+    m->out_l.n = m->out_r.n = 0;
+    ad_status st = ad_ok();
+    if (m->ranks > 1)
+        for (size_t s = 0; s < m->g.n && !st.code; s++) {
+            int c = mpi_column(P, m->g.state[s].x);
+            mpi_disc d;
+            if (m->left >= 0 && c < m->c_lo + m->reach) mpi_disc_pack(&m->g, s, &d), st = push(&m->out_l, &d);
+            if (m->right >= 0 && c >= m->c_hi - m->reach && !st.code) mpi_disc_pack(&m->g, s, &d), st = push(&m->out_r, &d);
+        }
+    AD_TRY(mpi_check(m, st));
+    if (m->ranks > 1) AD_TRY(swap_sides(m));
+    else m->in.n = 0;
+    return take_in(m, "ghosts");
+}
+
+ad_status mpi_migrate(ad_world *w, mpi_world *m)
+{
+    const ad_params *P = &w->params;
+    ad_plain *g = &m->g;
+    m->out_l.n = m->out_r.n = 0;
+    ad_status st = ad_ok();
+    size_t kept = 0;
+    for (size_t s = 0; s < g->n; s++) {
+        if (ad_is_dead(g->state[s])) continue;
+        int c = mpi_column(P, g->state[s].x);
+        mpi_disc d;
+        mpi_disc_pack(g, s, &d);
+        if (c >= m->c_lo && c < m->c_hi) {
+            g->state[kept] = d.state, g->id[kept] = d.id, g->touch[kept] = d.touch, g->acc[kept] = d.acc;
+            g->pressure[kept] = d.pressure, g->virial[kept++] = d.virial;
+            continue;
+        }
+        int to = m->col_rank[c];
+        if (to == m->left && !st.code) st = push(&m->out_l, &d);
+        else if (to == m->right && !st.code) st = push(&m->out_r, &d);
+        else if (!st.code)
+            st = ad_fail(AD_ERR_UNSTABLE, "dt",
+                         "step %llu: disc %u moved from rank %d's slab to column %d of rank %d, past a neighbour's slab, "
+                         "in one step (the step is too large, or the slabs too narrow)",
+                         (unsigned long long)w->stats.step, d.id, m->rank, c, to);
+    }
+    g->n = kept;
+    AD_TRY(mpi_check(m, st));
+    if (m->ranks > 1) AD_TRY(swap_sides(m));
+    else m->in.n = 0;
+    return take_in(m, "migrants");
+}
+
+/* The rank-independent order of a read: by cell (the grid's order), then id; or by id. */
+static const ad_params *cmp_params;
+
+static int by_cell_cmp(const void *a, const void *b)
+{
+    const mpi_disc *x = a, *y = b;
+    uint32_t cx = ad_bin_cell(cmp_params, x->state), cy = ad_bin_cell(cmp_params, y->state);
+    if (cx != cy) return cx < cy ? -1 : 1;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static int by_id_cmp(const void *a, const void *b)
+{
+    const mpi_disc *x = a, *y = b;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+ad_status mpi_gather_all(const ad_world *w, const mpi_world *m, int by_id, mpi_discs *all)
+{
+    const ad_plain *g = &m->g;
+    int sz = (int)sizeof(mpi_disc);
+    mpi_discs mine = {0};
+    size_t live = 0;
+    for (size_t s = 0; s < g->n; s++) live += !ad_is_dead(g->state[s]);
+    ad_status st = mpi_discs_reserve(&mine, live + 1);
+    for (size_t s = 0; s < g->n && !st.code; s++)
+        if (!ad_is_dead(g->state[s])) mpi_disc_pack(g, s, &mine.d[mine.n++]);
+    int *counts = calloc((size_t)m->ranks, sizeof *counts), *displs = calloc((size_t)m->ranks, sizeof *displs);
+    if (!st.code && (!counts || !displs)) st = ad_fail(AD_ERR_NO_MEMORY, "", "out of host memory gathering the world");
+    if (!st.code && (double)mine.n * sz > 2147483647.0)
+        st = ad_fail(AD_ERR_CAPACITY, "capacity", "rank %d holds %zu discs: a read gathers at most 2 GB a rank", m->rank,
+                     mine.n);
+    st = mpi_check(m, st);
+    long long total = 0;
+    if (!st.code) {
+        int bytes = (int)mine.n * sz;
+        MPI_Allgather(&bytes, 1, MPI_INT, counts, 1, MPI_INT, m->comm);
+        for (int r = 0; r < m->ranks; r++) displs[r] = (int)total, total += counts[r];
+        if (total > 2147483647LL)
+            st = ad_fail(AD_ERR_CAPACITY, "capacity", "a read of %lld bytes gathers at most 2 GB", total);
+    }
+    if (!st.code) st = mpi_discs_reserve(all, (size_t)total / (size_t)sz + 1);
+    st = mpi_check(m, st);
+    if (!st.code) {
+        MPI_Allgatherv(mine.d, counts[m->rank], MPI_BYTE, all->d, counts, displs, MPI_BYTE, m->comm);
+        all->n = (size_t)total / (size_t)sz;
+        cmp_params = &w->params;
+        qsort(all->d, all->n, sizeof *all->d, by_id ? by_id_cmp : by_cell_cmp);
+    }
+    free(counts);
+    free(displs);
+    mpi_discs_free(&mine);
+    return st;
+}
+
+/* Every cell's slots by id (an insertion sort: a cell holds a few discs), state, id, contact state,
+ * acceleration, pressure and virial together. */
+static void cells_by_id(ad_plain *g)
+{
+    for (size_t c = 0; c + 1 < g->ncell; c++) {
+        uint32_t a = g->start[c], e = g->start[c + 1];
+        for (uint32_t i = a + 1; i < e; i++) {
+            mpi_disc d;
+            mpi_disc_pack(g, i, &d);
+            uint32_t j = i;
+            while (j > a && g->id[j - 1] > d.id) {
+                g->state[j] = g->state[j - 1], g->id[j] = g->id[j - 1], g->touch[j] = g->touch[j - 1];
+                g->acc[j] = g->acc[j - 1], g->pressure[j] = g->pressure[j - 1], g->virial[j] = g->virial[j - 1];
+                j--;
+            }
+            g->state[j] = d.state, g->id[j] = d.id, g->touch[j] = d.touch, g->acc[j] = d.acc;
+            g->pressure[j] = d.pressure, g->virial[j] = d.virial;
+        }
+    }
+}
+
+void mpi_sort(ad_world *w, mpi_world *m)
+{
+    ad_plain *g = &m->g;
+    const ad_params *P = &w->params;
+    double t0 = ad_plain_now();
+    for (size_t i = 0; i < g->n; i++) g->cell_of[i] = ad_bin_cell(P, g->state[i]);
+    double t1 = ad_plain_now();
+    ad_plain_scan(w, g->cell_of, g->n, g->count, g->start, g->ncell);
+    double t2 = ad_plain_now();
+    /* the plain scatter, pressure and virial moved too (a field sample reads them after a sort) */
+    for (size_t i = 0; i < g->n; i++) {
+        uint32_t k = g->count[g->cell_of[i]]++;
+        g->spare[k] = g->state[i];
+        g->id_spare[k] = g->id[i];
+        g->acc_spare[k] = g->acc[i];
+        g->touch_spare[k] = g->touch[i];
+        m->p_spare[k] = g->pressure[i];
+        m->v_spare[k] = g->virial[i];
+    }
+#define SWAP(a, b)                                                                                                     \
+    do {                                                                                                               \
+        void *t_ = (void *)g->a;                                                                                       \
+        g->a = g->b;                                                                                                   \
+        g->b = t_;                                                                                                     \
+    } while (0)
+    SWAP(state, spare);
+    SWAP(id, id_spare);
+    SWAP(acc, acc_spare);
+    SWAP(touch, touch_spare);
+#undef SWAP
+    float *t = g->pressure;
+    g->pressure = m->p_spare, m->p_spare = t;
+    t = g->virial;
+    g->virial = m->v_spare, m->v_spare = t;
+    g->n = g->start[g->ncell - 1]; /* the removed discs (the dead cell, last) drop off */
+    cells_by_id(g);
+    w->stats.phase_seconds[AD_PHASE_BIN] += t1 - t0;
+    w->stats.phase_seconds[AD_PHASE_SCAN] += t2 - t1;
+    w->stats.phase_seconds[AD_PHASE_SCATTER] += ad_plain_now() - t2;
+}

@@ -1,0 +1,110 @@
+/* backend = mpi: a 2D world decomposed over MPI ranks (what mpi_backend.c, mpi_exchange.c, mpi_open.c and
+ * mpi_fields.c share).
+ *
+ * The decomposition. The grid's columns (cells along x) are cut into column groups (at most
+ * MPI_GROUPS_MAX, of equal width to one column), and each rank owns a run of whole groups: a slab along
+ * the stream. A rank holds the discs whose centres lie in its columns, the whole body, the walls, the
+ * definition and the grid of the whole domain (its cell arrays span the domain: a rank's cells outside
+ * its slab and its ghost layer stay empty), and a copy of the open sides' state (the entries owed and
+ * waiting, the id counter, the reservoir's controllers), which every rank updates alike.
+ *
+ * One step (mpi_backend.c), 2D, grid broad phase, symplectic Euler or Euler:
+ *   1. ghosts: each rank sends the discs of its reach_x outermost columns to the neighbour on that side
+ *      (the periodic axis's ring included) and appends those it receives;
+ *   2. sort: bin, scan and scatter (plain_dim.h's), then every cell's discs by id: a cell order that
+ *      depends only on the discs, never on which rank held them or in what order they came;
+ *   3. the reservoir's plan with its box counts summed over the ranks and the removals picked among all
+ *      ranks' discs (mpi_open.c);
+ *   4. the pass over the rank's own cells, group by group, row by row: a disc's contacts are those of
+ *      the plain pipeline (its cells, ghosts included, the body, the walls), its sums those of its group;
+ *      the ghosts' slots become removed discs;
+ *   5. the entries and the reservoir's additions: the step's spots listed alike on every rank, room in
+ *      the gas judged by each rank against its own discs and combined (a spot has room where no rank
+ *      objects), room among the spots alike everywhere, a spot placed by the rank that owns its column,
+ *      ids given in the list's order on every rank;
+ *   6. the groups' sums gathered on every rank and folded in group order (ad_stats_fold): the statistics,
+ *      the forces and the next step are the same on every rank and for any number of ranks;
+ *   7. migration: a disc now in another rank's column goes to that rank (a neighbour: a disc moves less
+ *      than a cell a step); the fields are sampled after it, own discs re-sorted, group by group.
+ * Bit-identical for any number of ranks: every sum is taken in an order fixed by the groups, the cells
+ * and the ids, and combined in group order; a maximum, a count or a bitwise test is exact in any order. */
+#ifndef AD_MPI_WORLD_H
+#define AD_MPI_WORLD_H
+
+#include <mpi.h>
+
+#include "../reference/plain.h"
+
+#define MPI_GROUPS_MAX 256 /* column groups: the most ranks, and the grain of a slab's edge */
+
+/* A disc as the ranks send it (ghosts, migrants, read-back): its whole per-disc state. */
+typedef struct mpi_disc {
+    ad_state state;
+    uint32_t id, touch;
+    ad_accel acc;
+    float pressure, virial;
+} mpi_disc;
+
+/* A buffer of discs grown as needed. */
+typedef struct mpi_discs {
+    mpi_disc *d;
+    size_t n, cap;
+} mpi_discs;
+
+/* Field sums kept per column group (mpi_fields.c): a group's sums over the field columns [fa, fb] its
+ * discs can reach, and its probe's record; the world's sums are the groups' added in group order. */
+typedef struct mpi_field_group {
+    int fa, fb;    /* field columns covered */
+    double *sums;  /* (fb - fa + 1) * field ny cells, AD_FS_COUNT each, then the probe's AD_FS_COUNT */
+} mpi_field_group;
+
+typedef struct mpi_world {
+    ad_plain g;        /* own discs (then, during a step, the ghosts), plain_dim.h's arrays */
+    ad_open_state open; /* the open sides' state: the same on every rank */
+    ad_plain_spots sp;
+    MPI_Comm comm;
+    int rank, ranks;
+    int left, right;   /* neighbour ranks (-1: none; on a periodic x ring they wrap) */
+    int ngroups;
+    int group_col[MPI_GROUPS_MAX + 1]; /* group k: columns [group_col[k], group_col[k + 1]) */
+    int *rank_group;   /* ranks + 1: rank r owns groups [rank_group[r], rank_group[r + 1]) */
+    int g_lo, g_hi;    /* this rank's groups */
+    int c_lo, c_hi;    /* this rank's columns */
+    int *col_rank;     /* nx: a column's rank */
+    int reach;         /* ghost columns each side */
+    size_t n_grid;     /* slots binned in the step's grid (own, then ghosts) */
+    ad_step_sums *sums; /* ngroups: every group's sums of the step (own filled, then gathered) */
+    int *sum_counts, *sum_displs; /* per rank, in bytes: the groups' sums gathered */
+    mpi_discs out_l, out_r, in; /* exchange buffers */
+    float *p_spare, *v_spare; /* per slot: the sort's pressure and virial output */
+    mpi_field_group fg[MPI_GROUPS_MAX];
+    ad_field_def fg_def; /* the field grid the groups' sums were laid out for */
+    int fg_ready;
+    double busy_max, busy_mean; /* the ranks' step times: sums over steps of the slowest and the mean */
+} mpi_world;
+
+/* A column's index of x (clamped to the grid, as the bin does). */
+static inline int mpi_column(const ad_params *P, float x) { return ad_cell_coord(x, P->origin_x, P->inv_cell_x, P->nx); }
+
+/* mpi_exchange.c */
+ad_status mpi_discs_reserve(mpi_discs *b, size_t n);
+void mpi_discs_free(mpi_discs *b);
+void mpi_disc_pack(const ad_plain *g, size_t s, mpi_disc *d);
+void mpi_disc_append(ad_plain *g, const mpi_disc *d);
+ad_status mpi_ghosts(ad_world *w, mpi_world *m);
+ad_status mpi_migrate(ad_world *w, mpi_world *m);
+ad_status mpi_gather_all(const ad_world *w, const mpi_world *m, int by_id, mpi_discs *all);
+void mpi_sort(ad_world *w, mpi_world *m);
+ad_status mpi_check(const mpi_world *m, ad_status mine);
+
+/* mpi_open.c */
+ad_status mpi_reservoir_plan(ad_world *w, mpi_world *m, float dt);
+ad_status mpi_enter(ad_world *w, mpi_world *m, float dt, float *vmax2);
+
+/* mpi_fields.c */
+ad_status mpi_fields_sample(ad_world *w, mpi_world *m);
+ad_status mpi_fields_to_host(ad_world *w);
+ad_status mpi_fields_to_device(ad_world *w);
+void mpi_fields_free(mpi_world *m);
+
+#endif
