@@ -103,6 +103,7 @@ static void cuda_destroy(ad_world *w)
     for (void *p : ptrs)
         if (p) cudaFree(p);
     ad_dev_tree_free(&c->st);
+    ad_dev_panels_free(&c->panels);
     if (c->ctrl_host) cudaFreeHost(c->ctrl_host);
     for (int k = 0; k < 2; k++)
         if (c->batch[k]) cudaEventDestroy(c->batch[k]);
@@ -339,6 +340,7 @@ static ad_status cuda_add_particles(ad_world *w, const ad_particle *p, size_t n)
     if (e == cudaSuccess) e = cudaMemsetAsync(c->acc[c->cur] + at, 0, n * sizeof(ad_accel), c->stream);
     if (e == cudaSuccess) e = cudaMemsetAsync(c->pressure + at, 0, n * 4, c->stream);
     if (e == cudaSuccess) e = cudaMemsetAsync(c->virial + at, 0, n * 4, c->stream);
+    if (e == cudaSuccess) e = ad_dev_panels_clear(&c->panels, c->idp, at, n, c->stream); /* no contact yet */
     if (e == cudaSuccess) e = cudaStreamSynchronize(c->stream);
     c->ctrl_host->n = (unsigned)(at + n);
     c->ctrl_host->next_id = id0 + (unsigned)n;
@@ -466,6 +468,6 @@ extern "C" const ad_backend_ops ad_cuda_backend = {
     ad_cuda_fields_to_device,
     ad_cuda_pull_stats,
     cuda_bytes_needed,
-    nullptr, /* panels_to_host: the panels are not sampled on the GPU yet (refused by name, core/surface.c) */
-    nullptr, /* panels_reset */
+    ad_cuda_panels_to_host,
+    ad_cuda_panels_reset,
 };
