@@ -43,6 +43,7 @@ static size_t open_bytes(const ad_params *p, size_t cap)
 static size_t per_sphere(const ad_world_def *d)
 {
     size_t b = 2 * sizeof(ad_state3) + 2 * 4 + 2 * sizeof(ad_accel3) + 2 * 4 + 4 * 4;
+    if (ad_surfaces_nonspecular(d)) b += 2 * 4; /* the contact states (panels.cuh) */
     return d->integrator == AD_INTEGRATOR_RK4 ? b + 3 * sizeof(ad_state3) : b;
 }
 

@@ -29,6 +29,7 @@ static size_t per_particle(const ad_world_def *d)
 {
     size_t b = 2 * sizeof(ad_state) + 2 * 4 /* id */ + 2 * 4 /* p, virial */ + 2 * sizeof(ad_accel);
     if (d->reservoir > 0.0) b += 1; /* doomed */
+    if (ad_surfaces_nonspecular(d)) b += 2 * 4; /* the contact states (panels.cuh) */
     if (d->broad_phase == AD_BROAD_PHASE_BVH) {
         /* codes x2, sort values x2, children x2, rightmost, parents x2, visits, box */
         b += 10 * 4 + sizeof(ad_bvh_box);
