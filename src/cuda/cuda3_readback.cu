@@ -221,9 +221,8 @@ ad_status ad_cuda3_panels_to_host(ad_world *w)
 ad_status ad_cuda3_panels_reset(ad_world *w)
 {
     cuda3_world *c = C3(w);
-    int changed = 0;
-    AD_TRY(ad_dev_panels_reset(&c->panels, w, c->cap, &c->ctrl->stats.panel_time, c->stream, &changed));
-    c->ctrl_host->stats.panel_time = 0.0;
+    int changed = 0; /* sampling starts: the graphs are captured again */
+    ad_status st = ad_dev_panels_reset(&c->panels, w, c->cap, c->ctrl, c->ctrl_host, c->stream, &changed);
     if (changed) ad_cuda3_forget_graph(c);
-    return ad_ok();
+    return st;
 }

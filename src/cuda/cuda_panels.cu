@@ -89,13 +89,14 @@ ad_status ad_dev_panels_to_host(const ad_dev_panels *d, ad_world *w, const doubl
     return ad_ok();
 }
 
-ad_status ad_dev_panels_reset(ad_dev_panels *d, const ad_world *w, size_t cap, double *panel_time, cudaStream_t st,
-                              int *changed)
+ad_status ad_dev_panels_reset(ad_dev_panels *d, const ad_world *w, size_t cap, ad_ctrl *ctrl, ad_ctrl *ctrl_host,
+                              cudaStream_t st, int *changed)
 {
     AD_TRY(ad_dev_panels_sync(d, w, cap, st, changed));
     if (d->on) CU(cudaMemsetAsync(d->sums, 0, (d->count ? d->count : 1) * sizeof(ad_panel_sums), st));
-    CU(cudaMemsetAsync(panel_time, 0, sizeof(double), st));
+    CU(cudaMemsetAsync(&ctrl->stats.panel_time, 0, sizeof(double), st));
     CU(cudaStreamSynchronize(st));
+    ctrl_host->stats.panel_time = 0.0;
     return ad_ok();
 }
 

@@ -275,11 +275,10 @@ ad_status ad_cuda_panels_to_host(ad_world *w)
 ad_status ad_cuda_panels_reset(ad_world *w)
 {
     cuda_world *c = CW(w);
-    int changed = 0;
-    AD_TRY(ad_dev_panels_reset(&c->panels, w, c->cap, &c->ctrl->stats.panel_time, c->stream, &changed));
-    c->ctrl_host->stats.panel_time = 0.0;
+    int changed = 0; /* sampling starts: the graphs are captured again */
+    ad_status st = ad_dev_panels_reset(&c->panels, w, c->cap, c->ctrl, c->ctrl_host, c->stream, &changed);
     if (changed) ad_cuda_invalidate_graphs(c);
-    return ad_ok();
+    return st;
 }
 
 extern "C" ad_status ad_cuda_bvh_dump(const ad_world *w, ad_bvh_dump *out)

@@ -34,9 +34,10 @@ ad_status ad_dev_panels_sync(ad_dev_panels *d, const ad_world *w, size_t cap, cu
 /* The device's sums into w->panels.sums (nothing where the device does not sample yet), and the time
  * sampled (the control record's panel_time, where not NULL) into w->stats, after the stream's work. */
 ad_status ad_dev_panels_to_host(const ad_dev_panels *d, ad_world *w, const double *panel_time, cudaStream_t st);
-/* The sums and the time sampled (in the control record at panel_time) cleared, sampling started. */
-ad_status ad_dev_panels_reset(ad_dev_panels *d, const ad_world *w, size_t cap, double *panel_time, cudaStream_t st,
-                              int *changed);
+/* The sums and the time sampled cleared (the control record's on the device and its host mirror's), sampling
+ * started. */
+ad_status ad_dev_panels_reset(ad_dev_panels *d, const ad_world *w, size_t cap, ad_ctrl *ctrl, ad_ctrl *ctrl_host,
+                              cudaStream_t st, int *changed);
 /* A checkpoint's side: the contact states of n slots into touch[k] (NULL: zero), the host's sums uploaded
  * (the loader put them there); and the other way, a host copy of touch[k]'s n slots (malloc'ed; zeros where
  * the device does not sample yet). Both only where the world samples. */
