@@ -121,10 +121,13 @@ ad_status ad_dev_panels_export(const ad_dev_panels *d, ad_world *w, int k, size_
     AD_TRY(ad_dev_panels_to_host(d, w, NULL, st));
     *touch = (uint32_t *)calloc(n + 1, 4);
     if (!*touch) return ad_fail(AD_ERR_NO_MEMORY, "", "out of host memory for the contact states of %zu discs", n);
-    if (d->on && n) {
-        CU(cudaMemcpyAsync(*touch, d->touch[k], n * 4, cudaMemcpyDeviceToHost, st));
-        CU(cudaStreamSynchronize(st));
+    cudaError_t e = d->on && n ? cudaMemcpyAsync(*touch, d->touch[k], n * 4, cudaMemcpyDeviceToHost, st) : cudaSuccess;
+    if (!e) e = cudaStreamSynchronize(st);
+    if (e) {
+        free(*touch);
+        *touch = NULL;
     }
+    CU(e);
     return ad_ok();
 }
 
