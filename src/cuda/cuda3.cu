@@ -1,12 +1,12 @@
-/* The CUDA backend's 3D worlds (dimensions = 3): the device buffers, spheres and triangles in, the step
- * as kernels on one stream captured as a CUDA graph (no host round trip in a step); read-back and
- * checkpoints: cuda3_readback.cu, what the two share: cuda3_world.cuh. The kernels: kernels3.cuh. The sort is 2D's counting sort (DESIGN.md): each sphere's
- * cell and its rank from the cell counters (8, 16 or 32 bits, counts.cuh), their scan, and the order
- * of a stable sort by cell from the ranks (k_cell_members, k_stable_rank), so the order of a cell's
- * spheres is their previous order and a run is the same bits every time (there is no
- * non-deterministic mode in 3D). Every `interval` steps the field sums (fields3.cuh) after the step's
- * graph, on the device. What the 2D GPU path adds for speed (the bin fused into the pass, steps nobody
- * reads skipping their observables) is not here yet.
+/* The CUDA backend's 3D worlds (dimensions = 3): the device buffers, spheres and triangles in, the step as
+ * kernels on one stream captured as a CUDA graph (no host round trip in a step); read-back and checkpoints:
+ * cuda3_readback.cu, what the two share: cuda3_world.cuh. The kernels: kernels3.cuh. The sort is 2D's
+ * counting sort (DESIGN.md): each sphere's cell and its rank from the cell counters (8, 16 or 32 bits,
+ * counts.cuh), their scan, and the order of a stable sort by cell from the ranks (k_cell_members,
+ * k_stable_rank), so the order of a cell's spheres is their previous order and a run is the same bits every
+ * time (there is no non-deterministic mode in 3D). Every `interval` steps the field sums (fields3.cuh)
+ * after the step's graph, on the device. What the 2D GPU path adds for speed (the bin fused into the pass,
+ * steps nobody reads skipping their observables) is not here yet.
  *
  * Open faces (the free stream, physics/open3.h) as 2D's open sides: the count lives on the device
  * (ad_ctrl.n) and the per-sphere kernels are launched for the capacity; the pass removes the spheres
