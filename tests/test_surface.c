@@ -388,7 +388,6 @@ static void test_energy(void)
     ENSURE(e2 > f2);
 }
 
-
 /* ------------------------------------------------------- the GPU against the CPU -- */
 
 /* A world's discs (spheres) by id as floats (2 dims positions, then velocities, per disc), its panels' sums and
@@ -411,8 +410,10 @@ static record take_all(const ad_world *w, size_t np)
     r.sums = malloc(np * sizeof *r.sums);
     ad_particle_out out;
     memset(&out, 0, sizeof out);
-    if (r.dims == 3) out.state3 = (ad_particle3 *)r.x;
-    else out.state = (ad_particle *)r.x;
+    if (r.dims == 3)
+        out.state3 = (ad_particle3 *)r.x;
+    else
+        out.state = (ad_particle *)r.x;
     REQUIRE_OK(ad_world_read(w, AD_READ_BY_ID, r.st.count, &out, &r.n));
     REQUIRE_OK(ad_world_read_panels(w, 0, np, r.sums));
     return r;
@@ -429,7 +430,8 @@ static void panel_scales(const record *r, double *imp, double *energy)
 {
     *imp = *energy = 1e-12;
     for (size_t k = 0; k < r->np; k++) {
-        for (int j = 0; j < 3; j++) *imp = fmax(*imp, fabs(r->sums[k].impulse[j]));
+        for (int j = 0; j < 3; j++)
+            *imp = fmax(*imp, fabs(r->sums[k].impulse[j]));
         *energy = fmax(*energy, fabs(r->sums[k].energy));
     }
 }
@@ -457,7 +459,8 @@ static void agree(const char *what, const record *c, const record *g, double tol
     for (size_t k = 0; k < c->np; k++) {
         const ad_panel_sums *a = &c->sums[k], *b = &g->sums[k];
         double di = 0;
-        for (int j = 0; j < 3; j++) di = fmax(di, fabs(a->impulse[j] - b->impulse[j]));
+        for (int j = 0; j < 3; j++)
+            di = fmax(di, fabs(a->impulse[j] - b->impulse[j]));
         double de = fabs(a->energy - b->energy), dn = fabs((double)a->contacts - (double)b->contacts);
         worst_i = fmax(worst_i, di / pi);
         worst_e = fmax(worst_e, de / pe);
@@ -502,7 +505,8 @@ static void versus(const char *what, ad_world *c, ad_world *g, size_t np, uint64
     REQUIRE_OK(ad_world_step(c, steps));
     REQUIRE_OK(ad_world_step(g, steps));
     record a = take_all(c, np), b = take_all(g, np);
-    a.st.body_impulse_x -= c0.body_impulse_x, b.st.body_impulse_x -= g0.body_impulse_x; /* the body's, since the reset */
+    a.st.body_impulse_x -= c0.body_impulse_x,
+        b.st.body_impulse_x -= g0.body_impulse_x; /* the body's, since the reset */
     a.st.body_impulse_y -= c0.body_impulse_y, b.st.body_impulse_y -= g0.body_impulse_y;
     a.st.body_impulse_z -= c0.body_impulse_z, b.st.body_impulse_z -= g0.body_impulse_z;
     agree(what, &a, &b, tol, share, rel);
@@ -522,20 +526,22 @@ static void test_gpu_versus_cpu(void)
     for (int k = 0; k < 4; k++) {
         char what[64];
         snprintf(what, sizeof what, "%s, 10 steps", ad_integrator_name(integ[k]));
-        ad_world *c = box_world(AD_BACKEND_CPU, 2, integ[k], AD_BROAD_PHASE_GRID, AD_SURFACE_MAXWELL, AD_SURFACE_DIFFUSE,
-                                1.2);
+        ad_world *c =
+            box_world(AD_BACKEND_CPU, 2, integ[k], AD_BROAD_PHASE_GRID, AD_SURFACE_MAXWELL, AD_SURFACE_DIFFUSE, 1.2);
         versus(what, c, gpu_from(c, 1000), 27, 10, 1e-4, 1.0, 1e-3);
     }
     /* free-molecular, 400 steps: a diffuse re-emission's velocity is a function of (id, step), so rounding does not
      * grow across contacts; the odd disc whose contact ends a step apart differs */
     g_free_molecular = 1;
-    versus("free-molecular, 400 steps", box_world(AD_BACKEND_CPU, 2, AD_INTEGRATOR_SYMPLECTIC_EULER, AD_BROAD_PHASE_GRID,
-                                                  AD_SURFACE_DIFFUSE, AD_SURFACE_DIFFUSE, 1.0),
+    versus("free-molecular, 400 steps",
+           box_world(AD_BACKEND_CPU, 2, AD_INTEGRATOR_SYMPLECTIC_EULER, AD_BROAD_PHASE_GRID, AD_SURFACE_DIFFUSE,
+                     AD_SURFACE_DIFFUSE, 1.0),
            box_world(AD_BACKEND_CUDA, 1, AD_INTEGRATOR_SYMPLECTIC_EULER, AD_BROAD_PHASE_GRID, AD_SURFACE_DIFFUSE,
                      AD_SURFACE_DIFFUSE, 1.0),
            27, 400, 1e-3, 0.98, 2e-2);
-    versus("free-molecular BVH, 400 steps", box_world(AD_BACKEND_CPU, 2, AD_INTEGRATOR_SYMPLECTIC_EULER,
-                                                      AD_BROAD_PHASE_BVH, AD_SURFACE_DIFFUSE, AD_SURFACE_DIFFUSE, 1.0),
+    versus("free-molecular BVH, 400 steps",
+           box_world(AD_BACKEND_CPU, 2, AD_INTEGRATOR_SYMPLECTIC_EULER, AD_BROAD_PHASE_BVH, AD_SURFACE_DIFFUSE,
+                     AD_SURFACE_DIFFUSE, 1.0),
            box_world(AD_BACKEND_CUDA, 1, AD_INTEGRATOR_SYMPLECTIC_EULER, AD_BROAD_PHASE_BVH, AD_SURFACE_DIFFUSE,
                      AD_SURFACE_DIFFUSE, 1.0),
            27, 400, 1e-3, 0.98, 2e-2);
@@ -561,8 +567,8 @@ static void test_gpu_runs(void)
         free(b.p);
     }
     g_fast = 1;
-    ad_world *w = box_world(AD_BACKEND_CUDA, 1, AD_INTEGRATOR_SYMPLECTIC_EULER, AD_BROAD_PHASE_GRID,
-                            AD_SURFACE_DIFFUSE, AD_SURFACE_DIFFUSE, 1.0);
+    ad_world *w = box_world(AD_BACKEND_CUDA, 1, AD_INTEGRATOR_SYMPLECTIC_EULER, AD_BROAD_PHASE_GRID, AD_SURFACE_DIFFUSE,
+                            AD_SURFACE_DIFFUSE, 1.0);
     check_sums("cuda fast path (atomic scatter)", w, 27, 1500);
     ad_world_destroy(w);
     g_fast = 0;
@@ -578,8 +584,9 @@ static void test_gpu_runs(void)
     REQUIRE_OK(ad_world_load(path, AD_BACKEND_CUDA, -1, &b, NULL, NULL));
     REQUIRE_OK(ad_world_step(b, 300));
     record ra = take_all(a, 12), rb = take_all(b, 12);
-    int ok = ra.n == rb.n && !memcmp(ra.x, rb.x, ra.n * 6 * sizeof *ra.x) && !memcmp(ra.sums, rb.sums, 12 * sizeof *ra.sums) &&
-             ra.st.body_impulse_x == rb.st.body_impulse_x && ra.st.panel_time == rb.st.panel_time;
+    int ok = ra.n == rb.n && !memcmp(ra.x, rb.x, ra.n * 6 * sizeof *ra.x) &&
+             !memcmp(ra.sums, rb.sums, 12 * sizeof *ra.sums) && ra.st.body_impulse_x == rb.st.body_impulse_x &&
+             ra.st.panel_time == rb.st.panel_time;
     printf("  3D checkpoint on the GPU: the resumed run is %s\n", ok ? "bit-identical" : "DIFFERENT");
     ENSURE(ok);
     record_free(&ra);

@@ -72,7 +72,10 @@ struct ad_bvh_gather {
             ad_bvh_gather_all(&p, &t, &g, in, s, at, me, stack, 1, a);
         }
     }
-    __device__ __forceinline__ void hits(const ad_params &p, ad_state at, ad_panel_hits *h) const { ad_bvh_hits(p, g, at, h); }
+    __device__ __forceinline__ void hits(const ad_params &p, ad_state at, ad_panel_hits *h) const
+    {
+        ad_bvh_hits(p, g, at, h);
+    }
     __device__ __forceinline__ const ad_seg *segs() const { return g.segs; }
 };
 
@@ -153,7 +156,10 @@ struct ad_bvh_reflexive_gather {
         ad_bvh_contact_segments(&p, &g, me.x, me.y, me.vx, me.vy, stack, 1, a);
         ad_contact_walls(&p, me.x, me.y, me.vx, me.vy, a);
     }
-    __device__ __forceinline__ void hits(const ad_params &p, ad_state at, ad_panel_hits *h) const { ad_bvh_hits(p, g, at, h); }
+    __device__ __forceinline__ void hits(const ad_params &p, ad_state at, ad_panel_hits *h) const
+    {
+        ad_bvh_hits(p, g, at, h);
+    }
     __device__ __forceinline__ const ad_seg *segs() const { return g.segs; }
 };
 

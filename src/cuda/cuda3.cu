@@ -231,13 +231,16 @@ static ad_status cuda3_body_changed(ad_world *w)
 /* ------------------------------------------------------------ the step -- */
 
 /* The contact states where surfaces are sampled: [0] in the world's order, [1] sorted; else NULL. */
-static unsigned *touch_of(const cuda3_world *c, int k) { return c->panels.on ? c->panels.touch[k] : NULL; }
+static unsigned *touch_of(const cuda3_world *c, int k)
+{
+    return c->panels.on ? c->panels.touch[k] : NULL;
+}
 
 static ad3_pass pass_io(cuda3_world *c)
 {
-    ad3_pass io = {c->start,  c->sorted, c->id_sorted, c->acc_sorted, c->state,      c->id,         c->acc,
-                   c->pressure, c->virial, c->blocks, NULL,         NULL,          c->rk[2],      c->doomed,
-                   touch_of(c, 1), touch_of(c, 0), c->panels.fix};
+    ad3_pass io = {c->start, c->sorted,   c->id_sorted,   c->acc_sorted,  c->state,     c->id,
+                   c->acc,   c->pressure, c->virial,      c->blocks,      NULL,         NULL,
+                   c->rk[2], c->doomed,   touch_of(c, 1), touch_of(c, 0), c->panels.fix};
     return io;
 }
 
@@ -258,7 +261,7 @@ static cudaError_t enqueue_sort(ad_world *w, cuda3_world *c)
     /* only Verlet's kick reads the accelerations of the last step; the others compute them afresh */
     const ad_accel3 *acc = w->def.integrator == AD_INTEGRATOR_VERLET ? c->acc : NULL;
     k3_reorder<<<g, AD_CUDA_BLOCK, 0, st>>>(c->perm, c->state, c->id, acc, nn, c->sorted, c->id_sorted, c->acc_sorted,
-                                             touch_of(c, 0), touch_of(c, 1));
+                                            touch_of(c, 0), touch_of(c, 1));
     e = cudaGetLastError();
     if (!e && c->open) e = ad_cuda_after_sort(c->start, dead_cell, c->ctrl, st);
     return e;
@@ -298,14 +301,16 @@ static void enqueue_pass_surf(ad_world *w, cuda3_world *c, const ad3_pass &io, u
     else if (integ == AD_INTEGRATOR_VERLET)
         k3_interact<AD_INTEGRATOR_VERLET, OBS, SURF><<<g, AD_CUDA_BLOCK, 0, st>>>(p, c->gdev, io, nn, c->ctrl);
     else
-        k3_interact<AD_INTEGRATOR_SYMPLECTIC_EULER, OBS, SURF><<<g, AD_CUDA_BLOCK, 0, st>>>(p, c->gdev, io, nn, c->ctrl);
+        k3_interact<AD_INTEGRATOR_SYMPLECTIC_EULER, OBS, SURF>
+            <<<g, AD_CUDA_BLOCK, 0, st>>>(p, c->gdev, io, nn, c->ctrl);
 }
 
-template <bool OBS>
-static void enqueue_pass(ad_world *w, cuda3_world *c, const ad3_pass &io, unsigned g, ad_n nn)
+template <bool OBS> static void enqueue_pass(ad_world *w, cuda3_world *c, const ad3_pass &io, unsigned g, ad_n nn)
 {
-    if (c->panels.on) enqueue_pass_surf<OBS, true>(w, c, io, g, nn);
-    else enqueue_pass_surf<OBS, false>(w, c, io, g, nn);
+    if (c->panels.on)
+        enqueue_pass_surf<OBS, true>(w, c, io, g, nn);
+    else
+        enqueue_pass_surf<OBS, false>(w, c, io, g, nn);
 }
 
 /* One step: [Verlet's drift], the sort, [the reservoir's plan], the pass (or RK4's four stages), the
@@ -333,8 +338,10 @@ static cudaError_t enqueue_step(ad_world *w, cuda3_world *c, int obs)
         io.rk_in = c->rk[1], io.rk_out = c->rk[0];
         k3_rk4<2><<<g, AD_CUDA_BLOCK, 0, st>>>(p, c->gdev, io, nn, c->ctrl, skin);
         io.rk_in = c->rk[0], io.rk_out = NULL;
-        if (c->panels.on) k3_rk4<3, true><<<g, AD_CUDA_BLOCK, 0, st>>>(p, c->gdev, io, nn, c->ctrl, skin);
-        else k3_rk4<3><<<g, AD_CUDA_BLOCK, 0, st>>>(p, c->gdev, io, nn, c->ctrl, skin);
+        if (c->panels.on)
+            k3_rk4<3, true><<<g, AD_CUDA_BLOCK, 0, st>>>(p, c->gdev, io, nn, c->ctrl, skin);
+        else
+            k3_rk4<3><<<g, AD_CUDA_BLOCK, 0, st>>>(p, c->gdev, io, nn, c->ctrl, skin);
         nrec = 2 * g;
     } else if (obs) {
         enqueue_pass<true>(w, c, io, g, nn);
@@ -439,7 +446,6 @@ static ad_status cuda3_step(ad_world *w, uint64_t nsteps)
     }
     return ad_cuda3_pull_stats(w);
 }
-
 
 extern "C" const ad_backend_ops ad_cuda3_backend = {
     "cuda",

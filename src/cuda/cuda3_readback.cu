@@ -61,10 +61,10 @@ ad_status ad_cuda3_pull_stats(ad_world *w)
         return ad_fail(AD_ERR_CAPACITY, "capacity",
                        "capacity: by step %llu the free stream brought the world to %u spheres, past its capacity of "
                        "%zu (a denser or faster stream than the capacity was sized for); the new spheres past it were "
-                       "not placed", (unsigned long long)h.stats.step, h.capacity_exceeded, c->cap);
+                       "not placed",
+                       (unsigned long long)h.stats.step, h.capacity_exceeded, c->cap);
     return ad_ok();
 }
-
 
 /* The world's arrays copied to host arrays of its slots (s, id, pressure, virial, acc): with open
  * faces the device's count, removed spheres included (they hold their slots until the next sort). */
@@ -157,7 +157,8 @@ ad_status ad_cuda3_import(ad_world *w, const ad_snapshot *s)
         (s->open.res_state && s->open.res_boxes != (uint32_t)nb))
         return ad_fail(AD_ERR_FORMAT, "checkpoint",
                        "the snapshot has %u entering spheres waiting (at most %d) and %u reservoir boxes (the world "
-                       "has %d)", s->open.nwaiting, c->open ? AD_WAITING_MAX : 0, s->open.res_boxes, nb);
+                       "has %d)",
+                       s->open.nwaiting, c->open ? AD_WAITING_MAX : 0, s->open.res_boxes, nb);
     size_t n = s->n;
     CU(cudaMemcpy(c->state, s->state3, n * sizeof(ad_state3), cudaMemcpyHostToDevice));
     CU(cudaMemcpy(c->id, s->id, n * 4, cudaMemcpyHostToDevice));

@@ -19,18 +19,20 @@ __global__ void k_panels_fold(int64_t *__restrict__ fix, ad_panel_sums *__restri
     if (k >= count) return;
     int64_t *f = fix + (size_t)k * AD_PANEL_WORDS;
     ad_panel_sums s = sums[k];
-    for (int j = 0; j < 3; j++) s.impulse[j] += (double)f[j] * qf * dt;
+    for (int j = 0; j < 3; j++)
+        s.impulse[j] += (double)f[j] * qf * dt;
     s.energy += (double)f[AD_PANEL_E] * qe;
     s.contacts += (uint64_t)f[AD_PANEL_N];
     sums[k] = s;
-    for (int j = 0; j < AD_PANEL_WORDS; j++) f[j] = 0;
+    for (int j = 0; j < AD_PANEL_WORDS; j++)
+        f[j] = 0;
 }
 
 cudaError_t ad_dev_panels_fold(const ad_dev_panels *d, const ad_params *p, ad_ctrl *ctrl, cudaStream_t st)
 {
     unsigned n = (unsigned)d->count, g = (n + AD_CUDA_BLOCK - 1) / AD_CUDA_BLOCK;
-    k_panels_fold<<<g ? g : 1, AD_CUDA_BLOCK, 0, st>>>(d->fix, d->sums, n, 1.0 / p->panel_inv_qf,
-                                                       1.0 / p->panel_inv_qe, ctrl);
+    k_panels_fold<<<g ? g : 1, AD_CUDA_BLOCK, 0, st>>>(d->fix, d->sums, n, 1.0 / p->panel_inv_qf, 1.0 / p->panel_inv_qe,
+                                                       ctrl);
     return cudaGetLastError();
 }
 
@@ -44,7 +46,8 @@ static cudaError_t make_sums(ad_dev_panels *d, const ad_world *w, size_t count, 
     cudaError_t e = cudaMalloc((void **)&fix, m * AD_PANEL_WORDS * sizeof(int64_t));
     if (!e) e = cudaMalloc((void **)&sums, m * sizeof(ad_panel_sums));
     if (!e) e = cudaMemsetAsync(fix, 0, m * AD_PANEL_WORDS * sizeof(int64_t), st);
-    if (!e && count) e = cudaMemcpyAsync(sums, w->panels.sums, count * sizeof(ad_panel_sums), cudaMemcpyHostToDevice, st);
+    if (!e && count)
+        e = cudaMemcpyAsync(sums, w->panels.sums, count * sizeof(ad_panel_sums), cudaMemcpyHostToDevice, st);
     if (!e && keep) e = cudaMemcpyAsync(sums, old, keep * sizeof(ad_panel_sums), cudaMemcpyDeviceToDevice, st);
     if (!e) e = cudaStreamSynchronize(st);
     if (e) {
@@ -100,15 +103,17 @@ ad_status ad_dev_panels_reset(ad_dev_panels *d, const ad_world *w, size_t cap, a
     return ad_ok();
 }
 
-ad_status ad_dev_panels_import(ad_dev_panels *d, const ad_world *w, size_t cap, int k, const uint32_t *touch,
-                               size_t n, cudaStream_t st, int *changed)
+ad_status ad_dev_panels_import(ad_dev_panels *d, const ad_world *w, size_t cap, int k, const uint32_t *touch, size_t n,
+                               cudaStream_t st, int *changed)
 {
     if (!w->params.surfaces) return ad_ok();
     int was = d->on;
     AD_TRY(ad_dev_panels_sync(d, w, cap, st, changed));
     if (was) CU(make_sums(d, w, w->panels.count, NULL, 0, st)); /* the loader's sums are the world's */
-    if (touch && n) CU(cudaMemcpyAsync(d->touch[k], touch, n * 4, cudaMemcpyHostToDevice, st));
-    else if (n) CU(cudaMemsetAsync(d->touch[k], 0, n * 4, st));
+    if (touch && n)
+        CU(cudaMemcpyAsync(d->touch[k], touch, n * 4, cudaMemcpyHostToDevice, st));
+    else if (n)
+        CU(cudaMemsetAsync(d->touch[k], 0, n * 4, st));
     CU(cudaStreamSynchronize(st));
     *changed = 1;
     return ad_ok();

@@ -31,7 +31,10 @@ static unsigned launch_n(const ad_world *w, const cuda_world *c) { return c->ope
 static ad_n count_of(const cuda_world *c, unsigned n) { return ad_n{n, c->open ? &c->ctrl->n : NULL}; }
 
 /* The contact states of id parity k where surfaces are sampled (the scatter moves them), else NULL. */
-static unsigned *touch_of(const cuda_world *c, int k) { return c->panels.on ? c->panels.touch[k] : NULL; }
+static unsigned *touch_of(const cuda_world *c, int k)
+{
+    return c->panels.on ? c->panels.touch[k] : NULL;
+}
 
 /* Steps 1-5 with the BVH: Morton keys, CUB's stable radix sort, reorder along the
  * curve, Karras nodes, boxes bottom-up. The phase events stand as on the grid:
@@ -56,8 +59,8 @@ static cudaError_t enqueue_bvh(ad_world *w, cuda_world *c, unsigned n, int timed
     int nx = !c->cur;
     int carry = w->def.integrator == AD_INTEGRATOR_VERLET;
     k_gather<<<gb, AD_CUDA_BLOCK, 0, st>>>(ad_n{n, NULL}, c->bperm, c->state[c->cur], c->id[c->idp],
-                                            carry ? c->acc[c->cur] : NULL, c->state[nx], c->id[!c->idp],
-                                            carry ? c->acc[nx] : NULL, touch_of(c, c->idp), touch_of(c, !c->idp));
+                                           carry ? c->acc[c->cur] : NULL, c->state[nx], c->id[!c->idp],
+                                           carry ? c->acc[nx] : NULL, touch_of(c, c->idp), touch_of(c, !c->idp));
     c->cur = nx;
     c->idp = !c->idp;
     memset(&c->tree, 0, sizeof c->tree);
@@ -85,7 +88,8 @@ static cudaError_t enqueue_bvh(ad_world *w, cuda_world *c, unsigned n, int timed
 static int bin_mode(const ad_world *w, const cuda_world *c, int obs)
 {
     int integ = w->def.integrator;
-    if (c->bvh || c->aggregate || c->panels.on || (integ != AD_INTEGRATOR_SYMPLECTIC_EULER && integ != AD_INTEGRATOR_EULER))
+    if (c->bvh || c->aggregate || c->panels.on ||
+        (integ != AD_INTEGRATOR_SYMPLECTIC_EULER && integ != AD_INTEGRATOR_EULER))
         return AD_BIN_NONE;
     return w->def.diagnostics && obs ? AD_BIN_DIAG : AD_BIN_FAST;
 }
@@ -145,11 +149,11 @@ static cudaError_t enqueue_grid(ad_world *w, cuda_world *c, unsigned n, int time
         k_stable_rank<<<gb, AD_CUDA_BLOCK, 0, st>>>(nn, dead_cell, &c->ctrl->dead, c->cell_of, c->start, c->iota,
                                                      c->perm);
         k_gather<<<gb, AD_CUDA_BLOCK, 0, st>>>(nn, c->perm, c->state[c->cur], c->id[c->idp], acc_in, c->state[nx],
-                                                c->id[!c->idp], acc_out, touch_of(c, c->idp), touch_of(c, !c->idp));
+                                               c->id[!c->idp], acc_out, touch_of(c, c->idp), touch_of(c, !c->idp));
     } else {
         k_scatter<<<gb, AD_CUDA_BLOCK, 0, st>>>(w->params, nn, c->rank, c->start, c->state[c->cur], c->id[c->idp],
-                                                 acc_in, c->state[nx], c->id[!c->idp], acc_out, touch_of(c, c->idp),
-                                                 touch_of(c, !c->idp));
+                                                acc_in, c->state[nx], c->id[!c->idp], acc_out, touch_of(c, c->idp),
+                                                touch_of(c, !c->idp));
     }
     /* the removed discs went after the others: the world ends there */
     if (c->open) k_after_sort<<<1, 1, 0, st>>>(c->start, dead_cell, c->ctrl);
@@ -234,8 +238,8 @@ static void enqueue_pairs(ad_world *w, cuda_world *c, unsigned n, const ad_state
 /* The pass kernels' shared argument (interact.cuh); doomed: the reservoir's plan applies. */
 static ad_pass_io pass_io(const cuda_world *c, bool doomed)
 {
-    return ad_pass_io{c->id[c->idp], c->pressure, c->virial, c->ctrl,           c->blocks,
-                      doomed ? c->doomed : NULL, touch_of(c, c->idp), c->panels.fix};
+    return ad_pass_io{c->id[c->idp],       c->pressure,  c->virial, c->ctrl, c->blocks, doomed ? c->doomed : NULL,
+                      touch_of(c, c->idp), c->panels.fix};
 }
 
 template <int INTEG, int PASS, bool OBS, int BIN = AD_BIN_NONE, bool SURF = false, class G>
@@ -265,7 +269,8 @@ static void launch_interact_surf(ad_world *w, cuda_world *c, unsigned n)
             launch_interact_with<INTEG, PASS, OBS, AD_BIN_NONE, SURF>(w, c, n, ad_bvh_gather<true>{c->tree, c->stree},
                                                                       AD_BVH_SHARED_STACK_BYTES);
         else
-            launch_interact_with<INTEG, PASS, OBS, AD_BIN_NONE, SURF>(w, c, n, ad_bvh_gather<false>{c->tree, c->stree}, 0);
+            launch_interact_with<INTEG, PASS, OBS, AD_BIN_NONE, SURF>(w, c, n, ad_bvh_gather<false>{c->tree, c->stree},
+                                                                      0);
     } else if (!c->bvh) {
         ad_grid_gather g{c->gdev, c->start};
         /* only the steps that move discs in the pass itself bin there (bin_mode) */
@@ -289,11 +294,12 @@ static void launch_interact_surf(ad_world *w, cuda_world *c, unsigned n)
 }
 
 /* Step 4: the pass that samples the surfaces where the world does (a step's pass, not Verlet's priming). */
-template <int INTEG, int PASS, bool OBS>
-static void launch_interact(ad_world *w, cuda_world *c, unsigned n)
+template <int INTEG, int PASS, bool OBS> static void launch_interact(ad_world *w, cuda_world *c, unsigned n)
 {
-    if (PASS == AD_PASS_STEP && c->panels.on) launch_interact_surf<INTEG, PASS, OBS, PASS == AD_PASS_STEP>(w, c, n);
-    else launch_interact_surf<INTEG, PASS, OBS, false>(w, c, n);
+    if (PASS == AD_PASS_STEP && c->panels.on)
+        launch_interact_surf<INTEG, PASS, OBS, PASS == AD_PASS_STEP>(w, c, n);
+    else
+        launch_interact_surf<INTEG, PASS, OBS, false>(w, c, n);
 }
 
 /* RK4 stage K through the world's broad phase (searched around the step's start). */
@@ -308,7 +314,7 @@ static void launch_rk4_with(ad_world *w, cuda_world *c, unsigned n, const G &gat
             w->params, gather, count_of(c, n), base, in, out, c->rk[2], c->acc[nx], skin, io);
     else
         k_rk4_stage<K, G><<<grid_of(n), AD_CUDA_BLOCK, smem, c->stream>>>(w->params, gather, count_of(c, n), base, in,
-                                                                            out, c->rk[2], c->acc[nx], skin, io);
+                                                                          out, c->rk[2], c->acc[nx], skin, io);
 }
 
 template <int K>
@@ -332,8 +338,7 @@ static void launch_rk4(ad_world *w, cuda_world *c, unsigned n, const ad_state *b
  * default 48 KiB, so every kernel that may use it is allowed it once, at creation
  * (not while a graph is being captured). */
 /* The step's pass kernels with the shared stack, sampling the surfaces or not (SURF). */
-template <bool SURF>
-static cudaError_t allow_shared_stack_pass(void)
+template <bool SURF> static cudaError_t allow_shared_stack_pass(void)
 {
     const int bytes = (int)AD_BVH_SHARED_STACK_BYTES;
     const cudaFuncAttribute a = cudaFuncAttributeMaxDynamicSharedMemorySize;
@@ -343,8 +348,10 @@ static cudaError_t allow_shared_stack_pass(void)
     if (!e) e = cudaFuncSetAttribute(k_interact<AD_INTEGRATOR_EULER, AD_PASS_STEP, false, G, N, SURF>, a, bytes);
     if (!e) e = cudaFuncSetAttribute(k_interact<AD_INTEGRATOR_VERLET, AD_PASS_STEP, true, G, N, SURF>, a, bytes);
     if (!e) e = cudaFuncSetAttribute(k_interact<AD_INTEGRATOR_VERLET, AD_PASS_STEP, false, G, N, SURF>, a, bytes);
-    if (!e) e = cudaFuncSetAttribute(k_interact<AD_INTEGRATOR_SYMPLECTIC_EULER, AD_PASS_STEP, true, G, N, SURF>, a, bytes);
-    if (!e) e = cudaFuncSetAttribute(k_interact<AD_INTEGRATOR_SYMPLECTIC_EULER, AD_PASS_STEP, false, G, N, SURF>, a, bytes);
+    if (!e)
+        e = cudaFuncSetAttribute(k_interact<AD_INTEGRATOR_SYMPLECTIC_EULER, AD_PASS_STEP, true, G, N, SURF>, a, bytes);
+    if (!e)
+        e = cudaFuncSetAttribute(k_interact<AD_INTEGRATOR_SYMPLECTIC_EULER, AD_PASS_STEP, false, G, N, SURF>, a, bytes);
     if (!e) e = cudaFuncSetAttribute(k_rk4_stage<3, G, SURF>, a, bytes);
     return e;
 }

@@ -73,13 +73,13 @@ struct ad_pass_io {
  * velocity into *out, its forces into the slot's sums. */
 template <class G, class T>
 __device__ __forceinline__ void ad_pass_surface(const ad_params &p, const G &gather, const ad_pass_io &io, unsigned s,
-                                                uint64_t step, ad_state at, float ax, float ay, float dt,
-                                                ad_state *out, T &sums)
+                                                uint64_t step, ad_state at, float ax, float ay, float dt, ad_state *out,
+                                                T &sums)
 {
     ad_panel_hits h;
     gather.hits(p, at, &h);
-    ad_surf_sums o = ad_cuda_surface2(p, gather.segs(), h, &io.touch[s], io.ids[s], step, at, ax, ay, dt, out,
-                                      io.panel_fix);
+    ad_surf_sums o =
+        ad_cuda_surface2(p, gather.segs(), h, &io.touch[s], io.ids[s], step, at, ax, ay, dt, out, io.panel_fix);
     ad_add_surface_sums(sums, o, 2);
 }
 
@@ -165,7 +165,8 @@ __global__ void __launch_bounds__(AD_CUDA_BLOCK)
         ad_state nx = ad_rk4_disc_stage(&p, &d, skin, &acc[s], &fate, &past_skin);
         /* sampled surfaces: at the step's start with stage 0's acceleration (its contacts are the body's
          * sums'); a re-emission replaces the velocity the step ends with */
-        if (SURF && K == 3) ad_pass_surface(p, gather, io, s, ctrl->stats.step, b0, accel[s].ax, accel[s].ay, dt, &nx, sums);
+        if (SURF && K == 3)
+            ad_pass_surface(p, gather, io, s, ctrl->stats.step, b0, accel[s].ax, accel[s].ay, dt, &nx, sums);
         if (K == 3) {
             ad_count_fate(ctrl, fate);
             if (fate == AD_KEPT) {

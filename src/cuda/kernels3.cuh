@@ -94,7 +94,8 @@ __device__ __forceinline__ void ad3_surface(const ad_params &p, const ad_tri_tre
                                             uint64_t step, ad_state3 at, ad_accel3 ac, float dt, ad_state3 *out, T &t)
 {
     unsigned touch = io.touch_sorted[i];
-    ad_surf_sums o = ad_cuda_surface3(p, g, &touch, io.id_sorted[i], step, at, ac.ax, ac.ay, ac.az, dt, out, io.panel_fix);
+    ad_surf_sums o =
+        ad_cuda_surface3(p, g, &touch, io.id_sorted[i], step, at, ac.ax, ac.ay, ac.az, dt, out, io.panel_fix);
     io.touch_out[i] = touch;
     ad_add_surface_sums(t, o, 3);
 }
@@ -191,8 +192,9 @@ __device__ __forceinline__ void ad3_motion(ad_thread_sums3 &t, const ad_params &
 /* Step 4 of the one-evaluation integrators: gather, integrate, wrap, sum; the observables on steps
  * somebody reads (OBS), the accelerations there and for Verlet's next kick. */
 template <int INTEG, bool OBS, bool SURF = false>
-__global__ void __launch_bounds__(AD_CUDA_BLOCK, AD3_PASS_BLOCKS) k3_interact(const __grid_constant__ ad_params p, const __grid_constant__ ad_tri_tree g, ad3_pass io, ad_n n,
-                                                             ad_ctrl *ctrl)
+__global__ void __launch_bounds__(AD_CUDA_BLOCK, AD3_PASS_BLOCKS)
+    k3_interact(const __grid_constant__ ad_params p, const __grid_constant__ ad_tri_tree g, ad3_pass io, ad_n n,
+                ad_ctrl *ctrl)
 {
     unsigned i = ad3_thread();
     ad_thread_sums3 t = {};
@@ -245,8 +247,9 @@ __global__ void k3_prime(const __grid_constant__ ad_params p, const __grid_const
  * spheres at the stage. Stage 0's forces are the observed ones (its sums in blocks[0, nb)), stage 3
  * writes the step (its motion sums in blocks[nb, 2 nb)). */
 template <int K, bool SURF = false>
-__global__ void __launch_bounds__(AD_CUDA_BLOCK, AD3_PASS_BLOCKS) k3_rk4(const __grid_constant__ ad_params p, const __grid_constant__ ad_tri_tree g, ad3_pass io, ad_n n,
-                                                        ad_ctrl *ctrl, float skin)
+__global__ void __launch_bounds__(AD_CUDA_BLOCK, AD3_PASS_BLOCKS)
+    k3_rk4(const __grid_constant__ ad_params p, const __grid_constant__ ad_tri_tree g, ad3_pass io, ad_n n,
+           ad_ctrl *ctrl, float skin)
 {
     unsigned i = ad3_thread();
     ad_thread_sums3 t = {};

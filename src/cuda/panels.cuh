@@ -24,7 +24,8 @@ struct ad_dev_panels {
     size_t count;        /* panels the arrays hold (the body's, at the last sync) */
     int64_t *fix;        /* a step's sums, AD_PANEL_WORDS a panel (panel.h); zero between steps */
     ad_panel_sums *sums; /* since the last reset */
-    unsigned *touch[2];  /* contact states (panel.h), a slot each: 2D by id parity, 3D [0] the world's order, [1] sorted */
+    unsigned
+        *touch[2]; /* contact states (panel.h), a slot each: 2D by id parity, 3D [0] the world's order, [1] sorted */
 };
 
 /* Host side (cuda_panels.cu). Sync: where the world samples, the arrays made (cap slots, touch zero, the
@@ -41,10 +42,9 @@ ad_status ad_dev_panels_reset(ad_dev_panels *d, const ad_world *w, size_t cap, a
 /* A checkpoint's side: the contact states of n slots into touch[k] (NULL: zero), the host's sums uploaded
  * (the loader put them there); and the other way, a host copy of touch[k]'s n slots (malloc'ed; zeros where
  * the device does not sample yet). Both only where the world samples. */
-ad_status ad_dev_panels_import(ad_dev_panels *d, const ad_world *w, size_t cap, int k, const uint32_t *touch,
-                               size_t n, cudaStream_t st, int *changed);
-ad_status ad_dev_panels_export(const ad_dev_panels *d, ad_world *w, int k, size_t n, uint32_t **touch,
-                               cudaStream_t st);
+ad_status ad_dev_panels_import(ad_dev_panels *d, const ad_world *w, size_t cap, int k, const uint32_t *touch, size_t n,
+                               cudaStream_t st, int *changed);
+ad_status ad_dev_panels_export(const ad_dev_panels *d, ad_world *w, int k, size_t n, uint32_t **touch, cudaStream_t st);
 /* New discs at slots [at, at + n) of touch[k]: no contact yet. */
 cudaError_t ad_dev_panels_clear(const ad_dev_panels *d, int k, size_t at, size_t n, cudaStream_t st);
 /* After a step's pass: its sums into the totals over the step's dt (read in ctrl before the fold). */
@@ -59,8 +59,7 @@ struct ad_surf_sums {
 };
 
 /* Slot sums' share of a surface evaluation (ad_thread_sums_n, block_sums.cuh): dims 2 or 3. */
-template <class T>
-__device__ __forceinline__ void ad_add_surface_sums(T &t, const ad_surf_sums &o, int dims)
+template <class T> __device__ __forceinline__ void ad_add_surface_sums(T &t, const ad_surf_sums &o, int dims)
 {
     t.v[AD_SUM_BODY_FX] += o.body[0];
     t.v[AD_SUM_BODY_FY] += o.body[1];
@@ -70,7 +69,8 @@ __device__ __forceinline__ void ad_add_surface_sums(T &t, const ad_surf_sums &o,
         t.v[AD_SUM_BODY_TY] += o.body[4];
         t.v[AD_SUM_BODY_TZ] += o.body[5];
     }
-    for (int k = 0; k < 2 * dims; k++) t.v[AD_SUM_WALL0 + k] += o.wall[k];
+    for (int k = 0; k < 2 * dims; k++)
+        t.v[AD_SUM_WALL0 + k] += o.wall[k];
 }
 
 /* The record from the step sums that surface.h's ad_surface_sums added to (they started at zero). */
@@ -85,7 +85,8 @@ __device__ __forceinline__ ad_surf_sums ad_surf_sums_of(const ad_step_sums &b, i
         o.body[4] = (float)b.v[AD_SUM_BODY_TY];
         o.body[5] = (float)b.v[AD_SUM_BODY_TZ];
     }
-    for (int k = 0; k < 2 * dims; k++) o.wall[k] = (float)b.v[AD_SUM_WALL0 + k];
+    for (int k = 0; k < 2 * dims; k++)
+        o.wall[k] = (float)b.v[AD_SUM_WALL0 + k];
     return o;
 }
 
@@ -93,9 +94,9 @@ __device__ __forceinline__ ad_surf_sums ad_surf_sums_of(const ad_step_sums &b, i
  * a re-emission into *out's velocity, the panels' sums in fix. Out of line: taken only where surfaces are
  * sampled, its tables (the hits, the step sums) stay out of the pass's registers. */
 static __device__ __noinline__ ad_surf_sums ad_cuda_surface2(const ad_params &p, const ad_seg *segs,
-                                                          const ad_panel_hits &h, unsigned *touch, unsigned id,
-                                                          uint64_t step, ad_state at, float ax, float ay, float dt,
-                                                          ad_state *out, int64_t *fix)
+                                                             const ad_panel_hits &h, unsigned *touch, unsigned id,
+                                                             uint64_t step, ad_state at, float ax, float ay, float dt,
+                                                             ad_state *out, int64_t *fix)
 {
     ad_step_sums b = {};
     uint32_t t = *touch;
@@ -106,8 +107,8 @@ static __device__ __noinline__ ad_surf_sums ad_cuda_surface2(const ad_params &p,
 
 /* The same for a 3D sphere, its hits found through the triangle tree (ad_tri_hits). */
 static __device__ __noinline__ ad_surf_sums ad_cuda_surface3(const ad_params &p, const ad_tri_tree &g, unsigned *touch,
-                                                          unsigned id, uint64_t step, ad_state3 at, float ax,
-                                                          float ay, float az, float dt, ad_state3 *out, int64_t *fix)
+                                                             unsigned id, uint64_t step, ad_state3 at, float ax,
+                                                             float ay, float az, float dt, ad_state3 *out, int64_t *fix)
 {
     ad_panel_hits h;
     ad_tri_hits(&p, &g, ad_v3(at.x, at.y, at.z), ad_v3(at.vx, at.vy, at.vz), &h);

@@ -13,10 +13,10 @@
 /* Fast path: each disc goes to start[cell] + rank; the state leaves in cell order. The
  * cell is computed again from the state (the same function of the same floats as the bin's):
  * cheaper than storing it in the pass and reading it back. */
-__global__ void k_scatter(ad_params p, ad_n nn, const unsigned *__restrict__ rank,
-                          const unsigned *__restrict__ start, const ad_state *__restrict__ s_in,
-                          const unsigned *__restrict__ id_in, const ad_accel *__restrict__ a_in,
-                          ad_state *__restrict__ s_out, unsigned *__restrict__ id_out, ad_accel *__restrict__ a_out,
+__global__ void k_scatter(ad_params p, ad_n nn, const unsigned *__restrict__ rank, const unsigned *__restrict__ start,
+                          const ad_state *__restrict__ s_in, const unsigned *__restrict__ id_in,
+                          const ad_accel *__restrict__ a_in, ad_state *__restrict__ s_out,
+                          unsigned *__restrict__ id_out, ad_accel *__restrict__ a_out,
                           const unsigned *__restrict__ t_in, unsigned *__restrict__ t_out)
 {
     unsigned i = blockIdx.x * blockDim.x + threadIdx.x, n = ad_n_get(nn);
