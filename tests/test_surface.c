@@ -1,5 +1,6 @@
 /* Gas-surface models and the body's panels (issue 20; physics/panel.h, physics/surface.h): definitions refused
- * by name; the panels' impulses add up to the body's for every integrator, the BVH and 3D; the reference and the
+ * by name; the panels' impulses add up to the body's for every integrator, the BVH, 3D, a world sampled from a
+ * reset on (every surface specular) and an open tunnel with the reservoir; the reference and the
  * CPU agree panel by panel and disc by disc with diffuse walls and body, and the CPU on 1, 2 and 4 threads; a
  * checkpoint resumes bit for bit; a diffuse body at the gas's temperature takes no energy on average from a gas
  * at rest, a hotter one gives some.
@@ -14,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "test_gpu_tunnel.h"
 #include "test_util.h"
 
 /* The backend of the cases that are not the reference's (tu_def's; CUDA for `test_surface gpu`). */
@@ -178,6 +180,23 @@ static void test_sums(void)
         check_sums(what, w, 27, 1500);
         ad_world_destroy(w);
     }
+    /* every surface specular: sampling starts at the reset, on a world that ran its fast path until then */
+    ad_world *w = box_world(g_be, 2, AD_INTEGRATOR_SYMPLECTIC_EULER, AD_BROAD_PHASE_GRID, AD_SURFACE_SPECULAR,
+                            AD_SURFACE_SPECULAR, 1.0);
+    char what[64];
+    snprintf(what, sizeof what, "%s all specular, from the reset", ad_backend_name(g_be));
+    check_sums(what, w, 27, 1500);
+    ad_world_destroy(w);
+    /* an open tunnel with the reservoir: discs leave, and enter with no contact yet */
+    ad_world_def d = gt_def(g_be, AD_INTEGRATOR_SYMPLECTIC_EULER);
+    d.body_surface.model = AD_SURFACE_DIFFUSE;
+    d.wall_surface[AD_WALL_YMIN].model = d.wall_surface[AD_WALL_YMAX].model = AD_SURFACE_DIFFUSE;
+    w = gt_create(&d);
+    gt_fill(w);
+    snprintf(what, sizeof what, "%s open tunnel, diffuse", ad_backend_name(g_be));
+    check_sums(what, w, 5, 1500);
+    ENSURE(stats_of(w).entered > 0 && stats_of(w).left > 0);
+    ad_world_destroy(w);
 }
 
 /* ----------------------------------------------- bit for bit: backends, threads, checkpoints -- */
