@@ -26,7 +26,6 @@ struct surface_state {
     double prev_time;           /* ad_stats.panel_time at the last force row [s] */
     unsigned long long batches; /* intervals averaged */
     double *sum, *sum2;         /* n x Q_N: sums of the intervals' values and of their squares */
-    int unsampled;              /* the backend does not sample the panels: no surface outputs this run */
 };
 
 /* The checkpoint's trailer: this head, then per panel the sums at the last row, then sum and sum2. */
@@ -69,21 +68,11 @@ void surf_free(run *r)
     r->surf = NULL;
 }
 
-/* A backend without the panels' sums (CUDA, for now): the run goes on without the surface outputs, saying so. */
-static ad_status without_panels(run *r, ad_status st)
-{
-    if (st.code != AD_ERR_BACKEND) return st;
-    r->surf->unsampled = 1;
-    say(r, "  note: no surface outputs (surface.csv, cp.png) in this run: %s\n", st.message);
-    return ok();
-}
-
 ad_status surf_reset(run *r)
 {
     surface_state *s = r->surf;
-    if (!s || !s->n || s->unsampled) return ok();
-    ad_status st = ad_world_reset_panels(r->w);
-    if (st.code) return without_panels(r, st);
+    if (!s || !s->n) return ok();
+    AD_TRY(ad_world_reset_panels(r->w));
     memset(s->prev, 0, s->n * sizeof *s->prev);
     memset(s->sum, 0, s->n * Q_N * sizeof *s->sum);
     memset(s->sum2, 0, s->n * Q_N * sizeof *s->sum2);
@@ -105,14 +94,13 @@ static ad_stream_scales scales_of(const run *r)
 ad_status surf_row(run *r)
 {
     surface_state *s = r->surf;
-    if (!s || !s->n || !r->m.settled || s->unsampled) return ok();
+    if (!s || !s->n || !r->m.settled) return ok();
     ad_stats st_;
     ad_world_get_stats(r->w, &st_);
     double dt = st_.panel_time - s->prev_time;
     ad_stream_scales k = scales_of(r);
     if (!(dt > 0) || !(k.q > 0)) return ok(); /* as the force row: no interval, no coefficient */
-    ad_status st = ad_world_read_panels(r->w, 0, s->n, s->now);
-    if (st.code) return without_panels(r, st);
+    AD_TRY(ad_world_read_panels(r->w, 0, s->n, s->now));
     for (size_t i = 0; i < s->n; i++) {
         double v[Q_N];
         ad_panel_interval(&s->g[i], &k, &s->prev[i], &s->now[i], dt, v);
@@ -303,7 +291,7 @@ static ad_status write_png(run *r)
 ad_status out_surface(run *r)
 {
     const surface_state *s = r->surf;
-    if (!s || !s->n || r->sc.kind != AD_TUNNEL_FLOW || s->unsampled) return ok();
+    if (!s || !s->n || r->sc.kind != AD_TUNNEL_FLOW) return ok();
     ad_status st = write_csv(r);
     if (!st.code && r->sc.vtk) st = write_vtp(r);
     if (!st.code && r->sc.png && s->batches >= 1) st = write_png(r);

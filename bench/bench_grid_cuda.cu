@@ -55,10 +55,11 @@ static void enqueue(grid_bufs &g, int det, int phase, cudaStream_t st)
             unsigned dead_cell = (unsigned)g.p.nx * (unsigned)g.p.ny;
             k_cell_members<<<gb, AD_CUDA_BLOCK, 0, st>>>(nn, g.cell_of, g.rank, g.start, g.members);
             k_stable_rank<<<gb, AD_CUDA_BLOCK, 0, st>>>(nn, dead_cell, g.dead, g.cell_of, g.start, g.members, g.perm);
-            k_gather<<<gb, AD_CUDA_BLOCK, 0, st>>>(nn, g.perm, g.s_in, g.id_in, NULL, g.s_out, g.id_out, NULL);
+            k_gather<<<gb, AD_CUDA_BLOCK, 0, st>>>(nn, g.perm, g.s_in, g.id_in, NULL, g.s_out, g.id_out, NULL, NULL,
+                                                   NULL);
         } else {
-            k_scatter<<<gb, AD_CUDA_BLOCK, 0, st>>>(g.p, ad_n{g.n, NULL}, g.rank, g.start, g.s_in, g.id_in, NULL, g.s_out,
-                                                     g.id_out, NULL);
+            k_scatter<<<gb, AD_CUDA_BLOCK, 0, st>>>(g.p, ad_n{g.n, NULL}, g.rank, g.start, g.s_in, g.id_in, NULL,
+                                                    g.s_out, g.id_out, NULL, NULL, NULL);
         }
     }
     CK(cudaGetLastError());

@@ -1,15 +1,27 @@
 /* Gas-surface models and the body's panels (issue 20; physics/panel.h, physics/surface.h): definitions refused
- * by name; the panels' impulses add up to the body's for every integrator, the BVH and 3D; the reference and the
+ * by name; the panels' impulses add up to the body's for every integrator, the BVH, 3D, a world sampled from a
+ * reset on (every surface specular) and an open tunnel with the reservoir; the reference and the
  * CPU agree panel by panel and disc by disc with diffuse walls and body, and the CPU on 1, 2 and 4 threads; a
- * checkpoint resumes bit for bit; the CUDA backend refuses by name; a diffuse body at the gas's temperature
- * takes no energy on average from a gas at rest, a hotter one gives some. */
+ * checkpoint resumes bit for bit; a diffuse body at the gas's temperature takes no energy on average from a gas
+ * at rest, a hotter one gives some.
+ *
+ * The cases that are not the reference's run on the backend of AERODEM_TEST_BACKEND (the CPU by default);
+ * `test_surface gpu` runs them on the CUDA backend (exit 77 without a GPU), and then the GPU against the CPU:
+ * disc by disc over 10 steps, the panels' and the body's sums over 400 free-molecular steps within float
+ * rounding, 2D and 3D, and two GPU runs bit-identical (deterministic mode). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "test_gpu_tunnel.h"
 #include "test_util.h"
+
+/* The backend of the cases that are not the reference's (tu_def's; CUDA for `test_surface gpu`). */
+static ad_backend g_be = AD_BACKEND_CPU;
+/* The worlds below: without disc-disc contacts (free-molecular), on the GPU's fast path (not deterministic). */
+static int g_free_molecular, g_fast;
 
 /* ------------------------------------------------------------ refusals -- */
 
@@ -45,11 +57,11 @@ static void test_refusals(void)
     e.body_surface.temperature = 0.0; /* a specular surface has no temperature to check */
     ENSURE_OK(ad_world_def_validate(&e));
     e = d;
-    e.body_surface.model = AD_SURFACE_DIFFUSE;
-    e.backend = AD_BACKEND_CUDA;
+    e.body_surface.model = AD_SURFACE_DIFFUSE; /* any backend takes it, auto too */
+    e.backend = AD_BACKEND_AUTO;
     ad_world *w = NULL;
-    ad_status st = ad_world_create(&e, &w);
-    ENSURE_MSG(st.code == AD_ERR_BACKEND && w == NULL, "cuda with a diffuse body: %s", st.message);
+    ENSURE_OK(ad_world_create(&e, &w));
+    ad_world_destroy(w);
 }
 
 /* ------------------------------------------------------------- a world -- */
@@ -64,6 +76,8 @@ static ad_world *box_world(ad_backend backend, int threads, ad_integrator integ,
     d.capacity = 4096;
     d.stiffness = 1e4;
     d.restitution = 0.95;
+    d.disc_contacts = !g_free_molecular;
+    d.deterministic = !g_fast;
     d.backend = backend;
     d.threads = threads;
     d.integrator = integ;
@@ -148,21 +162,41 @@ static void test_sums(void)
         ad_broad_phase bp;
         ad_surface_model body;
     } cases[] = {
-        {"cpu symplectic, specular", AD_BACKEND_CPU, AD_INTEGRATOR_SYMPLECTIC_EULER, AD_BROAD_PHASE_GRID,
+        {"symplectic, specular", AD_BACKEND_CPU, AD_INTEGRATOR_SYMPLECTIC_EULER, AD_BROAD_PHASE_GRID,
          AD_SURFACE_SPECULAR},
-        {"cpu symplectic, maxwell 0.6", AD_BACKEND_CPU, AD_INTEGRATOR_SYMPLECTIC_EULER, AD_BROAD_PHASE_GRID,
+        {"symplectic, maxwell 0.6", AD_BACKEND_CPU, AD_INTEGRATOR_SYMPLECTIC_EULER, AD_BROAD_PHASE_GRID,
          AD_SURFACE_MAXWELL},
-        {"cpu euler, diffuse", AD_BACKEND_CPU, AD_INTEGRATOR_EULER, AD_BROAD_PHASE_GRID, AD_SURFACE_DIFFUSE},
-        {"cpu verlet, diffuse", AD_BACKEND_CPU, AD_INTEGRATOR_VERLET, AD_BROAD_PHASE_GRID, AD_SURFACE_DIFFUSE},
-        {"cpu rk4, diffuse", AD_BACKEND_CPU, AD_INTEGRATOR_RK4, AD_BROAD_PHASE_GRID, AD_SURFACE_DIFFUSE},
-        {"cpu bvh, diffuse", AD_BACKEND_CPU, AD_INTEGRATOR_SYMPLECTIC_EULER, AD_BROAD_PHASE_BVH, AD_SURFACE_DIFFUSE},
-        {"reference rk4, diffuse", AD_BACKEND_REFERENCE, AD_INTEGRATOR_RK4, AD_BROAD_PHASE_GRID, AD_SURFACE_DIFFUSE},
+        {"euler, diffuse", AD_BACKEND_CPU, AD_INTEGRATOR_EULER, AD_BROAD_PHASE_GRID, AD_SURFACE_DIFFUSE},
+        {"verlet, diffuse", AD_BACKEND_CPU, AD_INTEGRATOR_VERLET, AD_BROAD_PHASE_GRID, AD_SURFACE_DIFFUSE},
+        {"rk4, diffuse", AD_BACKEND_CPU, AD_INTEGRATOR_RK4, AD_BROAD_PHASE_GRID, AD_SURFACE_DIFFUSE},
+        {"bvh, diffuse", AD_BACKEND_CPU, AD_INTEGRATOR_SYMPLECTIC_EULER, AD_BROAD_PHASE_BVH, AD_SURFACE_DIFFUSE},
+        {"rk4, diffuse", AD_BACKEND_REFERENCE, AD_INTEGRATOR_RK4, AD_BROAD_PHASE_GRID, AD_SURFACE_DIFFUSE},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
-        ad_world *w = box_world(cases[k].be, 2, cases[k].integ, cases[k].bp, cases[k].body, AD_SURFACE_DIFFUSE, 1.0);
-        check_sums(cases[k].name, w, 27, 1500);
+        ad_backend be = cases[k].be == AD_BACKEND_CPU ? g_be : cases[k].be;
+        ad_world *w = box_world(be, 2, cases[k].integ, cases[k].bp, cases[k].body, AD_SURFACE_DIFFUSE, 1.0);
+        char what[64];
+        snprintf(what, sizeof what, "%s %s", ad_backend_name(be), cases[k].name);
+        check_sums(what, w, 27, 1500);
         ad_world_destroy(w);
     }
+    /* every surface specular: sampling starts at the reset, on a world that ran its fast path until then */
+    ad_world *w = box_world(g_be, 2, AD_INTEGRATOR_SYMPLECTIC_EULER, AD_BROAD_PHASE_GRID, AD_SURFACE_SPECULAR,
+                            AD_SURFACE_SPECULAR, 1.0);
+    char what[64];
+    snprintf(what, sizeof what, "%s all specular, from the reset", ad_backend_name(g_be));
+    check_sums(what, w, 27, 1500);
+    ad_world_destroy(w);
+    /* an open tunnel with the reservoir: discs leave, and enter with no contact yet */
+    ad_world_def d = gt_def(g_be, AD_INTEGRATOR_SYMPLECTIC_EULER);
+    d.body_surface.model = AD_SURFACE_DIFFUSE;
+    d.wall_surface[AD_WALL_YMIN].model = d.wall_surface[AD_WALL_YMAX].model = AD_SURFACE_DIFFUSE;
+    w = gt_create(&d);
+    gt_fill(w);
+    snprintf(what, sizeof what, "%s open tunnel, diffuse", ad_backend_name(g_be));
+    check_sums(what, w, 5, 1500);
+    ENSURE(stats_of(w).entered > 0 && stats_of(w).left > 0);
+    ad_world_destroy(w);
 }
 
 /* ----------------------------------------------- bit for bit: backends, threads, checkpoints -- */
@@ -228,22 +262,23 @@ static void test_checkpoint(void)
         exit(1);
     }
     close(fd);
-    ad_world *a = box_world(AD_BACKEND_CPU, 2, AD_INTEGRATOR_SYMPLECTIC_EULER, AD_BROAD_PHASE_GRID,
-                            AD_SURFACE_DIFFUSE, AD_SURFACE_DIFFUSE, 1.0);
+    ad_world *a = box_world(g_be, 2, AD_INTEGRATOR_SYMPLECTIC_EULER, AD_BROAD_PHASE_GRID, AD_SURFACE_DIFFUSE,
+                            AD_SURFACE_DIFFUSE, 1.0);
     REQUIRE_OK(ad_world_reset_panels(a));
     REQUIRE_OK(ad_world_step(a, 300));
     REQUIRE_OK(ad_world_save(a, path, NULL, 0));
     REQUIRE_OK(ad_world_step(a, 300));
     snapshot sa = take(a);
     ad_world *b;
-    REQUIRE_OK(ad_world_load(path, AD_BACKEND_AUTO, -1, &b, NULL, NULL));
+    REQUIRE_OK(ad_world_load(path, g_be, -1, &b, NULL, NULL));
     REQUIRE_OK(ad_world_step(b, 300));
     snapshot sb = take(b);
     ENSURE_MSG(same(&sa, &sb), "a resumed run differs from the uninterrupted one");
     ENSURE(sa.st.panel_time == sb.st.panel_time);
     uint64_t nc = 0;
     for (int k = 0; k < 27; k++) nc += sb.sums[k].contacts;
-    printf("  checkpoint resumed bit for bit: %llu contacts on the panels\n", (unsigned long long)nc);
+    printf("  %s: checkpoint resumed bit for bit: %llu contacts on the panels\n", ad_backend_name(g_be),
+           (unsigned long long)nc);
     free(sa.p);
     free(sb.p);
     ad_world_destroy(a);
@@ -253,14 +288,16 @@ static void test_checkpoint(void)
 
 /* ------------------------------------------------------------- 3D -- */
 
-static void test_3d(void)
+/* A box of spheres around a cube of edge 4 (12 triangles), diffuse at twice the gas's temperature. */
+static ad_world *cube_world(ad_backend be)
 {
     ad_world_def d = ad_default_world_def();
     d.dimensions = 3;
     d.x_max = d.y_max = d.z_max = 16.0;
     d.capacity = 4096;
     d.stiffness = 1e4;
-    d.backend = AD_BACKEND_CPU;
+    d.disc_contacts = !g_free_molecular;
+    d.backend = be;
     d.threads = 2;
     d.body_surface.model = AD_SURFACE_DIFFUSE;
     d.body_surface.temperature = 2.0;
@@ -279,6 +316,12 @@ static void test_3d(void)
     ad_fill_def fl = {0.5, 0.5, 15.5, 15.5, 0.1, 0.4, 0, 1.0, 3, 0.5, 15.5, 0};
     size_t added;
     REQUIRE_OK(ad_world_fill(w, &fl, &added));
+    return w;
+}
+
+static void test_3d(void)
+{
+    ad_world *w = cube_world(g_be);
     REQUIRE_OK(ad_world_reset_panels(w));
     ad_stats a = stats_of(w);
     REQUIRE_OK(ad_world_step(w, 1500));
@@ -288,9 +331,9 @@ static void test_3d(void)
     panel_totals(w, 12, imp, &e, &n);
     double dx = b.body_impulse_x - a.body_impulse_x, dy = b.body_impulse_y - a.body_impulse_y,
            dz = b.body_impulse_z - a.body_impulse_z, scale = fabs(dx) + fabs(dy) + fabs(dz) + 1e-3;
-    printf("  3D cube, diffuse at 2x the gas: body impulse (%.4f, %.4f, %.4f), panels (%.4f, %.4f, %.4f), %llu "
+    printf("  %s 3D cube, diffuse at 2x the gas: body impulse (%.4f, %.4f, %.4f), panels (%.4f, %.4f, %.4f), %llu "
            "contacts, energy %.3f J\n",
-           dx, dy, dz, imp[0], imp[1], imp[2], (unsigned long long)n, e);
+           ad_backend_name(g_be), dx, dy, dz, imp[0], imp[1], imp[2], (unsigned long long)n, e);
     ENSURE_NEAR(imp[0], dx, 1e-4 * scale);
     ENSURE_NEAR(imp[1], dy, 1e-4 * scale);
     ENSURE_NEAR(imp[2], dz, 1e-4 * scale);
@@ -311,7 +354,7 @@ static void energy_case(double Tw, double *per_contact, double *se, double *firs
     d.capacity = 4096;
     d.stiffness = 1e3; /* no disc-disc contacts: a soft wall only lengthens the step */
     d.disc_contacts = 0;
-    d.backend = AD_BACKEND_CPU;
+    d.backend = g_be;
     d.threads = 2;
     d.body_surface.model = AD_SURFACE_DIFFUSE;
     d.body_surface.temperature = Tw;
@@ -364,13 +407,228 @@ static void test_energy(void)
     ENSURE(e2 > f2);
 }
 
-int main(void)
+/* ------------------------------------------------------- the GPU against the CPU -- */
+
+/* A world's discs (spheres) by id as floats (2 dims positions, then velocities, per disc), its panels' sums and
+ * statistics: what the GPU and the CPU are compared on. */
+typedef struct record {
+    size_t n, np;
+    int dims;
+    float *x;
+    ad_panel_sums *sums;
+    ad_stats st;
+} record;
+
+static record take_all(const ad_world *w, size_t np)
 {
+    record r;
+    r.st = stats_of(w);
+    r.dims = r.st.dimensions;
+    r.np = np;
+    r.x = malloc(r.st.count * 6 * sizeof *r.x + 1);
+    r.sums = malloc(np * sizeof *r.sums);
+    ad_particle_out out;
+    memset(&out, 0, sizeof out);
+    if (r.dims == 3)
+        out.state3 = (ad_particle3 *)r.x;
+    else
+        out.state = (ad_particle *)r.x;
+    REQUIRE_OK(ad_world_read(w, AD_READ_BY_ID, r.st.count, &out, &r.n));
+    REQUIRE_OK(ad_world_read_panels(w, 0, np, r.sums));
+    return r;
+}
+
+static void record_free(record *r)
+{
+    free(r->x);
+    free(r->sums);
+}
+
+/* The largest |impulse| component and |energy| of the panels (the scales of the tolerances). */
+static void panel_scales(const record *r, double *imp, double *energy)
+{
+    *imp = *energy = 1e-12;
+    for (size_t k = 0; k < r->np; k++) {
+        for (int j = 0; j < 3; j++)
+            *imp = fmax(*imp, fabs(r->sums[k].impulse[j]));
+        *energy = fmax(*energy, fabs(r->sums[k].energy));
+    }
+}
+
+/* The GPU's record g against the CPU's c: discs within abs + rel tol (the share that is, at least `share`),
+ * each panel's impulse and energy within rel of the largest panel's, its contacts within 2 + 1 %, the body's
+ * impulse within rel of its size. */
+static void agree(const char *what, const record *c, const record *g, double tol, double share, double rel)
+{
+    ENSURE(c->n == g->n && c->np == g->np);
+    size_t off = 0;
+    double worst = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        int bad = 0;
+        for (int k = 0; k < 2 * c->dims; k++) {
+            double u = c->x[i * 2 * c->dims + k], v = g->x[i * 2 * c->dims + k], t = tol + tol * fabs(u);
+            bad |= !(fabs(u - v) <= t);
+            worst = fmax(worst, fabs(u - v) / t);
+        }
+        off += bad;
+    }
+    double pi, pe, worst_i = 0, worst_e = 0;
+    panel_scales(c, &pi, &pe);
+    size_t bad_panels = 0;
+    for (size_t k = 0; k < c->np; k++) {
+        const ad_panel_sums *a = &c->sums[k], *b = &g->sums[k];
+        double di = 0;
+        for (int j = 0; j < 3; j++)
+            di = fmax(di, fabs(a->impulse[j] - b->impulse[j]));
+        double de = fabs(a->energy - b->energy), dn = fabs((double)a->contacts - (double)b->contacts);
+        worst_i = fmax(worst_i, di / pi);
+        worst_e = fmax(worst_e, de / pe);
+        bad_panels += !(di <= rel * pi && de <= rel * pe && dn <= 2 + 0.01 * (double)a->contacts);
+    }
+    double bx = c->st.body_impulse_x, by = c->st.body_impulse_y, bz = c->st.body_impulse_z;
+    double scale = fabs(bx) + fabs(by) + fabs(bz) + 1e-9;
+    double db = fabs(bx - g->st.body_impulse_x) + fabs(by - g->st.body_impulse_y) + fabs(bz - g->st.body_impulse_z);
+    printf("  %-40s %zu of %zu discs outside %.0e (worst %.3g of it); panels: worst impulse %.2e, energy %.2e of the "
+           "largest, %zu outside %.0e; body impulse (%.5f, %.5f, %.5f) vs (%.5f, %.5f, %.5f)\n",
+           what, off, c->n, tol, worst, worst_i, worst_e, bad_panels, rel, bx, by, bz, g->st.body_impulse_x,
+           g->st.body_impulse_y, g->st.body_impulse_z);
+    ENSURE_MSG((double)off <= (1.0 - share) * (double)c->n + 0.5, "%s: %zu discs of %zu differ", what, off, c->n);
+    ENSURE_MSG(bad_panels == 0, "%s: %zu panels differ", what, bad_panels);
+    ENSURE_MSG(db <= rel * scale, "%s: the body's impulse differs by %.3g of %.3g", what, db, scale);
+    ENSURE_REL(g->st.time, c->st.time, 1e-6);
+    ENSURE_REL(g->st.panel_time, c->st.panel_time, 1e-6);
+}
+
+/* The GPU's world from the CPU's after `warm` steps, through a checkpoint (discs, contact states, panels). */
+static ad_world *gpu_from(ad_world *c, uint64_t warm)
+{
+    char path[] = "/tmp/aerodem_test_surface_gpu_XXXXXX";
+    int fd = mkstemp(path);
+    ENSURE(fd >= 0);
+    close(fd);
+    REQUIRE_OK(ad_world_step(c, warm));
+    REQUIRE_OK(ad_world_save(c, path, NULL, 0));
+    ad_world *g;
+    REQUIRE_OK(ad_world_load(path, AD_BACKEND_CUDA, -1, &g, NULL, NULL));
+    unlink(path);
+    return g;
+}
+
+/* Both backends from the same start: reset, `steps` steps, compared. */
+static void versus(const char *what, ad_world *c, ad_world *g, size_t np, uint64_t steps, double tol, double share,
+                   double rel)
+{
+    REQUIRE_OK(ad_world_reset_panels(c));
+    REQUIRE_OK(ad_world_reset_panels(g));
+    ad_stats c0 = stats_of(c), g0 = stats_of(g);
+    REQUIRE_OK(ad_world_step(c, steps));
+    REQUIRE_OK(ad_world_step(g, steps));
+    record a = take_all(c, np), b = take_all(g, np);
+    a.st.body_impulse_x -= c0.body_impulse_x,
+        b.st.body_impulse_x -= g0.body_impulse_x; /* the body's, since the reset */
+    a.st.body_impulse_y -= c0.body_impulse_y, b.st.body_impulse_y -= g0.body_impulse_y;
+    a.st.body_impulse_z -= c0.body_impulse_z, b.st.body_impulse_z -= g0.body_impulse_z;
+    agree(what, &a, &b, tol, share, rel);
+    record_free(&a);
+    record_free(&b);
+    ad_world_destroy(c);
+    ad_world_destroy(g);
+}
+
+static void test_gpu_versus_cpu(void)
+{
+    printf("the GPU against the CPU, diffuse walls and body:\n");
+    /* disc by disc over 10 steps from the CPU's state after 1000 (its contacts under way), as test_gpu (FMA
+     * contraction differs between gcc and nvcc, and the gas's chaos grows it) */
+    static const ad_integrator integ[] = {AD_INTEGRATOR_SYMPLECTIC_EULER, AD_INTEGRATOR_EULER, AD_INTEGRATOR_VERLET,
+                                          AD_INTEGRATOR_RK4};
+    for (int k = 0; k < 4; k++) {
+        char what[64];
+        snprintf(what, sizeof what, "%s, 10 steps", ad_integrator_name(integ[k]));
+        ad_world *c =
+            box_world(AD_BACKEND_CPU, 2, integ[k], AD_BROAD_PHASE_GRID, AD_SURFACE_MAXWELL, AD_SURFACE_DIFFUSE, 1.2);
+        versus(what, c, gpu_from(c, 1000), 27, 10, 1e-4, 1.0, 1e-3);
+    }
+    /* free-molecular, 400 steps: a diffuse re-emission's velocity is a function of (id, step), so rounding does not
+     * grow across contacts; the odd disc whose contact ends a step apart differs */
+    g_free_molecular = 1;
+    for (int bvh = 0; bvh < 2; bvh++) {
+        ad_broad_phase bp = bvh ? AD_BROAD_PHASE_BVH : AD_BROAD_PHASE_GRID;
+        ad_world *wc[2];
+        for (int k = 0; k < 2; k++)
+            wc[k] = box_world(k ? AD_BACKEND_CUDA : AD_BACKEND_CPU, 2, AD_INTEGRATOR_SYMPLECTIC_EULER, bp,
+                              AD_SURFACE_DIFFUSE, AD_SURFACE_DIFFUSE, 1.0);
+        versus(bvh ? "free-molecular BVH, 400 steps" : "free-molecular, 400 steps", wc[0], wc[1], 27, 400, 1e-3, 0.98,
+               2e-2);
+    }
+    versus("3D free-molecular, 400 steps", cube_world(AD_BACKEND_CPU), cube_world(AD_BACKEND_CUDA), 12, 400, 1e-3, 0.98,
+           2e-2);
+    g_free_molecular = 0;
+    ad_world *c = cube_world(AD_BACKEND_CPU);
+    versus("3D, 10 steps", c, gpu_from(c, 600), 12, 10, 1e-4, 1.0, 1e-3);
+    g_free_molecular = 0;
+}
+
+/* Two GPU runs of the deterministic mode are the same bits, discs, panels and walls; the fast path keeps the
+ * panels' sums equal to the body's; a 3D checkpoint resumes bit for bit. */
+static void test_gpu_runs(void)
+{
+    for (int i = 0; i < 2; i++) {
+        ad_integrator integ = i ? AD_INTEGRATOR_RK4 : AD_INTEGRATOR_SYMPLECTIC_EULER;
+        snapshot a = run(AD_BACKEND_CUDA, 1, integ), b = run(AD_BACKEND_CUDA, 1, integ);
+        printf("  %s: two GPU runs of 600 steps are %s\n", ad_integrator_name(integ),
+               same(&a, &b) ? "bit-identical" : "DIFFERENT");
+        ENSURE(same(&a, &b));
+        free(a.p);
+        free(b.p);
+    }
+    g_fast = 1;
+    ad_world *w = box_world(AD_BACKEND_CUDA, 1, AD_INTEGRATOR_SYMPLECTIC_EULER, AD_BROAD_PHASE_GRID, AD_SURFACE_DIFFUSE,
+                            AD_SURFACE_DIFFUSE, 1.0);
+    check_sums("cuda fast path (atomic scatter)", w, 27, 1500);
+    ad_world_destroy(w);
+    g_fast = 0;
+    char path[] = "/tmp/aerodem_test_surface3_XXXXXX";
+    int fd = mkstemp(path);
+    ENSURE(fd >= 0);
+    close(fd);
+    ad_world *a = cube_world(AD_BACKEND_CUDA), *b;
+    REQUIRE_OK(ad_world_reset_panels(a));
+    REQUIRE_OK(ad_world_step(a, 300));
+    REQUIRE_OK(ad_world_save(a, path, NULL, 0));
+    REQUIRE_OK(ad_world_step(a, 300));
+    REQUIRE_OK(ad_world_load(path, AD_BACKEND_CUDA, -1, &b, NULL, NULL));
+    REQUIRE_OK(ad_world_step(b, 300));
+    record ra = take_all(a, 12), rb = take_all(b, 12);
+    int ok = ra.n == rb.n && !memcmp(ra.x, rb.x, ra.n * 6 * sizeof *ra.x) &&
+             !memcmp(ra.sums, rb.sums, 12 * sizeof *ra.sums) && ra.st.body_impulse_x == rb.st.body_impulse_x &&
+             ra.st.panel_time == rb.st.panel_time;
+    printf("  3D checkpoint on the GPU: the resumed run is %s\n", ok ? "bit-identical" : "DIFFERENT");
+    ENSURE(ok);
+    record_free(&ra);
+    record_free(&rb);
+    ad_world_destroy(a);
+    ad_world_destroy(b);
+    unlink(path);
+}
+
+int main(int argc, char **argv)
+{
+    int gpu = argc > 1 && !strcmp(argv[1], "gpu");
+    g_be = gpu ? AD_BACKEND_CUDA : tu_def().backend;
+    if (g_be == AD_BACKEND_CUDA && ad_backend_describe(AD_BACKEND_CUDA, NULL, 0) <= 0) {
+        printf("test_surface: no CUDA GPU (or a build without CUDA): skipped\n");
+        return 77;
+    }
     test_refusals();
     test_sums();
     test_identical();
     test_checkpoint();
     test_3d();
     test_energy();
-    return tu_finish("test_surface");
+    if (gpu) {
+        test_gpu_versus_cpu();
+        test_gpu_runs();
+    }
+    return tu_finish(gpu ? "test_surface gpu" : "test_surface");
 }

@@ -11,7 +11,8 @@
  * The theory of the whole body: each edge's loads (surface_theory.h) plus a circle of radius r.
  * Coefficients: Cp = p / q and Cf = tau / q of the raw local loads (p_inf not taken off), q = rho U^2 / 2;
  * CL, CD per chord. Tolerances: 3% on CL and CD (the issue's), on the local coefficients 0.04 + 3 standard
- * errors (the errors from batches of the run). */
+ * errors (the errors from batches of the run). The backend: AERODEM_TEST_BACKEND's (the CPU by default;
+ * AERODEM_TEST_BACKEND=cuda runs it on the GPU). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,7 +65,7 @@ static fm_world fm_make(const float (*pt)[2], size_t np, int closed, double S, a
     d.contact_steps = 10;
     d.threads = 1;
     d.seed = seed;
-    d.backend = AD_BACKEND_CPU;
+    d.backend = tu_def().backend; /* AERODEM_TEST_BACKEND's (the CPU by default) */
     d.body_surface.model = model;
     d.body_surface.accommodation = 1.0;
     d.body_surface.temperature = T_GAS;

@@ -174,8 +174,7 @@ typedef struct ad_world_def {
                                 0 = the most discs that fit in a cell without overlap (default) */
     ad_backend backend;      /* default AD_BACKEND_AUTO */
 
-    /* Gas-surface models (default: specular, accommodation 0, temperature 1). backend = cuda refuses
-       non-specular surfaces by name for now. */
+    /* Gas-surface models (default: specular, accommodation 0, temperature 1), on every backend. */
     ad_surface body_surface;    /* every body panel (segment in 2D, triangle in 3D) */
     ad_surface wall_surface[6]; /* the solid walls, AD_WALL_* order (2D uses the first 4) */
 } ad_world_def;
@@ -375,8 +374,7 @@ ad_status ad_world_read(const ad_world *w, int flags, size_t max, const ad_parti
  * first asked for (the first ad_world_reset_panels or ad_world_read_panels; at creation where a surface is
  * not specular): sums and panel_time count from then, and the first read of a world never sampled returns
  * zeros. Summed over all panels, impulse equals the body's impulse (ad_stats.body_impulse_*) over
- * panel_time, to rounding (docs/ARCHITECTURE.md, "Gas-surface models and panels"). backend = cuda refuses
- * these calls by name for now. */
+ * panel_time, to rounding (docs/ARCHITECTURE.md, "Gas-surface models and panels"). */
 typedef struct ad_panel_sums {
     double impulse[3]; /* time integral of the force of the gas on the panel [N s]; [2] = 0 in 2D */
     double energy;     /* energy the gas gave the panel [J]: the work of the contact forces on the

@@ -139,10 +139,6 @@ ad_status ad_world_read_panels(const ad_world *w, size_t first, size_t n, ad_pan
     if (w->stats.backend == AD_BACKEND_MPI)
         return ad_fail(AD_ERR_BACKEND, "backend", "ad_world_read_panels: backend = mpi does not sample the body's panels "
                        "yet; run on one process (backend = cpu) for per-panel sums");
-    if (w->stats.backend == AD_BACKEND_CUDA && !w->ops->panels_to_host)
-        return ad_fail(AD_ERR_BACKEND, "backend",
-                       "ad_world_read_panels: backend = cuda does not sample the body's panels yet; run on backend = "
-                       "cpu or reference for per-panel sums");
     start_sampling((ad_world *)w);
     if (w->ops->panels_to_host) AD_TRY(w->ops->panels_to_host((ad_world *)w));
     memcpy(out, w->panels.sums + first, n * sizeof *out);
@@ -155,10 +151,6 @@ ad_status ad_world_reset_panels(ad_world *w)
     if (w->stats.backend == AD_BACKEND_MPI)
         return ad_fail(AD_ERR_BACKEND, "backend", "ad_world_reset_panels: backend = mpi does not sample the body's panels "
                        "yet; run on one process (backend = cpu) for per-panel sums");
-    if (w->stats.backend == AD_BACKEND_CUDA && !w->ops->panels_reset)
-        return ad_fail(AD_ERR_BACKEND, "backend",
-                       "ad_world_reset_panels: backend = cuda does not sample the body's panels yet; run on backend = "
-                       "cpu or reference for per-panel sums");
     start_sampling(w);
     if (w->panels.count) memset(w->panels.sums, 0, w->panels.count * sizeof *w->panels.sums);
     w->stats.panel_time = 0.0;

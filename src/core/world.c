@@ -17,17 +17,6 @@ static const ad_backend_ops *pick_backend(const ad_world_def *def, ad_status *st
     ad_backend b = def->backend;
     int three = def->dimensions == 3;
     *st = ad_ok();
-    /* diffuse and maxwell surfaces run on the CPU and the reference for now: auto picks the CPU for them,
-     * backend = cuda refuses them by name (a CUDA port of src/physics/surface.h follows) */
-    const char *rough = ad_surfaces_nonspecular(def);
-    if (rough && b == AD_BACKEND_AUTO) b = AD_BACKEND_CPU;
-    if (rough && b == AD_BACKEND_CUDA) {
-        *st = ad_fail(AD_ERR_BACKEND, rough,
-                      "%s: backend = cuda has only specular surfaces for now; diffuse and maxwell surfaces run on "
-                      "backend = cpu or reference",
-                      rough);
-        return NULL;
-    }
     if (b == AD_BACKEND_REFERENCE) return three ? &ad_reference3_backend : &ad_reference_backend;
     if (b == AD_BACKEND_MPI) {
 #if defined(AD_HAVE_MPI)

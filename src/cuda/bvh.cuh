@@ -44,6 +44,14 @@ __global__ void k_bvh_boxes(ad_bvh t, unsigned n, ad_bvh_box *box, const unsigne
 
 /* ----------------------------------------------------------- the gathers -- */
 
+/* The body's panels a disc at `at` touches (panel.h), through the segment tree as the gathers find its
+ * contacts (the pass's surfaces, interact.cuh). */
+__device__ __forceinline__ void ad_bvh_hits(const ad_params &p, const ad_seg_tree &g, ad_state at, ad_panel_hits *h)
+{
+    unsigned stack[AD_BVH_STACK];
+    ad_bvh_seg_hits(&p, &g, at.x, at.y, at.vx, at.vy, stack, 1, h);
+}
+
 /* Gather through the tree: each disc walks for its own contacts and writes only
  * itself. The walk's stack lives in the thread's local memory (SHARED = false) or
  * in its column of a block-wide shared array (SHARED = true; the launch passes
@@ -64,6 +72,11 @@ struct ad_bvh_gather {
             ad_bvh_gather_all(&p, &t, &g, in, s, at, me, stack, 1, a);
         }
     }
+    __device__ __forceinline__ void hits(const ad_params &p, ad_state at, ad_panel_hits *h) const
+    {
+        ad_bvh_hits(p, g, at, h);
+    }
+    __device__ __forceinline__ const ad_seg *segs() const { return g.segs; }
 };
 
 #define AD_BVH_SHARED_STACK_BYTES ((size_t)AD_BVH_STACK * AD_CUDA_BLOCK * sizeof(unsigned))
@@ -143,6 +156,11 @@ struct ad_bvh_reflexive_gather {
         ad_bvh_contact_segments(&p, &g, me.x, me.y, me.vx, me.vy, stack, 1, a);
         ad_contact_walls(&p, me.x, me.y, me.vx, me.vy, a);
     }
+    __device__ __forceinline__ void hits(const ad_params &p, ad_state at, ad_panel_hits *h) const
+    {
+        ad_bvh_hits(p, g, at, h);
+    }
+    __device__ __forceinline__ const ad_seg *segs() const { return g.segs; }
 };
 
 #endif

@@ -1,12 +1,12 @@
-/* The CUDA backend's 3D worlds (dimensions = 3): the device buffers, spheres and triangles in, the step
- * as kernels on one stream captured as a CUDA graph (no host round trip in a step), read-back and
- * checkpoints. The kernels: kernels3.cuh. The sort is 2D's counting sort (DESIGN.md): each sphere's
- * cell and its rank from the cell counters (8, 16 or 32 bits, counts.cuh), their scan, and the order
- * of a stable sort by cell from the ranks (k_cell_members, k_stable_rank), so the order of a cell's
- * spheres is their previous order and a run is the same bits every time (there is no
- * non-deterministic mode in 3D). Every `interval` steps the field sums (fields3.cuh) after the step's
- * graph, on the device. What the 2D GPU path adds for speed (the bin fused into the pass, steps nobody
- * reads skipping their observables) is not here yet.
+/* The CUDA backend's 3D worlds (dimensions = 3): the device buffers, spheres and triangles in, the step as
+ * kernels on one stream captured as a CUDA graph (no host round trip in a step); read-back and checkpoints:
+ * cuda3_readback.cu, what the two share: cuda3_world.cuh. The kernels: kernels3.cuh. The sort is 2D's
+ * counting sort (DESIGN.md): each sphere's cell and its rank from the cell counters (8, 16 or 32 bits,
+ * counts.cuh), their scan, and the order of a stable sort by cell from the ranks (k_cell_members,
+ * k_stable_rank), so the order of a cell's spheres is their previous order and a run is the same bits every
+ * time (there is no non-deterministic mode in 3D). Every `interval` steps the field sums (fields3.cuh)
+ * after the step's graph, on the device. What the 2D GPU path adds for speed (the bin fused into the pass,
+ * steps nobody reads skipping their observables) is not here yet.
  *
  * Open faces (the free stream, physics/open3.h) as 2D's open sides: the count lives on the device
  * (ad_ctrl.n) and the per-sphere kernels are launched for the capacity; the pass removes the spheres
@@ -22,56 +22,11 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "cuda_world.cuh"
+#include "cuda3_world.cuh"
 #include "fold.cuh"
 #include "fields3.cuh"
 #include "kernels3.cuh"
 #include "open3.cuh"
-
-struct cuda3_world {
-    size_t cap, n, ncell;
-    unsigned count_lg; /* the cell counters' width: 32 >> count_lg bits (counts.cuh) */
-    cudaStream_t stream;
-    ad_state3 *state, *sorted; /* the world's state between steps; the step's in cell order */
-    unsigned *id, *id_sorted;
-    ad_accel3 *acc, *acc_sorted;
-    float *pressure, *virial;
-    unsigned *cell_of, *rank, *members, *perm; /* a sphere's cell, its rank in it; the stable order's */
-    unsigned *count, *start, *tile_sum;        /* the cell counters, their scan (ad_start_slots), its scratch */
-    ad_state3 *rk[3]; /* RK4: two stage buffers and the weighted sum */
-    ad_step_sums *blocks, *blocks2;
-    ad_ctrl *ctrl, *ctrl_host;
-    ad_tri *tris;
-    ad_dev_tree<ad_bvh_box3, ad_bvh3> tree; /* the triangle tree's arrays */
-    ad_tri_tree gdev;                       /* what the kernels walk */
-    cudaEvent_t batch[2];
-    cudaGraphExec_t graph[2]; /* the step, [1] observing (kernels3.cuh: OBS) */
-    int graph_ok[2], primed, dt_stale;
-    double *field_sums; /* the field sums on the device (fields3.cuh), ad_field_sum_count of them */
-    size_t field_vals;
-    int sums_on_host;   /* the host's copy of field_sums is current: no step since the last copy either way */
-    /* open faces: the count on the device (c->n unused), the entries' buffers (open3.cuh) */
-    int open;
-    ad_entry3 *waiting, *waiting_next; /* AD_WAITING_MAX each */
-    ad_state3 *spots;                  /* AD_ROOM_MAX */
-    unsigned char *spot_gas;           /* AD_ROOM_MAX: a spot has room in the gas (open3.cuh) */
-    unsigned *vmax2_new;
-    /* the reservoir (enter.cuh): per box the controller's debt and integral, the additions asked and
-     * their scan (its scratch), per slot the plan's marks */
-    double *res_state;
-    unsigned *res_add, *res_add_start;
-    void *res_scan_temp;
-    size_t res_scan_bytes;
-    unsigned char *doomed;
-};
-
-static cuda3_world *C3(const ad_world *w) { return (cuda3_world *)w->impl; }
-static unsigned grid3_of(size_t n) { return (unsigned)((n + AD_CUDA_BLOCK - 1) / AD_CUDA_BLOCK); }
-
-/* The size per-sphere kernels are launched for: the count, or with open faces the capacity; and the
- * count as the kernels take it (with open faces, read on the device). */
-static unsigned launch_n(const cuda3_world *c) { return (unsigned)(c->open ? c->cap : c->n); }
-static ad_n count_of(const cuda3_world *c, unsigned n) { return ad_n{n, c->open ? &c->ctrl->n : NULL}; }
 
 static int open3(const ad_params *p) { return p->open_x || p->open_y; }
 
@@ -88,6 +43,7 @@ static size_t open_bytes(const ad_params *p, size_t cap)
 static size_t per_sphere(const ad_world_def *d)
 {
     size_t b = 2 * sizeof(ad_state3) + 2 * 4 + 2 * sizeof(ad_accel3) + 2 * 4 + 4 * 4;
+    if (ad_surfaces_nonspecular(d)) b += 2 * 4; /* the contact states (panels.cuh) */
     return d->integrator == AD_INTEGRATOR_RK4 ? b + 3 * sizeof(ad_state3) : b;
 }
 
@@ -127,6 +83,7 @@ static void cuda3_destroy(ad_world *w)
                    c->res_add, c->res_add_start, c->res_scan_temp, c->doomed};
     for (size_t k = 0; k < sizeof dev / sizeof dev[0]; k++) cudaFree(dev[k]);
     free_triangles(c);
+    ad_dev_panels_free(&c->panels);
     cudaFreeHost(c->ctrl_host);
     for (int k = 0; k < 2; k++)
         if (c->batch[k]) cudaEventDestroy(c->batch[k]);
@@ -201,66 +158,11 @@ static ad_status cuda3_create(ad_world *w)
     return ad_ok();
 }
 
-static void forget_graph(cuda3_world *c)
+void ad_cuda3_forget_graph(cuda3_world *c)
 {
     for (int o = 0; o < 2; o++)
         if (c->graph_ok[o]) cudaGraphExecDestroy(c->graph[o]);
     c->graph_ok[0] = c->graph_ok[1] = 0;
-}
-
-/* The device's control record into the host's mirror. */
-static cudaError_t pull_ctrl(const cuda3_world *c)
-{
-    cudaError_t e = cudaMemcpyAsync(c->ctrl_host, c->ctrl, sizeof(ad_ctrl), cudaMemcpyDeviceToHost, c->stream);
-    return e ? e : cudaStreamSynchronize(c->stream);
-}
-
-/* The host's statistics of the step into the device's control record (a new world, a load, a new
- * step size), with the mirror's own fields (the count, the free stream's) as last pulled or set. */
-static ad_status push_stats(ad_world *w)
-{
-    cuda3_world *c = C3(w);
-    ad_ctrl &h = *c->ctrl_host;
-    const ad_stats &s = w->stats;
-    ad_stats_copy_step(&h.stats, &s);
-#define TO_CTRL(cf, sf) h.cf = (decltype(h.cf))s.sf;
-    AD_CTRL_STATS(TO_CTRL)
-#undef TO_CTRL
-    h.nonfinite = 0;
-    h.fold_done = 0;
-    CU(cudaMemcpyAsync(c->ctrl, c->ctrl_host, sizeof(ad_ctrl), cudaMemcpyHostToDevice, c->stream));
-    CU(cudaStreamSynchronize(c->stream));
-    return ad_ok();
-}
-
-static ad_status cuda3_pull_stats(ad_world *w)
-{
-    cuda3_world *c = C3(w);
-    CU(pull_ctrl(c));
-    const ad_ctrl &h = *c->ctrl_host;
-    ad_stats &s = w->stats;
-    ad_stats_copy_step(&s, &h.stats);
-#define TO_STATS(cf, sf) s.sf = (decltype(s.sf))h.cf;
-    AD_CTRL_STATS(TO_STATS)
-#undef TO_STATS
-    if (c->open) w->count = s.count = h.n - h.removed; /* the slots less the spheres the last pass removed */
-    if (h.count_overflow)
-        return ad_fail(AD_ERR_UNSTABLE, "cell_size",
-                       "by step %llu, more than %u spheres fell in one grid cell, past the GPU's %u-bit cell counters "
-                       "(docs/ARCHITECTURE.md): spheres were pushed deep into each other or clamped into a border cell "
-                       "by the thousands; the run's state is lost",
-                       (unsigned long long)h.stats.step, ~0u >> (32 - (32 >> c->count_lg)), 32u >> c->count_lg);
-    if (h.nonfinite)
-        return ad_fail(AD_ERR_UNSTABLE, "dt",
-                       "by step %llu, %llu sphere states became non-finite on the GPU (the step is too large for the "
-                       "stiffness, or spheres were placed overlapping)",
-                       (unsigned long long)h.stats.step, (unsigned long long)h.nonfinite);
-    if (h.capacity_exceeded)
-        return ad_fail(AD_ERR_CAPACITY, "capacity",
-                       "capacity: by step %llu the free stream brought the world to %u spheres, past its capacity of "
-                       "%zu (a denser or faster stream than the capacity was sized for); the new spheres past it were "
-                       "not placed", (unsigned long long)h.stats.step, h.capacity_exceeded, c->cap);
-    return ad_ok();
 }
 
 /* New spheres at the device's count of slots (removed spheres hold theirs until the next sort), ids
@@ -268,7 +170,7 @@ static ad_status cuda3_pull_stats(ad_world *w)
 static ad_status cuda3_add(ad_world *w, const ad_particle3 *p, size_t n)
 {
     cuda3_world *c = C3(w);
-    CU(pull_ctrl(c));
+    CU(ad_cuda3_pull_ctrl(c));
     size_t at = c->open ? c->ctrl_host->n : c->n;
     unsigned id0 = c->ctrl_host->next_id;
     if (at + n > c->cap)
@@ -293,6 +195,7 @@ static ad_status cuda3_add(ad_world *w, const ad_particle3 *p, size_t n)
     if (!e) e = cudaMemsetAsync(c->acc + at, 0, n * sizeof(ad_accel3), c->stream);
     if (!e) e = cudaMemsetAsync(c->pressure + at, 0, n * 4, c->stream);
     if (!e) e = cudaMemsetAsync(c->virial + at, 0, n * 4, c->stream);
+    if (!e) e = ad_dev_panels_clear(&c->panels, 0, at, n, c->stream); /* no contact yet */
     if (!e) e = cudaMemcpyAsync(&c->ctrl->n, &c->ctrl_host->n, 4, cudaMemcpyHostToDevice, c->stream);
     if (!e) e = cudaMemcpyAsync(&c->ctrl->next_id, &c->ctrl_host->next_id, 4, cudaMemcpyHostToDevice, c->stream);
     if (!e) e = cudaStreamSynchronize(c->stream);
@@ -302,7 +205,7 @@ static ad_status cuda3_add(ad_world *w, const ad_particle3 *p, size_t n)
     c->n = at + n;
     c->primed = 0;
     c->dt_stale = 1;
-    forget_graph(c);
+    ad_cuda3_forget_graph(c);
     return ad_ok();
 }
 
@@ -321,16 +224,23 @@ static ad_status cuda3_body_changed(ad_world *w)
         c->gdev.tris = c->tris;
     }
     c->primed = 0;
-    forget_graph(c);
+    ad_cuda3_forget_graph(c);
     return ad_ok();
 }
 
 /* ------------------------------------------------------------ the step -- */
 
+/* The contact states where surfaces are sampled: [0] in the world's order, [1] sorted; else NULL. */
+static unsigned *touch_of(const cuda3_world *c, int k)
+{
+    return c->panels.on ? c->panels.touch[k] : NULL;
+}
+
 static ad3_pass pass_io(cuda3_world *c)
 {
-    ad3_pass io = {c->start, c->sorted, c->id_sorted, c->acc_sorted, c->state, c->id, c->acc, c->pressure,
-                   c->virial, c->blocks, NULL, NULL, c->rk[2], c->doomed};
+    ad3_pass io = {c->start, c->sorted,   c->id_sorted,   c->acc_sorted,  c->state,     c->id,
+                   c->acc,   c->pressure, c->virial,      c->blocks,      NULL,         NULL,
+                   c->rk[2], c->doomed,   touch_of(c, 1), touch_of(c, 0), c->panels.fix};
     return io;
 }
 
@@ -350,7 +260,8 @@ static cudaError_t enqueue_sort(ad_world *w, cuda3_world *c)
     if (e) return e;
     /* only Verlet's kick reads the accelerations of the last step; the others compute them afresh */
     const ad_accel3 *acc = w->def.integrator == AD_INTEGRATOR_VERLET ? c->acc : NULL;
-    k3_reorder<<<g, AD_CUDA_BLOCK, 0, st>>>(c->perm, c->state, c->id, acc, nn, c->sorted, c->id_sorted, c->acc_sorted);
+    k3_reorder<<<g, AD_CUDA_BLOCK, 0, st>>>(c->perm, c->state, c->id, acc, nn, c->sorted, c->id_sorted, c->acc_sorted,
+                                            touch_of(c, 0), touch_of(c, 1));
     e = cudaGetLastError();
     if (!e && c->open) e = ad_cuda_after_sort(c->start, dead_cell, c->ctrl, st);
     return e;
@@ -374,23 +285,32 @@ static void enqueue_enter(ad_world *w, cuda3_world *c)
     if (nb) ad_cuda_reservoir_scan(c->res_scan_temp, c->res_scan_bytes, c->res_add, c->res_add_start, nb, c->stream);
     const ad_enter_lists<ad_entry3> l{c->waiting, c->waiting_next, c->res_add, c->res_add_start, c->res_state,
                                       c->vmax2_new, (unsigned)c->cap};
-    const ad_enter_spheres d{l, c->state, c->id, c->pressure, c->virial, c->acc, c->spots, c->spot_gas};
+    const ad_enter_spheres d{l, c->state, c->id, c->pressure, c->virial, c->acc, touch_of(c, 0), c->spots, c->spot_gas};
     k_enter_new<<<1, AD_ENTER_THREADS, 0, c->stream>>>(w->params, c->ctrl, c->start, d);
 }
 
-/* The one-evaluation pass, observing or not (kernels3.cuh). */
-template <bool OBS>
-static void enqueue_pass(ad_world *w, cuda3_world *c, const ad3_pass &io, unsigned g, ad_n nn)
+/* The one-evaluation pass, observing or not, sampling the surfaces or not (kernels3.cuh). */
+template <bool OBS, bool SURF>
+static void enqueue_pass_surf(ad_world *w, cuda3_world *c, const ad3_pass &io, unsigned g, ad_n nn)
 {
     cudaStream_t st = c->stream;
     const ad_params &p = w->params;
     ad_integrator integ = w->def.integrator;
     if (integ == AD_INTEGRATOR_EULER)
-        k3_interact<AD_INTEGRATOR_EULER, OBS><<<g, AD_CUDA_BLOCK, 0, st>>>(p, c->gdev, io, nn, c->ctrl);
+        k3_interact<AD_INTEGRATOR_EULER, OBS, SURF><<<g, AD_CUDA_BLOCK, 0, st>>>(p, c->gdev, io, nn, c->ctrl);
     else if (integ == AD_INTEGRATOR_VERLET)
-        k3_interact<AD_INTEGRATOR_VERLET, OBS><<<g, AD_CUDA_BLOCK, 0, st>>>(p, c->gdev, io, nn, c->ctrl);
+        k3_interact<AD_INTEGRATOR_VERLET, OBS, SURF><<<g, AD_CUDA_BLOCK, 0, st>>>(p, c->gdev, io, nn, c->ctrl);
     else
-        k3_interact<AD_INTEGRATOR_SYMPLECTIC_EULER, OBS><<<g, AD_CUDA_BLOCK, 0, st>>>(p, c->gdev, io, nn, c->ctrl);
+        k3_interact<AD_INTEGRATOR_SYMPLECTIC_EULER, OBS, SURF>
+            <<<g, AD_CUDA_BLOCK, 0, st>>>(p, c->gdev, io, nn, c->ctrl);
+}
+
+template <bool OBS> static void enqueue_pass(ad_world *w, cuda3_world *c, const ad3_pass &io, unsigned g, ad_n nn)
+{
+    if (c->panels.on)
+        enqueue_pass_surf<OBS, true>(w, c, io, g, nn);
+    else
+        enqueue_pass_surf<OBS, false>(w, c, io, g, nn);
 }
 
 /* One step: [Verlet's drift], the sort, [the reservoir's plan], the pass (or RK4's four stages), the
@@ -418,7 +338,10 @@ static cudaError_t enqueue_step(ad_world *w, cuda3_world *c, int obs)
         io.rk_in = c->rk[1], io.rk_out = c->rk[0];
         k3_rk4<2><<<g, AD_CUDA_BLOCK, 0, st>>>(p, c->gdev, io, nn, c->ctrl, skin);
         io.rk_in = c->rk[0], io.rk_out = NULL;
-        k3_rk4<3><<<g, AD_CUDA_BLOCK, 0, st>>>(p, c->gdev, io, nn, c->ctrl, skin);
+        if (c->panels.on)
+            k3_rk4<3, true><<<g, AD_CUDA_BLOCK, 0, st>>>(p, c->gdev, io, nn, c->ctrl, skin);
+        else
+            k3_rk4<3><<<g, AD_CUDA_BLOCK, 0, st>>>(p, c->gdev, io, nn, c->ctrl, skin);
         nrec = 2 * g;
     } else if (obs) {
         enqueue_pass<true>(w, c, io, g, nn);
@@ -428,6 +351,8 @@ static cudaError_t enqueue_step(ad_world *w, cuda3_world *c, int obs)
     enqueue_enter(w, c);
     unsigned nr = (nrec + AD_FOLD_SHARE - 1) / AD_FOLD_SHARE;
     if (nr > AD_REDUCE_BLOCKS) nr = AD_REDUCE_BLOCKS;
+    /* the panels' sums over this step's dt, before the fold chooses the next */
+    if (c->panels.on && (e = ad_dev_panels_fold(&c->panels, &p, c->ctrl, st)) != cudaSuccess) return e;
     k_fold_step<AD_SUMS3><<<nr, AD_CUDA_BLOCK, 0, st>>>(c->blocks, nrec, c->blocks2, c->ctrl, w->dt_rule,
                                                          (float)(1.0 / w->def.radius), c->open ? c->vmax2_new : NULL);
     return cudaGetLastError();
@@ -452,7 +377,7 @@ static ad_status step_graph(ad_world *w, cuda3_world *c, int obs)
  * one has no speed). */
 static ad_status refresh_dt(ad_world *w, cuda3_world *c)
 {
-    AD_TRY(cuda3_pull_stats(w));
+    AD_TRY(ad_cuda3_pull_stats(w));
     size_t n = c->open ? c->ctrl_host->n : c->n;
     ad_state3 *s = (ad_state3 *)malloc(n * sizeof *s + 1);
     if (!s) return ad_fail(AD_ERR_NO_MEMORY, "", "out of host memory");
@@ -463,7 +388,7 @@ static ad_status refresh_dt(ad_world *w, cuda3_world *c)
     CU(e);
     w->stats.dt = ad_dt_next(&w->dt_rule, sqrt((double)v2));
     c->dt_stale = 0;
-    return push_stats(w);
+    return ad_cuda3_push_stats(w);
 }
 
 /* Step 6's field sample, after the step's graph on the same stream: no host round trip. */
@@ -485,6 +410,9 @@ static ad_status cuda3_step(ad_world *w, uint64_t nsteps)
     cuda3_world *c = C3(w);
     c->sums_on_host = 0; /* the steps sample the fields on the device */
     uint64_t step0 = w->stats.step; /* the host knows when to sample without asking the device */
+    int changed = 0;                /* sampling starts, or the body grew: new arrays, new graphs */
+    AD_TRY(ad_dev_panels_sync(&c->panels, w, c->cap, c->stream, &changed));
+    if (changed) ad_cuda3_forget_graph(c);
     if (c->dt_stale) AD_TRY(refresh_dt(w, c));
     if (w->def.integrator == AD_INTEGRATOR_VERLET && !c->primed) {
         if (enqueue_sort(w, c) != cudaSuccess) return ad_fail(AD_ERR_BACKEND, "cuda", "the sort's launch failed");
@@ -516,150 +444,7 @@ static ad_status cuda3_step(ad_world *w, uint64_t nsteps)
             }
         }
     }
-    return cuda3_pull_stats(w);
-}
-
-/* ---------------------------------------------- read-back, checkpoints -- */
-
-/* The world's arrays copied to host arrays of its slots (s, id, pressure, virial, acc): with open
- * faces the device's count, removed spheres included (they hold their slots until the next sort). */
-static ad_status copy_out(const cuda3_world *c, ad_snapshot *s)
-{
-    CU(pull_ctrl(c));
-    size_t n = c->open ? c->ctrl_host->n : c->n;
-    s->n = n;
-    s->state3 = (ad_state3 *)malloc(n * sizeof(ad_state3) + 1);
-    s->id = (uint32_t *)malloc(n * 4 + 1);
-    s->pressure = (float *)malloc(n * 4 + 1);
-    s->virial = (float *)malloc(n * 4 + 1);
-    s->accel3 = (ad_accel3 *)malloc(n * sizeof(ad_accel3) + 1);
-    s->owned = 1;
-    if (!s->state3 || !s->id || !s->pressure || !s->virial || !s->accel3)
-        return ad_fail(AD_ERR_NO_MEMORY, "", "out of host memory reading %zu spheres", n);
-    CU(cudaMemcpy(s->state3, c->state, n * sizeof(ad_state3), cudaMemcpyDeviceToHost));
-    CU(cudaMemcpy(s->id, c->id, n * 4, cudaMemcpyDeviceToHost));
-    CU(cudaMemcpy(s->pressure, c->pressure, n * 4, cudaMemcpyDeviceToHost));
-    CU(cudaMemcpy(s->virial, c->virial, n * 4, cudaMemcpyDeviceToHost));
-    CU(cudaMemcpy(s->accel3, c->acc, n * sizeof(ad_accel3), cudaMemcpyDeviceToHost));
-    return ad_ok();
-}
-
-static ad_status cuda3_read(const ad_world *w, int flags, size_t max, const ad_particle_out *out, size_t *count)
-{
-    const cuda3_world *c = C3(w);
-    CU(cudaStreamSynchronize(c->stream));
-    ad_snapshot s;
-    memset(&s, 0, sizeof s);
-    ad_status st = copy_out(c, &s);
-    if (!st.code) st = ad_read3_host(s.state3, s.id, s.pressure, s.virial, s.accel3, s.n, flags, max, out, count);
-    ad_snapshot_free(&s);
-    return st;
-}
-
-/* The free stream's state (the entries owed, the id counter, the entries waiting, the reservoir's
- * controllers) into a snapshot. */
-static ad_status export_open(const ad_world *w, const cuda3_world *c, ad_snapshot *s)
-{
-    const ad_ctrl &k = *c->ctrl_host;
-    memcpy(s->open.owed, k.owed, sizeof s->open.owed);
-    s->open.next_id = k.next_id;
-    s->open.nwaiting = c->open ? k.nwaiting : 0;
-    if (!c->open) return ad_ok();
-    int nb = w->params.res_boxes;
-    AD_TRY(ad_open_state_alloc(&s->open_alloc, (uint32_t)nb, 3));
-    s->open.waiting3 = s->open_alloc.waiting3;
-    s->open.res_state = s->open_alloc.res_state;
-    s->open.res_boxes = (uint32_t)nb;
-    CU(cudaMemcpy(s->open.waiting3, c->waiting, k.nwaiting * sizeof(ad_entry3), cudaMemcpyDeviceToHost));
-    if (nb) CU(cudaMemcpy(s->open.res_state, c->res_state, 2 * (size_t)nb * sizeof(double), cudaMemcpyDeviceToHost));
-    return ad_ok();
-}
-
-/* The live spheres in slot order (removed ones left out) and the free stream's state. */
-static ad_status cuda3_export(const ad_world *w, ad_snapshot *s)
-{
-    const cuda3_world *c = C3(w);
-    memset(s, 0, sizeof *s);
-    CU(cudaStreamSynchronize(c->stream));
-    s->primed = c->primed;
-    ad_status st = copy_out(c, s);
-    size_t m = 0;
-    for (size_t k = 0; !st.code && k < s->n; k++) {
-        if (ad_is_dead3(s->state3[k])) continue;
-        s->state3[m] = s->state3[k];
-        s->id[m] = s->id[k];
-        s->pressure[m] = s->pressure[k];
-        s->virial[m] = s->virial[k];
-        s->accel3[m++] = s->accel3[k];
-    }
-    s->n = m;
-    if (!st.code) st = export_open(w, c, s);
-    if (st.code) ad_snapshot_free(s);
-    return st;
-}
-
-static ad_status cuda3_import(ad_world *w, const ad_snapshot *s)
-{
-    cuda3_world *c = C3(w);
-    if (s->n > c->cap)
-        return ad_fail(AD_ERR_CAPACITY, "capacity", "capacity: the snapshot holds %zu spheres, the world %zu", s->n,
-                       c->cap);
-    int nb = w->params.res_boxes;
-    if (s->open.nwaiting > (c->open ? AD_WAITING_MAX : 0) || (s->open.nwaiting && !s->open.waiting3) ||
-        (s->open.res_state && s->open.res_boxes != (uint32_t)nb))
-        return ad_fail(AD_ERR_FORMAT, "checkpoint",
-                       "the snapshot has %u entering spheres waiting (at most %d) and %u reservoir boxes (the world "
-                       "has %d)", s->open.nwaiting, c->open ? AD_WAITING_MAX : 0, s->open.res_boxes, nb);
-    size_t n = s->n;
-    CU(cudaMemcpy(c->state, s->state3, n * sizeof(ad_state3), cudaMemcpyHostToDevice));
-    CU(cudaMemcpy(c->id, s->id, n * 4, cudaMemcpyHostToDevice));
-    CU(cudaMemcpy(c->pressure, s->pressure, n * 4, cudaMemcpyHostToDevice));
-    CU(cudaMemcpy(c->virial, s->virial, n * 4, cudaMemcpyHostToDevice));
-    CU(cudaMemcpy(c->acc, s->accel3, n * sizeof(ad_accel3), cudaMemcpyHostToDevice));
-    if (s->open.nwaiting)
-        CU(cudaMemcpy(c->waiting, s->open.waiting3, s->open.nwaiting * sizeof(ad_entry3), cudaMemcpyHostToDevice));
-    if (nb && s->open.res_state)
-        CU(cudaMemcpy(c->res_state, s->open.res_state, 2 * (size_t)nb * sizeof(double), cudaMemcpyHostToDevice));
-    c->n = n;
-    c->primed = s->primed;
-    c->dt_stale = 0;
-    forget_graph(c);
-    ad_ctrl &k = *c->ctrl_host;
-    k.n = (unsigned)n;
-    k.next_id = c->open ? s->open.next_id : (unsigned)n; /* without open faces the ids are 0 .. n-1 */
-    k.nwaiting = s->open.nwaiting;
-    k.dead = k.removed = k.capacity_exceeded = 0;
-    memcpy(k.owed, s->open.owed, sizeof k.owed);
-    return push_stats(w);
-}
-
-/* The field sums to the device (a new grid, a reset, a load) and back (a read, a checkpoint). */
-static ad_status cuda3_fields_to_device(ad_world *w)
-{
-    cuda3_world *c = C3(w);
-    size_t vals = ad_field_sum_count(&w->fields.def, 3);
-    if (c->field_vals != vals) {
-        cudaFree(c->field_sums);
-        c->field_sums = NULL;
-        c->field_vals = 0;
-        CU(cudaMalloc((void **)&c->field_sums, vals * sizeof(double)));
-        c->field_vals = vals;
-    }
-    CU(cudaMemcpyAsync(c->field_sums, w->fields.sums, vals * sizeof(double), cudaMemcpyHostToDevice, c->stream));
-    CU(cudaStreamSynchronize(c->stream));
-    c->sums_on_host = 1;
-    return ad_ok();
-}
-
-static ad_status cuda3_fields_to_host(ad_world *w)
-{
-    cuda3_world *c = C3(w);
-    if (c->sums_on_host) return ad_ok(); /* no step since the last copy: reading ten fields copies once */
-    CU(cudaMemcpyAsync(w->fields.sums, c->field_sums, c->field_vals * sizeof(double), cudaMemcpyDeviceToHost,
-                       c->stream));
-    CU(cudaStreamSynchronize(c->stream));
-    c->sums_on_host = 1;
-    return ad_ok();
+    return ad_cuda3_pull_stats(w);
 }
 
 extern "C" const ad_backend_ops ad_cuda3_backend = {
@@ -670,13 +455,13 @@ extern "C" const ad_backend_ops ad_cuda3_backend = {
     cuda3_add,
     cuda3_body_changed,
     cuda3_step,
-    cuda3_read,
-    cuda3_export,
-    cuda3_import,
-    cuda3_fields_to_host,
-    cuda3_fields_to_device,
-    cuda3_pull_stats,
+    ad_cuda3_read,
+    ad_cuda3_export,
+    ad_cuda3_import,
+    ad_cuda3_fields_to_host,
+    ad_cuda3_fields_to_device,
+    ad_cuda3_pull_stats,
     cuda3_bytes_needed,
-    nullptr, /* panels_to_host: the panels are not sampled on the GPU yet (refused by name, core/surface.c) */
-    nullptr, /* panels_reset */
+    ad_cuda3_panels_to_host,
+    ad_cuda3_panels_reset,
 };

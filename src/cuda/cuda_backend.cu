@@ -29,6 +29,7 @@ static size_t per_particle(const ad_world_def *d)
 {
     size_t b = 2 * sizeof(ad_state) + 2 * 4 /* id */ + 2 * 4 /* p, virial */ + 2 * sizeof(ad_accel);
     if (d->reservoir > 0.0) b += 1; /* doomed */
+    if (ad_surfaces_nonspecular(d)) b += 2 * 4; /* the contact states (panels.cuh) */
     if (d->broad_phase == AD_BROAD_PHASE_BVH) {
         /* codes x2, sort values x2, children x2, rightmost, parents x2, visits, box */
         b += 10 * 4 + sizeof(ad_bvh_box);
@@ -103,6 +104,7 @@ static void cuda_destroy(ad_world *w)
     for (void *p : ptrs)
         if (p) cudaFree(p);
     ad_dev_tree_free(&c->st);
+    ad_dev_panels_free(&c->panels);
     if (c->ctrl_host) cudaFreeHost(c->ctrl_host);
     for (int k = 0; k < 2; k++)
         if (c->batch[k]) cudaEventDestroy(c->batch[k]);
@@ -339,6 +341,7 @@ static ad_status cuda_add_particles(ad_world *w, const ad_particle *p, size_t n)
     if (e == cudaSuccess) e = cudaMemsetAsync(c->acc[c->cur] + at, 0, n * sizeof(ad_accel), c->stream);
     if (e == cudaSuccess) e = cudaMemsetAsync(c->pressure + at, 0, n * 4, c->stream);
     if (e == cudaSuccess) e = cudaMemsetAsync(c->virial + at, 0, n * 4, c->stream);
+    if (e == cudaSuccess) e = ad_dev_panels_clear(&c->panels, c->idp, at, n, c->stream); /* no contact yet */
     if (e == cudaSuccess) e = cudaStreamSynchronize(c->stream);
     c->ctrl_host->n = (unsigned)(at + n);
     c->ctrl_host->next_id = id0 + (unsigned)n;
@@ -466,6 +469,6 @@ extern "C" const ad_backend_ops ad_cuda_backend = {
     ad_cuda_fields_to_device,
     ad_cuda_pull_stats,
     cuda_bytes_needed,
-    nullptr, /* panels_to_host: the panels are not sampled on the GPU yet (refused by name, core/surface.c) */
-    nullptr, /* panels_reset */
+    ad_cuda_panels_to_host,
+    ad_cuda_panels_reset,
 };

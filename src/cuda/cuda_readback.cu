@@ -1,5 +1,6 @@
 /* The CUDA backend's read-back: the statistics the device keeps (both ways), the discs, checkpoints'
- * export and import, the field sums, the BVH's dump. */
+ * export and import (with the contact states of sampled surfaces), the field sums, the panels' sums
+ * (panels.cuh), the BVH's dump. */
 #include <cstdlib>
 #include <cstring>
 
@@ -13,6 +14,7 @@ ad_status ad_cuda_push_ctrl(ad_world *w)
     ad_ctrl h = *c->ctrl_host; /* the device's own fields (the count, the open sides) as last pulled or set */
     const ad_stats &s = w->stats;
     ad_stats_copy_step(&h.stats, &s);
+    h.stats.panel_time = s.panel_time; /* the device's fold adds to it where the panels are sampled */
 #define TO_CTRL(cf, sf) h.cf = (decltype(h.cf))s.sf;
     AD_CTRL_STATS(TO_CTRL)
 #undef TO_CTRL
@@ -30,6 +32,7 @@ ad_status ad_cuda_pull_ctrl(ad_world *w)
     const ad_ctrl &h = *c->ctrl_host;
     ad_stats &s = w->stats;
     ad_stats_copy_step(&s, &h.stats);
+    s.panel_time = h.stats.panel_time;
 #define TO_STATS(cf, sf) s.sf = (decltype(s.sf))h.cf;
     AD_CTRL_STATS(TO_STATS)
 #undef TO_STATS
@@ -155,11 +158,18 @@ ad_status ad_cuda_export(const ad_world *w, ad_snapshot *s)
     host_copy h;
     ad_status st = copy_to_host(w, c, &h, COPY_ALL);
     if (st.code) return st;
+    uint32_t *touch = NULL; /* where the world samples its surfaces (the panels' sums to the host with them) */
+    st = ad_dev_panels_export(&c->panels, (ad_world *)w, c->idp, h.slots, &touch, c->stream);
+    if (st.code) {
+        host_copy_free(&h);
+        return st;
+    }
     size_t m = 0;
     for (size_t k = 0; k < h.slots; k++) {
         if (ad_is_dead(h.s[k])) continue;
         h.s[m] = h.s[k];
         h.ids[m] = h.ids[k];
+        if (touch) touch[m] = touch[k];
         h.pr[m] = h.pr[k];
         h.vi[m] = h.vi[k];
         h.ac[m] = h.ac[k];
@@ -169,6 +179,7 @@ ad_status ad_cuda_export(const ad_world *w, ad_snapshot *s)
     s->owned = 1;
     s->state = h.s;
     s->id = h.ids;
+    s->touch = touch;
     s->pressure = h.pr;
     s->virial = h.vi;
     s->accel = h.ac;
@@ -213,6 +224,8 @@ ad_status ad_cuda_import(ad_world *w, const ad_snapshot *s)
     if (c->res_state && s->open.res_state)
         CU(cudaMemcpy(c->res_state, s->open.res_state, 2 * (size_t)s->open.res_boxes * sizeof(double),
                       cudaMemcpyHostToDevice));
+    int changed = 0; /* the contact states and the loader's panel sums, where the world samples them */
+    AD_TRY(ad_dev_panels_import(&c->panels, w, c->cap, c->idp, s->touch, n, c->stream, &changed));
     c->primed = s->primed;
     c->dt_stale = 0;
     CU(ad_cuda_forget_bin(c));
@@ -251,6 +264,21 @@ ad_status ad_cuda_fields_to_host(ad_world *w)
     CU(cudaStreamSynchronize(c->stream));
     c->sums_on_host = 1;
     return ad_ok();
+}
+
+ad_status ad_cuda_panels_to_host(ad_world *w)
+{
+    cuda_world *c = CW(w);
+    return ad_dev_panels_to_host(&c->panels, w, &c->ctrl->stats.panel_time, c->stream);
+}
+
+ad_status ad_cuda_panels_reset(ad_world *w)
+{
+    cuda_world *c = CW(w);
+    int changed = 0; /* sampling starts: the graphs are captured again */
+    ad_status st = ad_dev_panels_reset(&c->panels, w, c->cap, c->ctrl, c->ctrl_host, c->stream, &changed);
+    if (changed) ad_cuda_invalidate_graphs(c);
+    return st;
 }
 
 extern "C" ad_status ad_cuda_bvh_dump(const ad_world *w, ad_bvh_dump *out)

@@ -30,6 +30,12 @@ static unsigned launch_n(const ad_world *w, const cuda_world *c) { return c->ope
 /* The count as the kernels take it: with open sides, read on the device. */
 static ad_n count_of(const cuda_world *c, unsigned n) { return ad_n{n, c->open ? &c->ctrl->n : NULL}; }
 
+/* The contact states of id parity k where surfaces are sampled (the scatter moves them), else NULL. */
+static unsigned *touch_of(const cuda_world *c, int k)
+{
+    return c->panels.on ? c->panels.touch[k] : NULL;
+}
+
 /* Steps 1-5 with the BVH: Morton keys, CUB's stable radix sort, reorder along the
  * curve, Karras nodes, boxes bottom-up. The phase events stand as on the grid:
  * keys = bin, sort = scan, reorder and tree = scatter. */
@@ -53,8 +59,8 @@ static cudaError_t enqueue_bvh(ad_world *w, cuda_world *c, unsigned n, int timed
     int nx = !c->cur;
     int carry = w->def.integrator == AD_INTEGRATOR_VERLET;
     k_gather<<<gb, AD_CUDA_BLOCK, 0, st>>>(ad_n{n, NULL}, c->bperm, c->state[c->cur], c->id[c->idp],
-                                            carry ? c->acc[c->cur] : NULL, c->state[nx], c->id[!c->idp],
-                                            carry ? c->acc[nx] : NULL);
+                                           carry ? c->acc[c->cur] : NULL, c->state[nx], c->id[!c->idp],
+                                           carry ? c->acc[nx] : NULL, touch_of(c, c->idp), touch_of(c, !c->idp));
     c->cur = nx;
     c->idp = !c->idp;
     memset(&c->tree, 0, sizeof c->tree);
@@ -78,11 +84,12 @@ static cudaError_t enqueue_bvh(ad_world *w, cuda_world *c, unsigned n, int timed
  * then pays more than the pass would save). Verlet's drift and RK4's stages move the
  * discs after or outside the pass, and the BVH has no cells. The grid diagnostics are
  * taken on the steps somebody reads (obs), like the other statistics: the other steps
- * run the variant without them. */
+ * run the variant without them. The pass that samples surfaces (SURF) leaves the bin to its kernel. */
 static int bin_mode(const ad_world *w, const cuda_world *c, int obs)
 {
     int integ = w->def.integrator;
-    if (c->bvh || c->aggregate || (integ != AD_INTEGRATOR_SYMPLECTIC_EULER && integ != AD_INTEGRATOR_EULER))
+    if (c->bvh || c->aggregate || c->panels.on ||
+        (integ != AD_INTEGRATOR_SYMPLECTIC_EULER && integ != AD_INTEGRATOR_EULER))
         return AD_BIN_NONE;
     return w->def.diagnostics && obs ? AD_BIN_DIAG : AD_BIN_FAST;
 }
@@ -142,10 +149,11 @@ static cudaError_t enqueue_grid(ad_world *w, cuda_world *c, unsigned n, int time
         k_stable_rank<<<gb, AD_CUDA_BLOCK, 0, st>>>(nn, dead_cell, &c->ctrl->dead, c->cell_of, c->start, c->iota,
                                                      c->perm);
         k_gather<<<gb, AD_CUDA_BLOCK, 0, st>>>(nn, c->perm, c->state[c->cur], c->id[c->idp], acc_in, c->state[nx],
-                                                c->id[!c->idp], acc_out);
+                                               c->id[!c->idp], acc_out, touch_of(c, c->idp), touch_of(c, !c->idp));
     } else {
         k_scatter<<<gb, AD_CUDA_BLOCK, 0, st>>>(w->params, nn, c->rank, c->start, c->state[c->cur], c->id[c->idp],
-                                                 acc_in, c->state[nx], c->id[!c->idp], acc_out);
+                                                acc_in, c->state[nx], c->id[!c->idp], acc_out, touch_of(c, c->idp),
+                                                touch_of(c, !c->idp));
     }
     /* the removed discs went after the others: the world ends there */
     if (c->open) k_after_sort<<<1, 1, 0, st>>>(c->start, dead_cell, c->ctrl);
@@ -194,7 +202,7 @@ static void enqueue_enter(ad_world *w, cuda_world *c, int nx, int bin)
     if (nb) ad_cuda_reservoir_scan(c->res_scan_temp, c->res_scan_bytes, c->res_add, c->res_add_start, nb, st);
     const ad_enter_lists<ad_entry> l{c->waiting, c->waiting_next, c->res_add, c->res_add_start, c->res_state,
                                      c->vmax2_new, (unsigned)c->cap};
-    const ad_enter_slots slots{c->state[nx], c->id[c->idp], c->pressure, c->virial, c->acc[nx]};
+    const ad_enter_slots slots{c->state[nx], c->id[c->idp], c->pressure, c->virial, c->acc[nx], touch_of(c, c->idp)};
     const ad_enter_discs d{l, slots, c->spots, c->spot_next, bin, bin_next(w, c)};
     k_enter_new<<<1, AD_ENTER_THREADS, 0, st>>>(w->params, c->ctrl, c->start, d);
 }
@@ -230,14 +238,15 @@ static void enqueue_pairs(ad_world *w, cuda_world *c, unsigned n, const ad_state
 /* The pass kernels' shared argument (interact.cuh); doomed: the reservoir's plan applies. */
 static ad_pass_io pass_io(const cuda_world *c, bool doomed)
 {
-    return ad_pass_io{c->id[c->idp], c->pressure, c->virial, c->ctrl, c->blocks, doomed ? c->doomed : NULL};
+    return ad_pass_io{c->id[c->idp],       c->pressure,  c->virial, c->ctrl, c->blocks, doomed ? c->doomed : NULL,
+                      touch_of(c, c->idp), c->panels.fix};
 }
 
-template <int INTEG, int PASS, bool OBS, int BIN = AD_BIN_NONE, class G>
+template <int INTEG, int PASS, bool OBS, int BIN = AD_BIN_NONE, bool SURF = false, class G>
 static void launch_interact_with(ad_world *w, cuda_world *c, unsigned n, const G &gather, size_t smem)
 {
     int nx = !c->cur;
-    k_interact<INTEG, PASS, OBS, G, BIN><<<grid_of(n), AD_CUDA_BLOCK, smem, c->stream>>>(
+    k_interact<INTEG, PASS, OBS, G, BIN, SURF><<<grid_of(n), AD_CUDA_BLOCK, smem, c->stream>>>(
         w->params, gather, count_of(c, n), c->state[c->cur], c->state[nx], c->acc[c->cur], c->acc[nx], pass_io(c, true),
         bin_next(w, c));
     if (PASS == AD_PASS_STEP) enqueue_enter(w, c, nx, BIN);
@@ -245,11 +254,24 @@ static void launch_interact_with(ad_world *w, cuda_world *c, unsigned n, const G
     c->binned = BIN != AD_BIN_NONE;
 }
 
-/* Step 4 through the world's broad phase. */
-template <int INTEG, int PASS, bool OBS>
-static void launch_interact(ad_world *w, cuda_world *c, unsigned n)
+/* Step 4 through the world's broad phase, sampling the surfaces or not (SURF). */
+template <int INTEG, int PASS, bool OBS, bool SURF>
+static void launch_interact_surf(ad_world *w, cuda_world *c, unsigned n)
 {
-    if (!c->bvh) {
+    if (SURF) { /* binned by the bin kernel (bin_mode) */
+        if (!c->bvh)
+            launch_interact_with<INTEG, PASS, OBS, AD_BIN_NONE, SURF>(w, c, n, ad_grid_gather{c->gdev, c->start}, 0);
+        else if (w->def.bvh_traversal == AD_BVH_REFLEXIVE) {
+            enqueue_pairs(w, c, n, c->state[c->cur]);
+            launch_interact_with<INTEG, PASS, OBS, AD_BIN_NONE, SURF>(
+                w, c, n, ad_bvh_reflexive_gather{c->stree, bvh_forces(c)}, 0);
+        } else if (w->bvh_shared_stack)
+            launch_interact_with<INTEG, PASS, OBS, AD_BIN_NONE, SURF>(w, c, n, ad_bvh_gather<true>{c->tree, c->stree},
+                                                                      AD_BVH_SHARED_STACK_BYTES);
+        else
+            launch_interact_with<INTEG, PASS, OBS, AD_BIN_NONE, SURF>(w, c, n, ad_bvh_gather<false>{c->tree, c->stree},
+                                                                      0);
+    } else if (!c->bvh) {
         ad_grid_gather g{c->gdev, c->start};
         /* only the steps that move discs in the pass itself bin there (bin_mode) */
         constexpr bool can_bin = PASS == AD_PASS_STEP && INTEG != AD_INTEGRATOR_VERLET;
@@ -271,14 +293,28 @@ static void launch_interact(ad_world *w, cuda_world *c, unsigned n)
     }
 }
 
+/* Step 4: the pass that samples the surfaces where the world does (a step's pass, not Verlet's priming). */
+template <int INTEG, int PASS, bool OBS> static void launch_interact(ad_world *w, cuda_world *c, unsigned n)
+{
+    if (PASS == AD_PASS_STEP && c->panels.on)
+        launch_interact_surf<INTEG, PASS, OBS, PASS == AD_PASS_STEP>(w, c, n);
+    else
+        launch_interact_surf<INTEG, PASS, OBS, false>(w, c, n);
+}
+
 /* RK4 stage K through the world's broad phase (searched around the step's start). */
 template <int K, class G>
 static void launch_rk4_with(ad_world *w, cuda_world *c, unsigned n, const G &gather, size_t smem,
                             const ad_state *base, const ad_state *in, ad_state *out, float skin)
 {
     int nx = !c->cur;
-    k_rk4_stage<K, G><<<grid_of(n), AD_CUDA_BLOCK, smem, c->stream>>>(w->params, gather, count_of(c, n), base, in, out,
-                                                                        c->rk[2], c->acc[nx], skin, pass_io(c, K == 3));
+    const ad_pass_io io = pass_io(c, K == 3);
+    if (K == 3 && c->panels.on) /* the step's surfaces, sampled at its last stage */
+        k_rk4_stage<K, G, K == 3><<<grid_of(n), AD_CUDA_BLOCK, smem, c->stream>>>(
+            w->params, gather, count_of(c, n), base, in, out, c->rk[2], c->acc[nx], skin, io);
+    else
+        k_rk4_stage<K, G><<<grid_of(n), AD_CUDA_BLOCK, smem, c->stream>>>(w->params, gather, count_of(c, n), base, in,
+                                                                          out, c->rk[2], c->acc[nx], skin, io);
 }
 
 template <int K>
@@ -301,23 +337,37 @@ static void launch_rk4(ad_world *w, cuda_world *c, unsigned n, const ad_state *b
 /* The shared-memory stack takes 64 KiB of dynamic shared memory a block: above the
  * default 48 KiB, so every kernel that may use it is allowed it once, at creation
  * (not while a graph is being captured). */
+/* The step's pass kernels with the shared stack, sampling the surfaces or not (SURF). */
+template <bool SURF> static cudaError_t allow_shared_stack_pass(void)
+{
+    const int bytes = (int)AD_BVH_SHARED_STACK_BYTES;
+    const cudaFuncAttribute a = cudaFuncAttributeMaxDynamicSharedMemorySize;
+    typedef ad_bvh_gather<true> G;
+    const int N = AD_BIN_NONE;
+    cudaError_t e = cudaFuncSetAttribute(k_interact<AD_INTEGRATOR_EULER, AD_PASS_STEP, true, G, N, SURF>, a, bytes);
+    if (!e) e = cudaFuncSetAttribute(k_interact<AD_INTEGRATOR_EULER, AD_PASS_STEP, false, G, N, SURF>, a, bytes);
+    if (!e) e = cudaFuncSetAttribute(k_interact<AD_INTEGRATOR_VERLET, AD_PASS_STEP, true, G, N, SURF>, a, bytes);
+    if (!e) e = cudaFuncSetAttribute(k_interact<AD_INTEGRATOR_VERLET, AD_PASS_STEP, false, G, N, SURF>, a, bytes);
+    if (!e)
+        e = cudaFuncSetAttribute(k_interact<AD_INTEGRATOR_SYMPLECTIC_EULER, AD_PASS_STEP, true, G, N, SURF>, a, bytes);
+    if (!e)
+        e = cudaFuncSetAttribute(k_interact<AD_INTEGRATOR_SYMPLECTIC_EULER, AD_PASS_STEP, false, G, N, SURF>, a, bytes);
+    if (!e) e = cudaFuncSetAttribute(k_rk4_stage<3, G, SURF>, a, bytes);
+    return e;
+}
+
 cudaError_t ad_cuda_allow_shared_stack(void)
 {
     const int bytes = (int)AD_BVH_SHARED_STACK_BYTES;
     const cudaFuncAttribute a = cudaFuncAttributeMaxDynamicSharedMemorySize;
     typedef ad_bvh_gather<true> G;
     cudaError_t e = cudaFuncSetAttribute(k_bvh_pairs<true>, a, bytes);
-    if (!e) e = cudaFuncSetAttribute(k_interact<AD_INTEGRATOR_EULER, AD_PASS_STEP, true, G>, a, bytes);
-    if (!e) e = cudaFuncSetAttribute(k_interact<AD_INTEGRATOR_EULER, AD_PASS_STEP, false, G>, a, bytes);
-    if (!e) e = cudaFuncSetAttribute(k_interact<AD_INTEGRATOR_VERLET, AD_PASS_STEP, true, G>, a, bytes);
-    if (!e) e = cudaFuncSetAttribute(k_interact<AD_INTEGRATOR_VERLET, AD_PASS_STEP, false, G>, a, bytes);
+    if (!e) e = allow_shared_stack_pass<false>();
+    if (!e) e = allow_shared_stack_pass<true>();
     if (!e) e = cudaFuncSetAttribute(k_interact<AD_INTEGRATOR_VERLET, AD_PASS_PRIME, true, G>, a, bytes);
-    if (!e) e = cudaFuncSetAttribute(k_interact<AD_INTEGRATOR_SYMPLECTIC_EULER, AD_PASS_STEP, true, G>, a, bytes);
-    if (!e) e = cudaFuncSetAttribute(k_interact<AD_INTEGRATOR_SYMPLECTIC_EULER, AD_PASS_STEP, false, G>, a, bytes);
     if (!e) e = cudaFuncSetAttribute(k_rk4_stage<0, G>, a, bytes);
     if (!e) e = cudaFuncSetAttribute(k_rk4_stage<1, G>, a, bytes);
     if (!e) e = cudaFuncSetAttribute(k_rk4_stage<2, G>, a, bytes);
-    if (!e) e = cudaFuncSetAttribute(k_rk4_stage<3, G>, a, bytes);
     return e;
 }
 
@@ -356,6 +406,8 @@ static cudaError_t enqueue_step(ad_world *w, cuda_world *c, unsigned n, int time
     }
     unsigned nb = grid_of(n), nr = (nb + AD_FOLD_SHARE - 1) / AD_FOLD_SHARE;
     if (nr > AD_REDUCE_BLOCKS) nr = AD_REDUCE_BLOCKS;
+    /* the panels' sums over this step's dt, before the fold chooses the next */
+    if (c->panels.on && (e = ad_dev_panels_fold(&c->panels, &w->params, c->ctrl, st)) != cudaSuccess) return e;
     k_fold_step<<<nr, AD_CUDA_BLOCK, 0, st>>>(c->blocks, nb, c->blocks2, c->ctrl, w->dt_rule,
                                               (float)(1.0 / w->def.radius), c->open ? c->vmax2_new : NULL);
     e = cudaGetLastError();
@@ -403,6 +455,9 @@ ad_status ad_cuda_step(ad_world *w, uint64_t nsteps)
     cuda_world *c = CW(w);
     c->sums_on_host = 0; /* the steps sample the fields on the device */
     unsigned n = launch_n(w, c);
+    int changed = 0; /* sampling starts, or the body grew: new arrays, new graphs */
+    AD_TRY(ad_dev_panels_sync(&c->panels, w, c->cap, c->stream, &changed));
+    if (changed) ad_cuda_invalidate_graphs(c);
     if (c->dt_stale) {
         CU(cudaMemsetAsync(c->vmax_bits, 0, 4, c->stream));
         k_vmax2<<<grid_of(n), AD_CUDA_BLOCK, 0, c->stream>>>(count_of(c, n), c->state[c->cur], c->vmax_bits);

@@ -12,6 +12,7 @@
 #include "../core/world_internal.h"
 #include "ctrl.cuh"
 #include "leaf_tree.cuh"
+#include "panels.cuh"
 
 #define CU(call)                                                                                                  \
     do {                                                                                                          \
@@ -84,6 +85,8 @@ struct cuda_world {
     /* the segment tree on the device */
     ad_dev_tree<ad_bvh_box, ad_bvh> st;
     ad_seg_tree stree;
+    /* sampled surfaces: the contact states (by id parity, moved by the scatter) and the panels' sums */
+    ad_dev_panels panels;
 };
 
 static inline cuda_world *CW(const ad_world *w) { return (cuda_world *)w->impl; }
@@ -124,5 +127,7 @@ ad_status ad_cuda_export(const ad_world *w, ad_snapshot *s);
 ad_status ad_cuda_import(ad_world *w, const ad_snapshot *s);
 ad_status ad_cuda_fields_to_host(ad_world *w);
 ad_status ad_cuda_fields_to_device(ad_world *w);
+ad_status ad_cuda_panels_to_host(ad_world *w);
+ad_status ad_cuda_panels_reset(ad_world *w);
 
 #endif

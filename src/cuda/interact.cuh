@@ -12,6 +12,7 @@
 #include "ctrl.cuh"
 #include "enter.cuh"
 #include "gather_list.cuh"
+#include "panels.cuh"
 
 /* ---------------------------------------------- step 4: interact + integrate -- */
 
@@ -34,6 +35,12 @@ struct ad_grid_gather {
         ad_contact_segments(&p, &g, me.x, me.y, me.vx, me.vy, a);
         ad_contact_walls(&p, me.x, me.y, me.vx, me.vy, a);
     }
+    /* the body's panels a disc at `at` touches (panel.h), through the coarse segment grid as the gather */
+    __device__ __forceinline__ void hits(const ad_params &p, ad_state at, ad_panel_hits *h) const
+    {
+        ad_seg_hits(&p, &g, at.x, at.y, at.vx, at.vy, h);
+    }
+    __device__ __forceinline__ const ad_seg *segs() const { return g.segs; }
 };
 
 /* Blocks per multiprocessor the interact kernel is compiled for, by broad phase. The grid's:
@@ -57,7 +64,24 @@ struct ad_pass_io {
     ad_ctrl *ctrl;         /* dt and step in; the removals' counts out */
     ad_step_sums *blocks;  /* a record per block (block_sums.cuh) */
     unsigned char *doomed; /* the reservoir's plan for this step, or NULL (ad_take_doomed) */
+    unsigned *touch;       /* sampled surfaces (SURF): the slots' contact states (panels.cuh), else NULL */
+    int64_t *panel_fix;    /* and the step's per-panel sums */
 };
+
+/* A pass's surfaces (SURF, where they are sampled): slot s evaluated at `at` with acceleration (ax, ay)
+ * against the body's panels (found through the gather's broad phase) and the walls; a re-emission's
+ * velocity into *out, its forces into the slot's sums. */
+template <class G, class T>
+__device__ __forceinline__ void ad_pass_surface(const ad_params &p, const G &gather, const ad_pass_io &io, unsigned s,
+                                                uint64_t step, ad_state at, float ax, float ay, float dt, ad_state *out,
+                                                T &sums)
+{
+    ad_panel_hits h;
+    gather.hits(p, at, &h);
+    ad_surf_sums o =
+        ad_cuda_surface2(p, gather.segs(), h, &io.touch[s], io.ids[s], step, at, ax, ay, dt, out, io.panel_fix);
+    ad_add_surface_sums(sums, o, 2);
+}
 
 /* Step 5's removals, counted on the device: ad_count_fate (enter.cuh). */
 
@@ -65,7 +89,7 @@ struct ad_pass_io {
 
 /* One thread per slot: gather contacts, integrate, apply boundaries, write the
  * other buffer and the observables, and the block's partial sums. */
-template <int INTEG, int PASS, bool OBS, class G, int BIN = AD_BIN_NONE>
+template <int INTEG, int PASS, bool OBS, class G, int BIN = AD_BIN_NONE, bool SURF = false>
 __global__ void __launch_bounds__(AD_CUDA_BLOCK, ad_interact_min_blocks<G>::value)
     k_interact(ad_params p, G gather, ad_n nn, const ad_state *__restrict__ in, ad_state *__restrict__ out,
                const ad_accel *__restrict__ acc_in, ad_accel *__restrict__ acc_out, ad_pass_io io, ad_bin_next bin)
@@ -95,6 +119,8 @@ __global__ void __launch_bounds__(AD_CUDA_BLOCK, ad_interact_min_blocks<G>::valu
         if (PASS == AD_PASS_PRIME) {
             nw = me;
         } else {
+            /* sampled surfaces: a re-emission changes the velocity before the disc moves (surface.h) */
+            if (SURF) ad_pass_surface(p, gather, io, s, ctrl->stats.step, me, ax, ay, dt, &me, sums);
             if (INTEG == AD_INTEGRATOR_VERLET) /* the drift left the removals to here */
                 nw = ad_verlet_kick(me, acc_in[s].ax, acc_in[s].ay, ax, ay, dt);
             else
@@ -112,7 +138,7 @@ __global__ void __launch_bounds__(AD_CUDA_BLOCK, ad_interact_min_blocks<G>::valu
 }
 
 /* RK4 stage k on the grid of the step's start. */
-template <int K, class G>
+template <int K, class G, bool SURF = false>
 __global__ void __launch_bounds__(AD_CUDA_BLOCK)
     k_rk4_stage(ad_params p, G gather, ad_n nn, const ad_state *__restrict__ base, const ad_state *__restrict__ in,
                 ad_state *__restrict__ out, ad_state *__restrict__ acc, ad_accel *__restrict__ accel, float skin,
@@ -137,6 +163,10 @@ __global__ void __launch_bounds__(AD_CUDA_BLOCK)
         const ad_rk4_disc d = {b0, me, ax, ay, dt, K, io.ids, s, ctrl->stats.step, K == 3 && ad_take_doomed(io.doomed, s)};
         int fate, past_skin;
         ad_state nx = ad_rk4_disc_stage(&p, &d, skin, &acc[s], &fate, &past_skin);
+        /* sampled surfaces: at the step's start with stage 0's acceleration (its contacts are the body's
+         * sums'); a re-emission replaces the velocity the step ends with */
+        if (SURF && K == 3)
+            ad_pass_surface(p, gather, io, s, ctrl->stats.step, b0, accel[s].ax, accel[s].ay, dt, &nx, sums);
         if (K == 3) {
             ad_count_fate(ctrl, fate);
             if (fate == AD_KEPT) {
@@ -155,8 +185,8 @@ __global__ void __launch_bounds__(AD_CUDA_BLOCK)
         __syncthreads();
         if (K == 3 && threadIdx.x == 0) {
             ad_step_sums t = blocks[blockIdx.x];
-            for (int k = 0; k < AD_SUMS; k++) /* the motion sums are stage 3's */
-                if (k != AD_SUM_KE && k != AD_SUM_PX && k != AD_SUM_PY) t.v[k] = prev.v[k];
+            for (int k = 0; k < AD_SUMS; k++) /* the motion sums are stage 3's; its surfaces' forces add */
+                if (k != AD_SUM_KE && k != AD_SUM_PX && k != AD_SUM_PY) t.v[k] = SURF ? prev.v[k] + t.v[k] : prev.v[k];
             t.max_overlap = prev.max_overlap;
             blocks[blockIdx.x] = t;
         }

@@ -15,6 +15,7 @@
 #include "counts.cuh"
 #include "enter.cuh"
 #include "gather_list.cuh"
+#include "panels.cuh"
 
 typedef ad_thread_sums_n<AD_SUMS3> ad_thread_sums3;
 
@@ -50,10 +51,12 @@ __global__ void k3_count(ad_params p, const ad_state3 *__restrict__ s, ad_n n, a
 }
 
 /* Step 3: the spheres in the stable order of their cells (perm[i]: the previous slot of slot i's); the
- * accelerations only where the step reads them (acc NULL otherwise: Verlet alone carries them). */
+ * accelerations only where the step reads them (acc NULL otherwise: Verlet alone carries them), the
+ * contact states where surfaces are sampled (touch NULL otherwise, panels.cuh). */
 __global__ void k3_reorder(const unsigned *__restrict__ perm, const ad_state3 *__restrict__ s,
                            const unsigned *__restrict__ id, const ad_accel3 *__restrict__ acc, ad_n nn,
-                           ad_state3 *s_out, unsigned *id_out, ad_accel3 *acc_out)
+                           ad_state3 *s_out, unsigned *id_out, ad_accel3 *acc_out, const unsigned *__restrict__ touch,
+                           unsigned *touch_out)
 {
     unsigned i = ad3_thread(), n = ad_n_get(nn);
     if (i >= n) return;
@@ -62,6 +65,7 @@ __global__ void k3_reorder(const unsigned *__restrict__ perm, const ad_state3 *_
     s_out[i] = s[j];
     id_out[i] = id[j];
     if (acc) acc_out[i] = acc[j];
+    if (touch) touch_out[i] = touch[j];
 }
 
 /* What the pass reads and writes besides the parameters. */
@@ -77,7 +81,24 @@ struct ad3_pass {
     ad_step_sums *blocks;
     ad_state3 *rk_in, *rk_out, *rk_sum; /* RK4's stages */
     unsigned char *doomed;              /* the reservoir's plan for this step (in the sorted order), or NULL */
+    const unsigned *touch_sorted;       /* sampled surfaces: the contact states in the sorted order, or NULL */
+    unsigned *touch_out;                /* and in the new state's */
+    int64_t *panel_fix;                 /* the step's per-panel sums */
 };
+
+/* The pass's surfaces (SURF, where they are sampled): sphere i evaluated at `at` with acceleration ac against
+ * the body's triangles and the walls (panels.cuh); a re-emission's velocity into *out, its forces into
+ * the sphere's sums, its contact state into the new state's order. */
+template <class T>
+__device__ __forceinline__ void ad3_surface(const ad_params &p, const ad_tri_tree &g, const ad3_pass &io, unsigned i,
+                                            uint64_t step, ad_state3 at, ad_accel3 ac, float dt, ad_state3 *out, T &t)
+{
+    unsigned touch = io.touch_sorted[i];
+    ad_surf_sums o =
+        ad_cuda_surface3(p, g, &touch, io.id_sorted[i], step, at, ac.ax, ac.ay, ac.az, dt, out, io.panel_fix);
+    io.touch_out[i] = touch;
+    ad_add_surface_sums(t, o, 3);
+}
 
 /* The body's triangles for a sphere at `me` (gather3.h's ad_contact_triangles), out of line: the tree's
  * walk (its stack, the touch table) is the pass's largest demand for registers, and few spheres come
@@ -170,9 +191,10 @@ __device__ __forceinline__ void ad3_motion(ad_thread_sums3 &t, const ad_params &
 
 /* Step 4 of the one-evaluation integrators: gather, integrate, wrap, sum; the observables on steps
  * somebody reads (OBS), the accelerations there and for Verlet's next kick. */
-template <int INTEG, bool OBS>
-__global__ void __launch_bounds__(AD_CUDA_BLOCK, AD3_PASS_BLOCKS) k3_interact(const __grid_constant__ ad_params p, const __grid_constant__ ad_tri_tree g, ad3_pass io, ad_n n,
-                                                             ad_ctrl *ctrl)
+template <int INTEG, bool OBS, bool SURF = false>
+__global__ void __launch_bounds__(AD_CUDA_BLOCK, AD3_PASS_BLOCKS)
+    k3_interact(const __grid_constant__ ad_params p, const __grid_constant__ ad_tri_tree g, ad3_pass io, ad_n n,
+                ad_ctrl *ctrl)
 {
     unsigned i = ad3_thread();
     ad_thread_sums3 t = {};
@@ -182,6 +204,7 @@ __global__ void __launch_bounds__(AD_CUDA_BLOCK, AD3_PASS_BLOCKS) k3_interact(co
         ad_accum3 a = ad3_gather(p, g, io.start, io.sorted, i, me, me);
         ad3_observe<OBS>(t, a, io, i);
         ad_accel3 ac = ad3_accel(p, a), old = INTEG == AD_INTEGRATOR_VERLET ? io.acc_sorted[i] : ac;
+        if (SURF) ad3_surface(p, g, io, i, ctrl->stats.step, me, ac, dt, &me, t); /* a re-emission changes me.v */
         ad_state3 nw = INTEG == AD_INTEGRATOR_EULER    ? ad_step_euler3(me, ac.ax, ac.ay, ac.az, dt)
                        : INTEG == AD_INTEGRATOR_VERLET ? ad_verlet_kick3(me, old.ax, old.ay, old.az, ac.ax, ac.ay, ac.az, dt)
                                                        : ad_step_symplectic3(me, ac.ax, ac.ay, ac.az, dt);
@@ -214,6 +237,7 @@ __global__ void k3_prime(const __grid_constant__ ad_params p, const __grid_const
     ad_accum3 a = ad3_gather(p, g, io.start, io.sorted, i, me, me);
     io.out[i] = me;
     io.id_out[i] = io.id_sorted[i];
+    if (io.touch_out) io.touch_out[i] = io.touch_sorted[i];
     io.acc_out[i] = ad3_accel(p, a);
     io.pressure[i] = a.pressure;
     io.virial[i] = a.virial;
@@ -222,9 +246,10 @@ __global__ void k3_prime(const __grid_constant__ ad_params p, const __grid_const
 /* RK4 stage K: gathers on the grid of the step's start (cells from the sorted base state), the other
  * spheres at the stage. Stage 0's forces are the observed ones (its sums in blocks[0, nb)), stage 3
  * writes the step (its motion sums in blocks[nb, 2 nb)). */
-template <int K>
-__global__ void __launch_bounds__(AD_CUDA_BLOCK, AD3_PASS_BLOCKS) k3_rk4(const __grid_constant__ ad_params p, const __grid_constant__ ad_tri_tree g, ad3_pass io, ad_n n,
-                                                        ad_ctrl *ctrl, float skin)
+template <int K, bool SURF = false>
+__global__ void __launch_bounds__(AD_CUDA_BLOCK, AD3_PASS_BLOCKS)
+    k3_rk4(const __grid_constant__ ad_params p, const __grid_constant__ ad_tri_tree g, ad3_pass io, ad_n n,
+           ad_ctrl *ctrl, float skin)
 {
     unsigned i = ad3_thread();
     ad_thread_sums3 t = {};
@@ -244,6 +269,9 @@ __global__ void __launch_bounds__(AD_CUDA_BLOCK, AD3_PASS_BLOCKS) k3_rk4(const _
         } else {
             int kept;
             nx = ad3_boundaries(p, io, i, nx, dt, ctrl, &kept);
+            /* sampled surfaces: at the step's start with stage 0's acceleration; a re-emission replaces the
+             * velocity the step ends with */
+            if (SURF) ad3_surface(p, g, io, i, ctrl->stats.step, base, io.acc_out[i], dt, &nx, t);
             io.out[i] = nx;
             io.id_out[i] = io.id_sorted[i];
             if (kept) {

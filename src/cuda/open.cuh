@@ -16,6 +16,7 @@ struct ad_enter_slots {
     unsigned *ids;
     float *pressure, *virial; /* zeroed for a new disc */
     ad_accel *acc;            /* Verlet's accelerations (zeroed), or NULL */
+    unsigned *touch;          /* the contact states of sampled surfaces (zeroed: no contact yet), or NULL */
 };
 
 /* The discs' side of k_enter_new (enter.cuh): their draws (open.h), the judged spots in buckets
@@ -70,6 +71,7 @@ struct ad_enter_discs {
         slots.pressure[slot] = 0.0f;
         slots.virial[slot] = 0.0f;
         if (slots.acc) slots.acc[slot] = ad_accel{0.0f, 0.0f};
+        if (slots.touch) slots.touch[slot] = 0u;
         if (bin_mode != AD_BIN_NONE) {
             ad_bin_diag d;
             ad_bin_one(p, bin, slot, q.x, q.y, &d);

@@ -25,6 +25,7 @@ struct ad_enter_spheres {
     unsigned *ids;
     float *pressure, *virial; /* zeroed for a new sphere */
     ad_accel3 *acc;           /* zeroed */
+    unsigned *touch;          /* the contact states of sampled surfaces (zeroed: no contact yet), or NULL */
     ad_state3 *spots;
     unsigned char *spot_gas;
 
@@ -61,6 +62,7 @@ struct ad_enter_spheres {
         pressure[slot] = 0.0f;
         virial[slot] = 0.0f;
         acc[slot] = ad_accel3{0.0f, 0.0f, 0.0f};
+        if (touch) touch[slot] = 0u;
     }
 };
 

@@ -1,6 +1,7 @@
-/* Step 3, the scatter (DESIGN.md): the discs (and the accelerations Verlet carries) into cell
- * order, by start + rank on the fast path, by a stable order on the deterministic one (k_gather,
- * which the BVH's build uses too); after it, with open sides, the world's new end. */
+/* Step 3, the scatter (DESIGN.md): the discs (with their ids, the accelerations Verlet carries and the
+ * contact states of sampled surfaces, panels.cuh; t_out NULL where there are none) into cell order, by
+ * start + rank on the fast path, by a stable order on the deterministic one (k_gather, which the BVH's
+ * build uses too); after it, with open sides, the world's new end. */
 #ifndef AD_CUDA_SCATTER_CUH
 #define AD_CUDA_SCATTER_CUH
 
@@ -12,10 +13,11 @@
 /* Fast path: each disc goes to start[cell] + rank; the state leaves in cell order. The
  * cell is computed again from the state (the same function of the same floats as the bin's):
  * cheaper than storing it in the pass and reading it back. */
-__global__ void k_scatter(ad_params p, ad_n nn, const unsigned *__restrict__ rank,
-                          const unsigned *__restrict__ start, const ad_state *__restrict__ s_in,
-                          const unsigned *__restrict__ id_in, const ad_accel *__restrict__ a_in,
-                          ad_state *__restrict__ s_out, unsigned *__restrict__ id_out, ad_accel *__restrict__ a_out)
+__global__ void k_scatter(ad_params p, ad_n nn, const unsigned *__restrict__ rank, const unsigned *__restrict__ start,
+                          const ad_state *__restrict__ s_in, const unsigned *__restrict__ id_in,
+                          const ad_accel *__restrict__ a_in, ad_state *__restrict__ s_out,
+                          unsigned *__restrict__ id_out, ad_accel *__restrict__ a_out,
+                          const unsigned *__restrict__ t_in, unsigned *__restrict__ t_out)
 {
     unsigned i = blockIdx.x * blockDim.x + threadIdx.x, n = ad_n_get(nn);
     if (i >= n) return;
@@ -26,12 +28,14 @@ __global__ void k_scatter(ad_params p, ad_n nn, const unsigned *__restrict__ ran
     reinterpret_cast<float4 *>(s_out)[slot] = q;
     id_out[slot] = id_in[i];
     if (a_out) a_out[slot] = a_in[i];
+    if (t_out) t_out[slot] = t_in[i];
 }
 
 /* Deterministic path: slot s takes disc perm[s] (the order of a stable sort by cell). */
 __global__ void k_gather(ad_n nn, const unsigned *__restrict__ perm, const ad_state *__restrict__ s_in,
                          const unsigned *__restrict__ id_in, const ad_accel *__restrict__ a_in,
-                         ad_state *__restrict__ s_out, unsigned *__restrict__ id_out, ad_accel *__restrict__ a_out)
+                         ad_state *__restrict__ s_out, unsigned *__restrict__ id_out, ad_accel *__restrict__ a_out,
+                         const unsigned *__restrict__ t_in, unsigned *__restrict__ t_out)
 {
     unsigned s = blockIdx.x * blockDim.x + threadIdx.x, n = ad_n_get(nn);
     if (s >= n) return;
@@ -40,6 +44,7 @@ __global__ void k_gather(ad_n nn, const unsigned *__restrict__ perm, const ad_st
     reinterpret_cast<float4 *>(s_out)[s] = reinterpret_cast<const float4 *>(s_in)[i];
     id_out[s] = id_in[i];
     if (a_out) a_out[s] = a_in[i];
+    if (t_out) t_out[s] = t_in[i];
 }
 
 /* Deterministic path without a sort, 1 of 2: the previous slots of each cell's discs, in
