@@ -464,4 +464,6 @@ extern "C" const ad_backend_ops ad_cuda3_backend = {
     cuda3_bytes_needed,
     ad_cuda3_panels_to_host,
     ad_cuda3_panels_reset,
+    NULL, /* writer: one process */
+    NULL, /* agree */
 };

@@ -471,4 +471,6 @@ extern "C" const ad_backend_ops ad_cuda_backend = {
     cuda_bytes_needed,
     ad_cuda_panels_to_host,
     ad_cuda_panels_reset,
+    NULL, /* writer: one process */
+    NULL, /* agree */
 };
