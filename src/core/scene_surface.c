@@ -31,7 +31,9 @@ static ad_status resolve(ad_scene *s, const surface_keys *k, const char *src)
                        "give %s = maxwell",
                        src, k->section, k->accommodation, *k->a, k->model, name, fixed, k->model);
     if (isnan(*k->a)) *k->a = fixed;
-    if (isnan(*k->t)) *k->t = s->temperature; /* auto: the stream's, stated in the resolved scene.ini */
+    /* auto: the stream's, stated in the resolved scene.ini; a specular surface, which never uses it, keeps auto
+     * where the stream is cold (a temperature of 0 is no value the key takes: the copy must read back) */
+    if (isnan(*k->t) && (*k->m != AD_SURFACE_SPECULAR || s->temperature > 0)) *k->t = s->temperature;
     snprintf(field, sizeof field, "%s.%s", k->section, k->temperature);
     if (*k->m != AD_SURFACE_SPECULAR && !(*k->t > 0))
         return ad_fail(AD_ERR_INVALID, field,
