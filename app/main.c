@@ -13,6 +13,7 @@
 #include "core/status.h"
 #include "live.h"
 #include "machine_load.h"
+#include "ranks.h"
 #include "tunnel.h"
 
 #define AD_PI_APP 3.14159265358979323846
@@ -31,12 +32,13 @@ static const char *USAGE_MAIN =
     "aerodem COMMAND --help describes each command.\n";
 
 static const char *USAGE_RUN =
-    "usage: aerodem run SCENE.ini [--set section.key=value ...] [--backend auto|cpu|cuda|reference]\n"
+    "usage: aerodem run SCENE.ini [--set section.key=value ...] [--backend auto|cpu|cuda|reference|mpi]\n"
     "                   [--out DIR] [--steps N] [--threads N] [--quiet] [--live [PORT]]\n"
     "\n"
     "  --set K=V     override a scene key, checked like the file (repeatable)\n"
-    "  --backend B   auto (CUDA when a GPU is present), cpu, cuda or reference (one thread, slow:\n"
-    "                the plain implementation the others are tested against)\n"
+    "  --backend B   auto (CUDA when a GPU is present; mpi under mpirun -np N, N > 1), cpu, cuda,\n"
+    "                reference (one thread, slow: the plain implementation the others are tested\n"
+    "                against) or mpi (the domain cut into slabs over the job's processes)\n"
     "  --out DIR     output folder (default: the scene's [output] dir)\n"
     "  --steps N     total steps to run (default: the scene's [run] steps)\n"
     "  --threads N   CPU threads (default: the cores free of other work at the start)\n"
@@ -46,16 +48,19 @@ static const char *USAGE_RUN =
     "Ctrl-C finishes the current step, writes DIR/checkpoint.ckpt and exits with code 130.\n"
     "Outputs in DIR: forces.csv, summary.txt, *.png heat maps, frames/, particles.pvd, fields.pvd,\n"
     "body.vtp, surface.csv and cp.png (the body's panels), speed.mp4 (with ffmpeg; pressure.mp4 with\n"
-    "[output] frames = pressure), checkpoint.ckpt, scene.ini (the scene as run).\n";
+    "[output] frames = pressure), checkpoint.ckpt, scene.ini (the scene as run).\n"
+    "Several processes: mpirun -np N aerodem run SCENE.ini (backend mpi, 2D): rank 0 prints and\n"
+    "writes DIR; the results are bit-identical for any N.\n";
 
 static const char *USAGE_RESUME =
-    "usage: aerodem resume CHECKPOINT [--steps N] [--out DIR] [--backend auto|cpu|cuda|reference]\n"
+    "usage: aerodem resume CHECKPOINT [--steps N] [--out DIR] [--backend auto|cpu|cuda|reference|mpi]\n"
     "                         [--threads N] [--quiet] [--live [PORT]]\n"
     LIVE_USAGE
     "\n"
     "Continues the run saved in CHECKPOINT up to its total steps (or N), writing to the run's\n"
     "output folder (or DIR). In deterministic mode the continued run is bit-identical to one\n"
-    "that was never interrupted.\n";
+    "that was never interrupted. A checkpoint of any number of MPI ranks resumes on any number\n"
+    "(mpirun -np N aerodem resume CHECKPOINT).\n";
 
 static const char *USAGE_INFO = "usage: aerodem info\n\nPrints the backends built in, CPU threads and GPUs found.\n";
 static const char *USAGE_KEYS = "usage: aerodem scene-keys\n\nPrints the reference of every scene key, its default, "
@@ -75,6 +80,7 @@ static int parse_backend(const char *v, ad_backend *b)
     else if (!strcmp(v, "cpu")) *b = AD_BACKEND_CPU;
     else if (!strcmp(v, "cuda")) *b = AD_BACKEND_CUDA;
     else if (!strcmp(v, "reference")) *b = AD_BACKEND_REFERENCE;
+    else if (!strcmp(v, "mpi")) *b = AD_BACKEND_MPI;
     else return 0;
     return 1;
 }
@@ -136,7 +142,7 @@ static int common_option(int argc, char **argv, int *i, const char *usage, ad_ru
             o->steps = v;
         } else if (!strcmp(a, "--backend")) {
             if (!parse_backend(val, backend)) {
-                *rc = usage_error(usage, "--backend %s: expected auto, cpu, cuda or reference", val);
+                *rc = usage_error(usage, "--backend %s: expected auto, cpu, cuda, reference or mpi", val);
                 return 0;
             }
             *backend_given = 1;
@@ -157,6 +163,11 @@ static int with_live(const live_request *lr, ad_run_options *o, ad_scene *sc, co
                      int threads)
 {
     live_view *lv = NULL;
+    if (lr->on && ranks_count() > 1) {
+        fprintf(stderr, "aerodem: error: --live watches one process, and this job has %d (mpirun -np %d): run "
+                        "without --live, or watch a run of one process\n", ranks_count(), ranks_count());
+        return AD_EXIT_USAGE;
+    }
     ad_status st = live_open(lr, &lv);
     if (st.code) {
         fprintf(stderr, "aerodem: error: %s\n", st.message);
@@ -208,6 +219,11 @@ static int cmd_run(int argc, char **argv)
         if (threads >= 0) sc.threads = threads;
         st = ad_scene_finish(&sc);
     }
+    if (!st.code) {
+        ad_backend b = (ad_backend)sc.backend;
+        st = ranks_backend(&b, backend_given ? "--backend" : "[run] backend");
+        sc.backend = b;
+    }
     if (st.code) {
         fprintf(stderr, "aerodem: error: %s\n", st.message);
         return st.code == AD_ERR_IO ? AD_EXIT_ERROR : AD_EXIT_USAGE;
@@ -253,7 +269,13 @@ static int cmd_resume(int argc, char **argv)
         else snprintf(dir, sizeof dir, ".");
         o.out_dir = dir;
     }
-    return with_live(&lr, &o, NULL, path, backend_given ? backend : AD_BACKEND_AUTO, threads);
+    if (!backend_given) backend = AD_BACKEND_AUTO;
+    ad_status st = ranks_backend(&backend, "--backend");
+    if (st.code) {
+        fprintf(stderr, "aerodem: error: %s\n", st.message);
+        return AD_EXIT_USAGE;
+    }
+    return with_live(&lr, &o, NULL, path, backend, threads);
 }
 
 /* Bytes per disc of the default tunnel's world on a backend (0 where it cannot be made). */
@@ -315,6 +337,10 @@ static int cmd_info(int argc, char **argv)
         printf("cuda backend: not built (nvcc was not found at build time)\n");
     }
     printf("reference backend: yes (one thread, the plain grid pipeline: the yardstick of the others, slow)\n");
+    if (ad_parallel_available())
+        printf("mpi backend: yes (mpirun -np N aerodem run SCENE.ini: 2D, slabs along the stream; this job: %d %s)\n",
+               ranks_count(), ranks_count() == 1 ? "process" : "processes");
+    else printf("mpi backend: not built (libopenmpi-dev was not found at build time)\n");
 #ifdef AD_HAVE_LIVE
     printf("live view: yes (--live; libmicrohttpd)\n");
 #else
@@ -326,7 +352,7 @@ static int cmd_info(int argc, char **argv)
     return 0;
 }
 
-int main(int argc, char **argv)
+static int command(int argc, char **argv)
 {
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
         printf("%s", USAGE_MAIN);
@@ -335,7 +361,15 @@ int main(int argc, char **argv)
     if (!strcmp(argv[1], "run")) return cmd_run(argc, argv);
     if (!strcmp(argv[1], "resume")) return cmd_resume(argc, argv);
     if (!strcmp(argv[1], "info")) return cmd_info(argc, argv);
-    if (!strcmp(argv[1], "sweep")) return ad_tunnel_sweep(argc, argv);
+    if (!strcmp(argv[1], "sweep")) {
+        if (ranks_count() > 1) {
+            fprintf(stderr, "aerodem: error: sweep runs its points in one process, and this job has %d (mpirun -np "
+                            "%d): run the sweep without mpirun, or each point with mpirun -np %d aerodem run\n",
+                    ranks_count(), ranks_count(), ranks_count());
+            return AD_EXIT_USAGE;
+        }
+        return ad_tunnel_sweep(argc, argv);
+    }
     if (!strcmp(argv[1], "body-stl")) return ad_body_stl(argc, argv);
     if (!strcmp(argv[1], "scene-keys")) {
         if (argc > 2 && (!strcmp(argv[2], "--help") || !strcmp(argv[2], "-h"))) {
@@ -348,4 +382,11 @@ int main(int argc, char **argv)
     }
     fprintf(stderr, "aerodem: unknown command '%s'\n\n%s", argv[1], USAGE_MAIN);
     return AD_EXIT_USAGE;
+}
+
+int main(int argc, char **argv)
+{
+    int rc = ranks_start(&argc, &argv);
+    if (rc) return rc;
+    return ranks_end(command(argc, argv));
 }

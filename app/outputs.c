@@ -15,6 +15,7 @@
 #include "core/free_each.h"
 #include "io/image.h"
 #include "io/vtk.h"
+#include "ranks.h"
 
 enum { PICTURE_PX = 1200 }; /* width of the plot area of every picture */
 
@@ -503,7 +504,8 @@ static int shell_safe(const char *s)
 
 void out_video(run *r)
 {
-    if (!r->sc.video || !r->sc.png || r->nf < 2) return;
+    /* the movie of the run's folder: made once, by the lead of an MPI job (ranks.h) */
+    if (!r->sc.video || !r->sc.png || r->nf < 2 || !ranks_lead()) return;
     const char *q = out_frame_name(r);
     if (!out_have_ffmpeg()) {
         say(r, "  ffmpeg is not installed: no %s.mp4 (the frames are in %s/frames/; install ffmpeg to get a video)\n",

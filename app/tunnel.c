@@ -16,6 +16,7 @@
 #include "io/vtk.h"
 #include "core/free_each.h"
 #include "machine_load.h"
+#include "ranks.h"
 
 /* ad_world_step stops after the step in progress when g_stop is set: by Ctrl-C (g_user) or by
  * the wall-clock checkpoint timer (g_due). */
@@ -133,6 +134,8 @@ ad_status save_checkpoint(run *r)
 static void print_continue(const run *r, const char *checkpoint)
 {
     if (r->resume_cmd) fprintf(stderr, "%s\n", r->resume_cmd);
+    else if (ranks_count() > 1) fprintf(stderr, "mpirun -np %d aerodem resume %s (on any number of ranks)\n", ranks_count(),
+                                        checkpoint);
     else fprintf(stderr, "aerodem resume %s\n", checkpoint);
 }
 
@@ -206,8 +209,10 @@ static void print_start(run *r)
     ad_world_get_stats(r->w, &s);
     const ad_flow_numbers *f = &r->flow;
     say(r, "aerodem: %s\n", r->sc.source);
-    say(r, "  tunnel %g x %g m, %zu discs of radius %g m, area fraction %g, backend %s (%d threads)\n", r->sc.width,
-        r->sc.height, s.count, r->sc.radius, r->sc.area_fraction, ad_backend_name(s.backend), s.threads);
+    char ranks[48] = "";
+    if (s.ranks > 1) snprintf(ranks, sizeof ranks, "%d ranks x ", s.ranks);
+    say(r, "  tunnel %g x %g m, %zu discs of radius %g m, area fraction %g, backend %s (%s%d threads)\n", r->sc.width,
+        r->sc.height, s.count, r->sc.radius, r->sc.area_fraction, ad_backend_name(s.backend), ranks, s.threads);
     if (r->sc.kind == AD_TUNNEL_FLOW && r->sc.collisions)
         say(r, "  free stream U = %g m/s: speed ratio S = %.3g, Mach M = %.3g (dilute, gamma = 2) or %.3g (with the "
                "discs' excluded area, Z = %.3g), Knudsen Kn = %.3g (mean free path %.3g m over chord %g m)\n",
@@ -313,6 +318,18 @@ static void handle_signals(void)
     g_stop = g_user;
 }
 
+/* What the signals ask of the run, the same on every rank of an MPI job (ranks.h): a Ctrl-C or a timer on
+ * any rank stopped every rank's world at the same step (the world agrees on its interrupt), and now
+ * every rank checkpoints, or stops, alike. */
+static void agree_signals(void)
+{
+    if (ranks_count() < 2) return;
+    int bits = ranks_any((g_user ? 1 : 0) | (g_due ? 2 : 0));
+    g_user = bits & 1;
+    g_due = (bits & 2) != 0;
+    g_stop = g_user || g_due;
+}
+
 /* Runs from the world's current step to r->total. */
 int run_loop(run *r)
 {
@@ -335,6 +352,7 @@ int run_loop(run *r)
         for (int k = 0; k < 3; k++)
             if (ev[k] < next) next = ev[k];
         st = ad_world_step(r->w, next - step);
+        agree_signals();
         ad_world_get_stats(r->w, &s);
         step = s.step;
         if (!st.code) st = at_step(r, step, frame_every);
@@ -362,6 +380,9 @@ int run_loop(run *r)
     say(r, "  done: %llu steps in %.1f s (%.3g %s-steps/s, %zu %s at the end); results in %s/\n", step - step0, secs,
         secs > 0 ? (double)(step - step0) * (double)s.count / secs : 0.0, r->sc.dimensions == 3 ? "sphere" : "disc",
         s.count, r->sc.dimensions == 3 ? "spheres" : "discs", r->dir);
+    if (s.ranks > 1)
+        say(r, "  %d ranks: the slowest rank's busy time is %.3g x the mean (rank imbalance; 1 is even)\n", s.ranks,
+            s.rank_imbalance);
     return AD_EXIT_OK;
 }
 
@@ -372,10 +393,9 @@ ad_status prepare(run *r, const ad_run_options *opt)
     if (!dir[0])
         return fail(AD_ERR_INVALID, "the output folder is empty (--out \"\" or [output] dir with no value): name a "
                                     "folder");
-    if (strlen(dir) >= sizeof r->dir)
-        return fail(AD_ERR_INVALID, "the output folder %.200s... is %zu characters long, above %zu", dir, strlen(dir),
-                    sizeof r->dir - 1);
-    snprintf(r->dir, sizeof r->dir, "%s", dir);
+    /* the job's lead writes the folder; another rank of an MPI job its scratch copy (ranks.h) */
+    ad_status st = ranks_folder(dir, r->dir, sizeof r->dir);
+    if (st.code) return st;
     r->quiet = opt->quiet;
     r->live = opt->live;
     r->resume_cmd = opt->resume_command;
@@ -387,7 +407,7 @@ ad_status prepare(run *r, const ad_run_options *opt)
     r->fd.x1 = r->fd.nx * r->sc.field_cell;
     r->fd.y1 = r->fd.ny * r->sc.field_cell;
     r->fd.interval = (uint32_t)(r->sc.field_interval > 0xFFFFFFFFull ? 0xFFFFFFFFull : r->sc.field_interval);
-    ad_status st = out_check(r);
+    st = out_check(r);
     if (st.code) return st;
     st = r->sc.dimensions == 3 ? out3_prepare(r) : ad_scene_outline(&r->sc, &r->ox, &r->oy, &r->on, &r->oclosed);
     if (!st.code) st = surf_prepare(r);

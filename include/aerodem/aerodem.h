@@ -285,8 +285,9 @@ typedef struct ad_stats {
     ad_backend backend;          /* the backend that runs the world */
     double panel_time;           /* simulated time since the panels' sums were reset (ad_world_reset_panels) [s] */
     int ranks;                   /* MPI ranks the world is decomposed over (1 otherwise) */
-    double rank_imbalance;       /* backend = mpi: the slowest rank's step time over the mean, over the
-                                    steps since creation (1 = balanced) */
+    double rank_imbalance;       /* backend = mpi: the slowest rank's busy time (its sort and its pass, the
+                                    work its discs set; not the waits) over the ranks' mean, summed over
+                                    the steps since creation (1 = balanced) */
 } ad_stats;
 
 /* ---------------------------------------------------------------- world -- */
@@ -514,6 +515,7 @@ void ad_parallel_finalize(void);     /* MPI_Finalize where ad_parallel_init star
 int ad_parallel_rank(void);          /* this process's rank, 0 without MPI or before init */
 int ad_parallel_ranks(void);         /* the ranks of the job, 1 without MPI or before init */
 int ad_parallel_agree(int value);    /* collective: rank 0's value on every rank (value without MPI) */
+int ad_parallel_or(int bits);        /* collective: the bitwise OR of every rank's bits (bits without MPI) */
 void ad_parallel_abort(int code);    /* ends every rank of the job (MPI_Abort, a caller's choice after a rank's
                                         failure the others cannot see); returns without MPI */
 /* What a backend is on this machine, as text into buf (n bytes): for CUDA a line per GPU. Returns the

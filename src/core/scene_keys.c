@@ -127,8 +127,10 @@ const key KEYS[] = {
     {"run", "settle_steps", K_U64, OFF(settle_steps), 0, 0, 1e15, 0, 0, "", NULL,
      "steps before averages (forces, fields) start"},
     {"run", "seed", K_U64, OFF(seed), 0, 0, 18446744073709551615.0, 0, 0, "", NULL, "random stream of the fill and the inlet"},
-    {"run", "backend", K_ENUM, OFF(backend), 0, 0, 0, 0, 0, "", "auto|cpu|cuda|reference",
-     "auto picks CUDA when a GPU is present; reference: the plain one-thread yardstick of the others (slow)"},
+    {"run", "backend", K_ENUM, OFF(backend), 0, 0, 0, 0, 0, "", "auto|cpu|cuda|reference|mpi",
+     "auto picks CUDA when a GPU is present (mpi under mpirun -np N, N > 1); reference: the plain one-thread "
+     "yardstick of the others (slow); mpi: the domain cut into slabs along the stream over the job's processes "
+     "(2D; mpirun -np N aerodem run SCENE.ini)"},
     {"run", "threads", K_INT, OFF(threads), 0, 0, 4096, 0, 0, "", NULL, "CPU threads; 0 = the cores free of other work when the run starts (all of them: then fewer while the cores are shared, measured as it runs)"},
     {"run", "integrator", K_ENUM, OFF(integrator), 0, 0, 0, 0, 0, "", "symplectic_euler|euler|verlet|rk4",
      "time integration scheme"},

@@ -98,6 +98,18 @@ int ad_parallel_agree(int value)
     return value;
 }
 
+int ad_parallel_or(int bits)
+{
+#if defined(AD_HAVE_MPI)
+    if (mpi_on()) {
+        int all = 0;
+        MPI_Allreduce(&bits, &all, 1, MPI_INT, MPI_BOR, MPI_COMM_WORLD);
+        return all;
+    }
+#endif
+    return bits;
+}
+
 void ad_parallel_abort(int code)
 {
 #if defined(AD_HAVE_MPI)
