@@ -63,8 +63,9 @@ static void remove_stale(const char *tmp)
     closedir(d);
 }
 
-/* A silent rank: its stdout goes nowhere, its stderr into its scratch folder (shown should it fail
- * alone), its outputs into the scratch folder. */
+/* A silent rank: its stdout goes nowhere, its stderr into a file of no name (opened in the scratch folder
+ * and unlinked: it goes with the process, and is shown should the rank fail alone), its outputs into the
+ * scratch folder. */
 static int silence(void)
 {
     const char *t = getenv("TMPDIR");
@@ -81,7 +82,8 @@ static int silence(void)
     snprintf(log, sizeof log, "%s/stderr.txt", g_scratch);
     fflush(stdout);
     fflush(stderr);
-    int out = open("/dev/null", O_WRONLY), err = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+    int out = open("/dev/null", O_WRONLY), err = open(log, O_RDWR | O_CREAT | O_TRUNC, 0600);
+    if (err >= 0) unlink(log);
     if (out < 0 || err < 0) {
         fprintf(stderr, "aerodem: rank %d of %d: cannot silence its output (%s)\n", g_rank, g_ranks, strerror(errno));
         if (out >= 0) close(out);
@@ -151,37 +153,17 @@ ad_status ranks_backend(ad_backend *b, const char *what)
     return ad_ok();
 }
 
-static const char *g_keep; /* remove_all_but's file */
-
-static int remove_other(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-    if (strcmp(path, g_keep) != 0 && strcmp(path, g_scratch) != 0) remove_entry(path, sb, flag, ftw);
-    return 0;
-}
-
-/* The scratch folder emptied but for one file (its stderr, still to be told). */
-static void remove_all_but(const char *keep)
-{
-    if (!g_scratch[0]) return;
-    g_keep = keep;
-    nftw(g_scratch, remove_other, 16, FTW_DEPTH | FTW_PHYS);
-}
-
 /* A silent rank that failed alone: what it wrote on stderr, shown on its own stderr, prefixed. */
 static void last_word(void)
 {
-    char log[AD_PATH_MAX + 16], line[1024];
-    snprintf(log, sizeof log, "%s/stderr.txt", g_scratch);
+    char text[8192];
     fflush(stderr);
-    FILE *f = fopen(log, "r");
     FILE *out = g_err >= 0 ? fdopen(g_err, "w") : NULL;
-    if (!out) {
-        if (f) fclose(f);
-        return;
-    }
+    if (!out) return;
+    ssize_t n = pread(STDERR_FILENO, text, sizeof text - 1, 0);
+    text[n > 0 ? n : 0] = 0;
     fprintf(out, "aerodem: rank %d of %d failed:\n", g_rank, g_ranks);
-    while (f && fgets(line, sizeof line, f)) fprintf(out, "  rank %d: %s", g_rank, line);
-    if (f) fclose(f);
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) fprintf(out, "  rank %d: %s\n", g_rank, line);
     fflush(out);
 }
 
@@ -193,12 +175,10 @@ int ranks_end(int rc)
          * error; another rank waits a moment first, since an error of every rank is told by rank 0 (whose
          * end of the job ends this rank too), and tells its own only if it is still running. */
         if (!ranks_lead()) {
-            char log[AD_PATH_MAX + 16];
-            snprintf(log, sizeof log, "%s/stderr.txt", g_scratch);
-            remove_all_but(log);
+            if (g_scratch[0]) nftw(g_scratch, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+            g_scratch[0] = 0;
             sleep(2);
             last_word();
-            if (g_scratch[0]) nftw(g_scratch, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
         } else {
             struct timespec half = {0, 500000000L};
             nanosleep(&half, NULL); /* the others' moment to remove their scratch folders (the next job removes what is left) */

@@ -330,6 +330,8 @@ static void agree_signals(void)
     g_stop = g_user || g_due;
 }
 
+#define AD_SLABS_SHOWN 16 /* the slab edges a run's last line lists */
+
 /* Runs from the world's current step to r->total. */
 int run_loop(run *r)
 {
@@ -380,9 +382,17 @@ int run_loop(run *r)
     say(r, "  done: %llu steps in %.1f s (%.3g %s-steps/s, %zu %s at the end); results in %s/\n", step - step0, secs,
         secs > 0 ? (double)(step - step0) * (double)s.count / secs : 0.0, r->sc.dimensions == 3 ? "sphere" : "disc",
         s.count, r->sc.dimensions == 3 ? "spheres" : "discs", r->dir);
-    if (s.ranks > 1)
-        say(r, "  %d ranks: the slowest rank's busy time is %.3g x the mean (rank imbalance; 1 is even)\n", s.ranks,
-            s.rank_imbalance);
+    if (s.ranks > 1) {
+        double x[AD_SLABS_SHOWN + 1];
+        unsigned long long moves = 0;
+        int n = ad_world_slabs(r->w, x, AD_SLABS_SHOWN + 1, &moves);
+        char edges[AD_SLABS_SHOWN * 16 + 8] = "";
+        for (int k = 1; k < n && k < AD_SLABS_SHOWN; k++)
+            snprintf(edges + strlen(edges), sizeof edges - strlen(edges), "%s%.4g", k > 1 ? ", " : "", x[k]);
+        say(r, "  %d ranks: the slowest rank's busy time is %.3g x the mean (rank imbalance; 1 is even); slab edges "
+               "at x = %s%s m, moved %llu times by the load balance\n",
+            s.ranks, s.rank_imbalance, edges, n > AD_SLABS_SHOWN ? ", ..." : "", moves);
+    }
     return AD_EXIT_OK;
 }
 

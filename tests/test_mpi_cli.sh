@@ -67,7 +67,7 @@ pid=$(rank_pid "$work/int" 1)
 wait $job; rc=$?
 [ $rc = 130 ] || { bad "Ctrl-C to rank 1: mpirun exited $rc, not 130"; tail -5 "$work/int.log"; }
 at=$(sed -n 's/^aerodem: interrupted at step \([0-9]*\);.*/\1/p' "$work/int.log")
-grep -q "continue with: mpirun -np 3 aerodem resume" "$work/int.log" ||
+grep -q "mpirun -np 3 aerodem resume $work/int/checkpoint.ckpt" "$work/int.log" ||
   { bad "the interrupt does not say how to continue"; tail -12 "$work/int.log"; }
 [ -n "$at" ] && [ "$at" -lt 6000 ] || bad "interrupted at step '$at' (expected before 6000)"
 echo "Ctrl-C to rank 1 of 3: every rank stopped at step $at, exit $rc"
@@ -132,8 +132,8 @@ refused "a sweep on 2 ranks" "sweep runs its points in one process" \
 refused "--live on 2 ranks" "live watches one process" \
   "${mpi[@]}" -np 2 "$exe" run "$scene" --live 0 --steps 100 --out "$work/l"
 # a job's silent ranks remove the scratch folders of ranks that are gone (an aborted job's ranks can
-# outlive its mpirun for a moment: a second job a second later)
-for k in 1 2; do
+# outlive its mpirun for a moment: another job a second later)
+for k in 1 2 3 4; do
   info=$("${mpi[@]}" -np 2 "$exe" info 2>&1)
   echo "$info" | grep -q "mpi backend: yes .*this job: 2 processes" || bad "info on 2 ranks: $info"
   [ -z "$(ls -A "$TMPDIR")" ] && break

@@ -6,6 +6,8 @@
  * that every rank reads the same world.
  *   crossing: a periodic box of fast gas, 10^4 steps, discs crossing the slabs' edges every step;
  *   tunnel:   open inlet and outlet with the reservoir, a flat plate at 20 degrees, fields and a probe;
+ *   pile:     a closed box with its gas piled against one wall: the load balance moves the slabs' edges
+ *             (checked on 2 ranks and more), the results the same bits wherever they are;
  *   resume:   without CHECKPOINT, the tunnel run half way and saved there; with it, loaded (the same file
  *             on every rank, any number of ranks) and run to the end: its
  *             discs and statistics those of the uninterrupted run bit for bit; its field sums, reloaded
@@ -22,6 +24,7 @@
 #include "aerodem/aerodem.h"
 
 #define PI 3.14159265358979323846
+#define MPI_GROUPS 256 /* the most slabs a world reports here */
 
 static int rank;
 static ad_backend backend = AD_BACKEND_MPI; /* AERODEM_TEST_BACKEND=cpu: one process, for comparison */
@@ -148,6 +151,28 @@ static ad_world *tunnel(void)
     return w;
 }
 
+/* A closed box whose gas is piled against its left wall (dense there, dilute elsewhere, gravity along -x):
+ * even slabs leave the first rank most of the work, and the load balance moves the edges. */
+static ad_world *pile(void)
+{
+    ad_world_def def = ad_default_world_def();
+    def.backend = backend;
+    def.x_max = 160, def.y_max = 30;
+    def.gravity_x = -2.0;
+    def.restitution = 0.8;
+    def.capacity = 8000;
+    ad_world *w;
+    OK(ad_world_create(&def, &w));
+    ad_fill_def dense = {0, 0, 40, 30, 0.45, 0, 0, 0.5, 11, 0, 0, 0};
+    ad_fill_def dilute = {40, 0, 160, 30, 0.03, 0, 0, 0.5, 12, 0, 0, 0};
+    OK(ad_world_fill(w, &dense, NULL));
+    OK(ad_world_fill(w, &dilute, NULL));
+    ad_field_def f = {0};
+    f.nx = 80, f.ny = 15, f.x1 = 160, f.y1 = 30, f.interval = 10;
+    OK(ad_world_set_fields(w, &f));
+    return w;
+}
+
 /* Steps in chunks, checking the discs after each; the fingerprints at the end. */
 static void run(ad_world *w, uint64_t steps, uint64_t chunk, const char *name)
 {
@@ -189,6 +214,21 @@ int main(int argc, char **argv)
         ad_stats s;
         OK(ad_world_get_stats(w, &s));
         CHECK(s.entered + s.reservoir_added > 0 && s.left > 0, "the stream neither entered nor left");
+    } else if (!strcmp(which, "pile")) {
+        w = pile();
+        run(w, steps ? steps : 3000, 500, which);
+        double x[MPI_GROUPS + 1];
+        unsigned long long moves = 0;
+        int n = ad_world_slabs(w, x, MPI_GROUPS + 1, &moves);
+        CHECK(n == ad_parallel_ranks(), "%d slabs for %d ranks", n, ad_parallel_ranks());
+        if (rank == 0 && n > 1) {
+            printf("pile slabs:");
+            for (int k = 0; k <= n; k++) printf(" %g", x[k]);
+            printf(" (moved %llu times)\n", moves);
+        }
+        /* the gas piled on the left: the first edge moves left of the even split */
+        if (n > 1) CHECK(moves > 0 && x[1] < x[0] + (x[n] - x[0]) / n, "the slabs did not follow the pile: first edge "
+                         "at %g m after %llu moves", x[1], moves);
     } else if (!strcmp(which, "resume")) {
         const char *path = argc > 3 ? argv[3] : "test_mpi_world.ckpt";
         uint64_t total = steps ? steps : 3000, half = total / 2;
@@ -212,7 +252,7 @@ int main(int argc, char **argv)
             run(w, total - half, 250, "tunnel");
         }
     } else {
-        CHECK(0, "unknown case %s (crossing, tunnel, resume)", which);
+        CHECK(0, "unknown case %s (crossing, tunnel, pile, resume)", which);
     }
     ad_world_destroy(w);
     ad_parallel_finalize();

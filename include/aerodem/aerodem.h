@@ -509,6 +509,10 @@ const char *ad_backend_name(ad_backend b);
 /* Runs over several processes (`mpirun -np N aerodem run scene.ini`) use backend = mpi. Without MPI at
  * build time these report one rank and ad_parallel_available() is 0. */
 int ad_parallel_available(void);     /* 1 when this build has MPI */
+/* backend = mpi: the slabs' edges along x, ranks + 1 of them into x (at most max), and how many times the
+ * load balance moved them (*moves, may be NULL); returns the number of slabs. A world of another backend
+ * is one slab, its grid's x range. 0 where w or x is NULL or max < 2. Not collective. */
+int ad_world_slabs(const ad_world *w, double *x, int max, unsigned long long *moves);
 int ad_parallel_launched(void);      /* 1 when an MPI launcher started this process (its environment says) */
 ad_status ad_parallel_init(int *argc, char ***argv); /* MPI_Init unless done; refuses without MPI */
 void ad_parallel_finalize(void);     /* MPI_Finalize where ad_parallel_init started MPI */

@@ -387,6 +387,18 @@ ad_status ad_world_get_stats(const ad_world *w, ad_stats *out)
     return ad_ok();
 }
 
+int ad_world_slabs(const ad_world *w, double *x, int max, unsigned long long *moves)
+{
+    if (moves) *moves = 0;
+    if (!w || !x || max < 2) return 0;
+#if defined(AD_HAVE_MPI)
+    if (b_mpi(w->ops)) return mpi_slab_edges(w, x, max, moves);
+#endif
+    x[0] = w->params.origin_x;
+    x[1] = w->params.origin_x + (double)w->params.cell_x * w->params.nx;
+    return 1;
+}
+
 typedef struct id_slot {
     uint32_t id, slot;
 } id_slot;

@@ -257,6 +257,7 @@ ad_status ad_cuda_bvh_dump(const ad_world *w, ad_bvh_dump *out);
 extern const ad_backend_ops ad_cpu_backend;
 #if defined(AD_HAVE_MPI)
 extern const ad_backend_ops ad_mpi_backend; /* src/mpi/: the domain over MPI ranks */
+int mpi_slab_edges(const ad_world *w, double *x, int max, unsigned long long *moves); /* src/mpi/mpi_balance.c */
 #endif
 /* 3D worlds on the plain pipeline (src/reference/reference3.c): the CPU backend's, over threads, and the
  * reference's, on one thread. */

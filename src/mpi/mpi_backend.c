@@ -67,20 +67,12 @@ static ad_status cut_slabs(ad_world *w, mpi_world *m)
     m->sum_displs = calloc((size_t)m->ranks, sizeof *m->sum_displs);
     if (!m->rank_group || !m->col_rank || !m->sums || !m->sum_counts || !m->sum_displs)
         return ad_fail(AD_ERR_NO_MEMORY, "", "out of host memory for the slabs");
-    for (int r = 0; r <= m->ranks; r++) m->rank_group[r] = (int)((long long)r * m->ngroups / m->ranks);
-    for (int r = 0; r < m->ranks; r++) {
-        int a = m->group_col[m->rank_group[r]], e = m->group_col[m->rank_group[r + 1]];
-        if (e - a < m->reach)
-            return ad_fail(AD_ERR_INVALID, "ranks", "backend = mpi: rank %d's slab has %d columns, fewer than the ghost "
-                           "layer's %d; use fewer ranks", r, e - a, m->reach);
-        for (int c = a; c < e; c++) m->col_rank[c] = r;
-        m->sum_counts[r] = (m->rank_group[r + 1] - m->rank_group[r]) * (int)sizeof(ad_step_sums);
-        m->sum_displs[r] = m->rank_group[r] * (int)sizeof(ad_step_sums);
-    }
-    m->g_lo = m->rank_group[m->rank];
-    m->g_hi = m->rank_group[m->rank + 1];
-    m->c_lo = m->group_col[m->g_lo];
-    m->c_hi = m->group_col[m->g_hi];
+    int *even = malloc(((size_t)m->ranks + 1) * sizeof *even);
+    if (!even) return ad_fail(AD_ERR_NO_MEMORY, "", "out of host memory for the slabs");
+    for (int r = 0; r <= m->ranks; r++) even[r] = (int)((long long)r * m->ngroups / m->ranks);
+    ad_status st = mpi_assign(w, m, even); /* an even split; mpi_balance.c moves the edges as the work goes */
+    free(even);
+    AD_TRY(st);
     m->left = m->rank > 0 ? m->rank - 1 : P->periodic_x && m->ranks > 1 ? m->ranks - 1 : -1;
     m->right = m->rank < m->ranks - 1 ? m->rank + 1 : P->periodic_x && m->ranks > 1 ? 0 : -1;
     return ad_ok();
@@ -167,9 +159,11 @@ static ad_status mpi_set_segments(ad_world *w)
 
 /* ---------------------------------------------------------------- the step -- */
 
-/* Step 4 over group k: its rows' own slots in cell order, the plain pipeline's pass for each. */
+/* Step 4 over group k: its rows' own slots in cell order, the plain pipeline's pass for each; its time
+ * counted for the slabs' edges. */
 static void pass_group(ad_world *w, mpi_world *m, int k, float dt)
 {
+    double t0 = ad_plain_now();
     const ad_params *P = &w->params;
     ad_plain *r = &m->g;
     ad_step_sums *sums = memset(&m->sums[k], 0, sizeof m->sums[k]);
@@ -193,6 +187,7 @@ static void pass_group(ad_world *w, mpi_world *m, int k, float dt)
         }
     }
     ad_motion8_fold(&m8, sums);
+    m->group_busy[k] += ad_plain_now() - t0;
 }
 
 /* Step 4 over the rank's groups; the ghosts' slots become removed discs. */
@@ -290,6 +285,7 @@ static ad_status one_step(ad_world *w, mpi_world *m, float dt, int *stop)
     m->busy_mean += mean;
     w->stats.rank_imbalance = m->busy_mean > 0.0 ? m->busy_max / m->busy_mean : 1.0;
     *stop = (int)halt;
+    if (m->ranks > 1 && w->stats.step % MPI_BALANCE_STEPS == 0) AD_TRY(mpi_balance(w, m));
     return ad_ok();
 }
 

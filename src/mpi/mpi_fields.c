@@ -40,6 +40,14 @@ static void group_cover(const ad_params *P, const ad_field_grid *fg, const mpi_w
     *fb = ib;
 }
 
+size_t mpi_field_group_doubles(const ad_world *w, const mpi_world *m, int k, int *fa, int *fb)
+{
+    mpi_field_group q;
+    group_cover(&w->params, &w->fields.grid, m, k, &q.fa, &q.fb);
+    *fa = q.fa, *fb = q.fb;
+    return group_doubles(&w->fields.grid, &q);
+}
+
 /* The own groups' sums laid out for the world's field grid (all zero). */
 static ad_status layout(ad_world *w, mpi_world *m)
 {

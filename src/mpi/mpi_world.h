@@ -25,7 +25,9 @@
  *   6. the groups' sums gathered on every rank and folded in group order (ad_stats_fold): the statistics,
  *      the forces and the next step are the same on every rank and for any number of ranks;
  *   7. migration: a disc now in another rank's column goes to that rank (a neighbour: a disc moves less
- *      than a cell a step); the fields are sampled after it, own discs re-sorted, group by group.
+ *      than a cell a step); the fields are sampled after it, own discs re-sorted, group by group;
+ *   8. every MPI_BALANCE_STEPS steps, the load balance (mpi_balance.c): the slabs' edges moved from the
+ *      groups' measured pass times, the groups that change hands sent to their new ranks.
  * Bit-identical for any number of ranks: every sum is taken in an order fixed by the groups, the cells
  * and the ids, and combined in group order; a maximum, a count or a bitwise test is exact in any order. */
 #ifndef AD_MPI_WORLD_H
@@ -36,6 +38,7 @@
 #include "../reference/plain.h"
 
 #define MPI_GROUPS_MAX 256 /* column groups: the most ranks, and the grain of a slab's edge */
+#define MPI_BALANCE_STEPS 100 /* the slabs' edges are reconsidered every this many steps (mpi_balance.c) */
 
 /* A disc as the ranks send it (ghosts, migrants, read-back): its whole per-disc state. */
 typedef struct mpi_disc {
@@ -81,6 +84,8 @@ typedef struct mpi_world {
     ad_field_def fg_def; /* the field grid the groups' sums were laid out for */
     int fg_ready;
     double busy_max, busy_mean; /* the ranks' step times: sums over steps of the slowest and the mean */
+    double group_busy[MPI_GROUPS_MAX]; /* own groups: seconds of their passes since the edges were last set */
+    unsigned long long moves;  /* times the edges moved */
 } mpi_world;
 
 /* A column's index of x (clamped to the grid, as the bin does). */
@@ -101,7 +106,13 @@ ad_status mpi_check(const mpi_world *m, ad_status mine);
 ad_status mpi_reservoir_plan(ad_world *w, mpi_world *m, float dt);
 ad_status mpi_enter(ad_world *w, mpi_world *m, float dt, float *vmax2);
 
+/* mpi_balance.c: the slabs' edges set (rank_group: ranks + 1 group indices) and moved */
+ad_status mpi_assign(const ad_world *w, mpi_world *m, const int *rank_group);
+ad_status mpi_balance(ad_world *w, mpi_world *m);
+int mpi_slab_edges(const ad_world *w, double *x, int max, unsigned long long *moves);
+
 /* mpi_fields.c */
+size_t mpi_field_group_doubles(const ad_world *w, const mpi_world *m, int k, int *fa, int *fb);
 ad_status mpi_fields_sample(ad_world *w, mpi_world *m);
 ad_status mpi_fields_to_host(ad_world *w);
 ad_status mpi_fields_to_device(ad_world *w);
