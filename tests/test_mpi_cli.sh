@@ -5,7 +5,9 @@
 #    maps), one progress and summary on the terminal, no scratch folder left behind;
 #  - Ctrl-C (SIGINT) to rank 1 of 3 stops every rank at one step, writes the checkpoint and exits 130;
 #    the checkpoint resumed on 2 ranks ends where a run of one process ends (the forces bit for bit);
-#  - a folder rank 0 cannot make, and a rank killed mid-run, end the job with a message, not a hang;
+#  - a folder rank 0 cannot make, an error of rank 1 alone, and a rank killed mid-run end the job with a
+#    message, not a hang;
+#  - a body with a diffuse surface: its forces and per-panel sums (surface.csv) the same on 2 ranks;
 #  - what does not run over ranks is refused once, by name: a 3D scene, backend = cpu, sweep, --live.
 # Usage: test_mpi_cli.sh AERODEM SOURCE_DIR
 set -uo pipefail
@@ -47,6 +49,20 @@ for np in 2 3 4; do
   echo "$np ranks: $same files the same as one process's; $(grep '^cd \|^cl ' "$work/np$np/summary.txt" | tr '\n' ' ')"
   no_scratch "$np ranks"
 done
+
+# --- a diffuse body over the ranks: its panels' sums (integers, summed over the ranks) and surface.csv
+dscene="$src/scenes/diffuse_airfoil.ini"
+dshort=(--steps 1000 --set run.settle_steps=400 --set output.force_interval=200 --set output.video=no)
+timeout 300 "$exe" run "$dscene" --backend mpi "${dshort[@]}" --out "$work/d1" > "$work/d1.log" 2>&1 ||
+  { bad "the diffuse airfoil on one process"; tail -5 "$work/d1.log"; }
+timeout 300 "${mpi[@]}" -np 2 "$exe" run "$dscene" "${dshort[@]}" --out "$work/d2" > "$work/d2.log" 2>&1 ||
+  { bad "the diffuse airfoil on 2 ranks"; tail -5 "$work/d2.log"; }
+for f in forces.csv surface.csv summary.txt; do
+  [ -s "$work/d1/$f" ] || bad "the diffuse airfoil wrote no $f"
+  cmp -s "$work/d1/$f" "$work/d2/$f" || bad "the diffuse airfoil on 2 ranks: $f differs from one process's"
+done
+echo "the diffuse airfoil on 2 ranks: forces.csv, surface.csv ($(($(wc -l < "$work/d2/surface.csv") - 1)) panels) and summary.txt the same as one process's"
+no_scratch "the diffuse airfoil"
 
 # --- Ctrl-C to rank 1 of 3, resumed on 2 ranks, against one process
 rank_pid() { # OUT RANK: the pid of that rank of the run writing to OUT
@@ -100,6 +116,19 @@ out=$(timeout 120 "${mpi[@]}" -np 2 "$exe" run "$scene" "${short[@]}" --out "$wo
 [ $rc -ne 0 ] && [ $rc -ne 124 ] || bad "a folder rank 0 cannot make: exit $rc"
 echo "$out" | grep -q "cannot create the output folder $work/afile/x" || bad "a folder rank 0 cannot make: no message"
 echo "a folder rank 0 cannot make: exit $rc, $(echo "$out" | grep -c "aerodem: error") error line"
+# a silent rank's own error (rank 1's scratch folder under a TMPDIR so long that its run folder's path
+# does not fit): rank 1 tells it, prefixed, and ends the job; rank 0, waiting in a step, goes with it
+deep="$work/r1"
+while [ $((${#deep} + 251)) -lt 995 ]; do deep="$deep/$(printf 'd%.0s' $(seq 250))"; done
+deep="$deep/$(printf 'e%.0s' $(seq $((995 - ${#deep} - 1))))"
+mkdir -p "$deep"
+printf '%s\n' "if [ \"\$OMPI_COMM_WORLD_RANK\" = 1 ]; then export TMPDIR='$deep'; fi" 'exec "$@"' > "$work/rank1_tmp.sh"
+out=$(timeout 120 "${mpi[@]}" -np 2 bash "$work/rank1_tmp.sh" "$exe" run "$scene" "${short[@]}" --out "$work/own" 2>&1); rc=$?
+[ $rc -ne 0 ] && [ $rc -ne 124 ] || bad "rank 1's own error: exit $rc"
+echo "$out" | grep -q "^aerodem: rank 1 of 2 failed:" && echo "$out" | grep -q "^  rank 1: aerodem: error: rank 1: its scratch" ||
+  { bad "rank 1's own error is not told"; echo "$out" | head -8; }
+[ -z "$(ls -A "$deep")" ] || bad "rank 1 left its scratch folder: $(ls "$deep")"
+echo "rank 1's own error: told by rank 1, exit $rc"
 timeout 300 "${mpi[@]}" -np 3 "$exe" run "$scene" "${long[@]}" --out "$work/kill" > "$work/kill.log" 2>&1 &
 job=$!
 for _ in $(seq 600); do

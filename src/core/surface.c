@@ -136,9 +136,6 @@ ad_status ad_world_read_panels(const ad_world *w, size_t first, size_t n, ad_pan
         return ad_fail(AD_ERR_INVALID, "first",
                        "panels %zu to %zu asked for: the body has %zu panels (segments in 2D, triangles in 3D)", first,
                        first + n - 1, w->panels.count);
-    if (w->stats.backend == AD_BACKEND_MPI)
-        return ad_fail(AD_ERR_BACKEND, "backend", "ad_world_read_panels: backend = mpi does not sample the body's panels "
-                       "yet; run on one process (backend = cpu) for per-panel sums");
     start_sampling((ad_world *)w);
     if (w->ops->panels_to_host) AD_TRY(w->ops->panels_to_host((ad_world *)w));
     memcpy(out, w->panels.sums + first, n * sizeof *out);
@@ -148,9 +145,6 @@ ad_status ad_world_read_panels(const ad_world *w, size_t first, size_t n, ad_pan
 ad_status ad_world_reset_panels(ad_world *w)
 {
     if (!w) return ad_fail(AD_ERR_INVALID, "w", "world is NULL");
-    if (w->stats.backend == AD_BACKEND_MPI)
-        return ad_fail(AD_ERR_BACKEND, "backend", "ad_world_reset_panels: backend = mpi does not sample the body's panels "
-                       "yet; run on one process (backend = cpu) for per-panel sums");
     start_sampling(w);
     if (w->panels.count) memset(w->panels.sums, 0, w->panels.count * sizeof *w->panels.sums);
     w->stats.panel_time = 0.0;

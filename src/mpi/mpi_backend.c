@@ -40,7 +40,6 @@ static const char *unsupported(const ad_world_def *d, const char **why)
     if (d->broad_phase == AD_BROAD_PHASE_BVH) return *why = "the BVH broad phase is not decomposed: use grid", "broad_phase";
     if (d->integrator == AD_INTEGRATOR_VERLET || d->integrator == AD_INTEGRATOR_RK4)
         return *why = "velocity Verlet and RK4 need ghosts at every force evaluation: use symplectic or euler", "integrator";
-    if (ad_surfaces_nonspecular(d)) return *why = "diffuse and maxwell surfaces are not decomposed yet", ad_surfaces_nonspecular(d);
     return NULL;
 }
 
@@ -179,6 +178,7 @@ static void pass_group(ad_world *w, mpi_world *m, int k, float dt)
             ad_accum acc = ad_plain_gather(w, r, r->state, s, me, me);
             ad_plain_observe(r, s, &acc, sums);
             ad_accel g = ad_plain_accel(P, &acc);
+            if (P->surfaces) ad_plain_surface(w, r, s, me, g, dt, &me, sums); /* a re-emission changes me.v */
             nw = euler ? ad_step_euler(me, g.ax, g.ay, dt) : ad_step_symplectic(me, g.ax, g.ay, dt);
             r->acc[s] = g;
             int fate;
@@ -248,6 +248,11 @@ static ad_status one_step(ad_world *w, mpi_world *m, float dt, int *stop)
     float v2_new = 0.0f;
     AD_TRY(ad_world_open(w) ? mpi_enter(w, m, dt, &v2_new) : ad_ok());
     MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_BYTE, m->sums, m->sum_counts, m->sum_displs, MPI_BYTE, m->comm);
+    /* the panels' step sums: integers (fixed point, panel.h), so their sum over the ranks is exact in any
+     * order; every rank folds the same totals */
+    if (w->params.surfaces && w->panels.count)
+        MPI_Allreduce(MPI_IN_PLACE, w->panels.fix, (int)(w->panels.count * AD_PANEL_WORDS), MPI_INT64_T, MPI_SUM,
+                      m->comm);
     ad_stats_fold(w, m->sums, (size_t)m->ngroups, dt, v2_new);
     w->stats.phase_seconds[AD_PHASE_INTERACT] += ad_plain_now() - t1;
     uint64_t bad = 0;

@@ -23,7 +23,8 @@
  *      objects), room among the spots alike everywhere, a spot placed by the rank that owns its column,
  *      ids given in the list's order on every rank;
  *   6. the groups' sums gathered on every rank and folded in group order (ad_stats_fold): the statistics,
- *      the forces and the next step are the same on every rank and for any number of ranks;
+ *      the forces and the next step are the same on every rank and for any number of ranks; where the
+ *      panels are sampled, their step sums (integers, panel.h) summed over the ranks (exact in any order);
  *   7. migration: a disc now in another rank's column goes to that rank (a neighbour: a disc moves less
  *      than a cell a step); the fields are sampled after it, own discs re-sorted, group by group;
  *   8. every MPI_BALANCE_STEPS steps, the load balance (mpi_balance.c): the slabs' edges moved from the
