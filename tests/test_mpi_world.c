@@ -6,6 +6,7 @@
  * that every rank reads the same world.
  *   crossing: a periodic box of fast gas, 10^4 steps, discs crossing the slabs' edges every step;
  *   tunnel:   open inlet and outlet with the reservoir, a flat plate at 20 degrees, fields and a probe;
+ *   verlet:   the tunnel with velocity Verlet (its prime and its drift before the ghosts);
  *   pile:     a closed box with its gas piled against one wall: the load balance moves the slabs' edges
  *             (checked on 2 ranks and more), the results the same bits wherever they are;
  *   resume:   without CHECKPOINT, the tunnel run half way and saved there; with it, loaded (the same file
@@ -28,6 +29,7 @@
 
 static int rank;
 static ad_backend backend = AD_BACKEND_MPI; /* AERODEM_TEST_BACKEND=cpu: one process, for comparison */
+static ad_integrator integrator;           /* the default's (symplectic Euler); case verlet: velocity Verlet */
 
 #define CHECK(cond, ...)                                                                                               \
     do {                                                                                                               \
@@ -128,6 +130,7 @@ static ad_world *tunnel(void)
     ad_world_def def = ad_default_world_def();
     def.backend = backend;
     def.x_max = 120, def.y_max = 60;
+    if (integrator) def.integrator = integrator;
     def.boundary_x = AD_BOUNDARY_OPEN;
     def.boundary_y = AD_BOUNDARY_SOLID;
     def.stream_vx = 3.0;
@@ -214,6 +217,10 @@ int main(int argc, char **argv)
         ad_stats s;
         OK(ad_world_get_stats(w, &s));
         CHECK(s.entered + s.reservoir_added > 0 && s.left > 0, "the stream neither entered nor left");
+    } else if (!strcmp(which, "verlet")) {
+        integrator = AD_INTEGRATOR_VERLET; /* the tunnel with velocity Verlet: its prime and drift over the ranks */
+        w = tunnel();
+        run(w, steps ? steps : 2000, 250, which);
     } else if (!strcmp(which, "pile")) {
         w = pile();
         run(w, steps ? steps : 3000, 500, which);
@@ -252,7 +259,7 @@ int main(int argc, char **argv)
             run(w, total - half, 250, "tunnel");
         }
     } else {
-        CHECK(0, "unknown case %s (crossing, tunnel, pile, resume)", which);
+        CHECK(0, "unknown case %s (crossing, tunnel, verlet, pile, resume)", which);
     }
     ad_world_destroy(w);
     ad_parallel_finalize();

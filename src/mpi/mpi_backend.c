@@ -38,8 +38,9 @@ static const char *unsupported(const ad_world_def *d, const char **why)
     *why = NULL;
     if (d->dimensions == 3) return *why = "3D worlds (spheres) are not decomposed yet", "dimensions";
     if (d->broad_phase == AD_BROAD_PHASE_BVH) return *why = "the BVH broad phase is not decomposed: use grid", "broad_phase";
-    if (d->integrator == AD_INTEGRATOR_VERLET || d->integrator == AD_INTEGRATOR_RK4)
-        return *why = "velocity Verlet and RK4 need ghosts at every force evaluation: use symplectic or euler", "integrator";
+    if (d->integrator == AD_INTEGRATOR_RK4)
+        return *why = "RK4 needs ghosts at each of its four force evaluations: use symplectic, euler or verlet",
+               "integrator";
     return NULL;
 }
 
@@ -169,7 +170,7 @@ static void pass_group(ad_world *w, mpi_world *m, int k, float dt)
     ad_motion8 m8;
     memset(&m8, 0, sizeof m8);
     size_t lane = 0;
-    int euler = w->def.integrator == AD_INTEGRATOR_EULER;
+    ad_integrator integ = w->def.integrator;
     for (int cy = 0; cy < P->ny; cy++) {
         uint32_t row = (uint32_t)cy * (uint32_t)P->nx;
         uint32_t a = r->start[row + (uint32_t)m->group_col[k]], e = r->start[row + (uint32_t)m->group_col[k + 1]];
@@ -177,9 +178,11 @@ static void pass_group(ad_world *w, mpi_world *m, int k, float dt)
             ad_state me = r->state[s], nw;
             ad_accum acc = ad_plain_gather(w, r, r->state, s, me, me);
             ad_plain_observe(r, s, &acc, sums);
-            ad_accel g = ad_plain_accel(P, &acc);
+            ad_accel g = ad_plain_accel(P, &acc), old = r->acc[s];
             if (P->surfaces) ad_plain_surface(w, r, s, me, g, dt, &me, sums); /* a re-emission changes me.v */
-            nw = euler ? ad_step_euler(me, g.ax, g.ay, dt) : ad_step_symplectic(me, g.ax, g.ay, dt);
+            if (integ == AD_INTEGRATOR_VERLET) nw = ad_verlet_kick(me, old.ax, old.ay, g.ax, g.ay, dt);
+            else if (integ == AD_INTEGRATOR_EULER) nw = ad_step_euler(me, g.ax, g.ay, dt);
+            else nw = ad_step_symplectic(me, g.ax, g.ay, dt);
             r->acc[s] = g;
             int fate;
             nw = ad_apply_boundaries(P, nw, r->id, s, w->stats.step, dt, r->doomed[s], &fate);
@@ -201,6 +204,31 @@ static void pass(ad_world *w, mpi_world *m, float dt)
         if (!own(m, P, r->state[s])) r->spare[s] = ad_dead_state();
     ad_state *t = r->state;
     r->state = r->spare, r->spare = t;
+}
+
+/* Velocity Verlet before the step's forces (the plain pipeline's ad_plain_before_pass, over the ranks):
+ * once, its prime (the forces of the current state, the ghosts' included), then its drift with the last
+ * acceleration; a disc the drift took into a neighbour's column goes there before the ghosts are sent. */
+static ad_status verlet_start(ad_world *w, mpi_world *m, float dt)
+{
+    ad_plain *g = &m->g;
+    const ad_params *P = &w->params;
+    if (!g->primed) {
+        AD_TRY(mpi_ghosts(w, m));
+        mpi_sort(w, m);
+        for (size_t s = 0; s < g->n; s++) {
+            if (!own(m, P, g->state[s])) continue;
+            ad_accum a = ad_plain_gather(w, g, g->state, s, g->state[s], g->state[s]);
+            g->acc[s] = ad_plain_accel(P, &a);
+            g->pressure[s] = a.pressure;
+            g->virial[s] = a.virial;
+        }
+        for (size_t s = 0; s < g->n; s++)
+            if (!own(m, P, g->state[s])) g->state[s] = ad_dead_state(); /* the ghosts */
+        g->primed = 1;
+    }
+    ad_plain_verlet_drift(w, g, dt);
+    return mpi_migrate(w, m);
 }
 
 /* What each rank adds to the step's record besides its groups' sums. */
@@ -235,6 +263,7 @@ static ad_status one_step(ad_world *w, mpi_world *m, float dt, int *stop)
     for (size_t s = 0; s < m->g.n; s++) note.outside += ad_outside_domain(&w->params, m->g.state[s].x, m->g.state[s].y);
     /* a rank's busy time: its sort and its pass, the work that its discs set (the exchanges and the
      * collectives of the plan, the entries and the sums wait for the slowest rank: they are left out) */
+    if (w->def.integrator == AD_INTEGRATOR_VERLET) AD_TRY(verlet_start(w, m, dt));
     AD_TRY(mpi_ghosts(w, m));
     double c0 = ad_plain_now();
     mpi_sort(w, m);

@@ -8,7 +8,8 @@
  * its slab and its ghost layer stay empty), and a copy of the open sides' state (the entries owed and
  * waiting, the id counter, the reservoir's controllers), which every rank updates alike.
  *
- * One step (mpi_backend.c), 2D, grid broad phase, symplectic Euler or Euler:
+ * One step (mpi_backend.c), 2D, grid broad phase, symplectic Euler, Euler or velocity Verlet (whose prime,
+ * once, and drift come first, and a disc the drift took into a neighbour's column migrates before 1):
  *   1. ghosts: each rank sends the discs of its reach_x outermost columns to the neighbour on that side
  *      (the periodic axis's ring included) and appends those it receives;
  *   2. sort: bin, scan and scatter (plain_dim.h's), then every cell's discs by id: a cell order that
