@@ -1,8 +1,8 @@
 /* backend = mpi: the slabs' edges (mpi_world.h). A rank's run of column groups is set at the start as
  * an even split, then moved every MPI_BALANCE_STEPS steps from the measured time of each group's pass:
  * the groups' times are gathered on every rank (the same numbers everywhere, so every rank makes the same
- * choice), the edges that would split the total time evenly found, and each edge moved half way there,
- * never past its neighbours' old edges (a group so changes hands between neighbours only, and the discs
+ * choice), the edges that would split the total time evenly found, and each edge moved half way there
+ * (all the way where half gains too little), never past its neighbours' old edges (a group so changes hands between neighbours only, and the discs
  * and field sums it carries go by the neighbour exchange) and never leaving a slab narrower than the
  * ghost layer. The results do not depend on where the edges are (every sum is a group's, in group
  * order): moving them changes the time a step takes, never a bit of what it computes. */
@@ -65,29 +65,39 @@ static double slowest(const double *t, int ranks, const int *edge)
     return most;
 }
 
-/* The edges moved toward the even ones: half way, within the old neighbours' edges, slabs at least the
- * ghost layer wide; 0 where they stay. */
-static int next_edges(const mpi_world *m, const double *t, int *edge)
+/* The edges moved toward the even ones by the share `full` of the way (1: all of it, 0: half way),
+ * within the old neighbours' edges, slabs at least the ghost layer wide; 0 where they stay or break
+ * those bounds. */
+static int moved_edges(const mpi_world *m, const int *even, int full, int *edge)
 {
-    int even[MPI_GROUPS_MAX + 1];
-    even_edges(t, m->ngroups, m->ranks, even);
     const int *old = m->rank_group;
     edge[0] = 0, edge[m->ranks] = m->ngroups;
     for (int r = 1; r < m->ranks; r++) {
         int d = even[r] - old[r];
-        int e = old[r] + (d > 1 || d < -1 ? d / 2 : d);
+        int e = old[r] + (full || d == 1 || d == -1 ? d : d / 2);
         if (e < old[r - 1] + 1) e = old[r - 1] + 1;
         if (e > old[r + 1] - 1) e = old[r + 1] - 1;
         edge[r] = e;
     }
     int moved = 0;
-    for (int r = 1; r < m->ranks; r++) {
+    for (int r = 1; r <= m->ranks; r++) {
         if (edge[r] <= edge[r - 1] || m->group_col[edge[r]] - m->group_col[edge[r - 1]] < m->reach) return 0;
-        moved |= edge[r] != old[r];
+        moved |= r < m->ranks && edge[r] != old[r];
     }
-    if (m->group_col[m->ngroups] - m->group_col[edge[m->ranks - 1]] < m->reach) return 0;
-    /* worth a move: the slowest slab at least 5 % faster under the new edges */
-    return moved && slowest(t, m->ranks, edge) < 0.95 * slowest(t, m->ranks, old);
+    return moved;
+}
+
+/* The next edges: half way toward the even ones (no swing back and forth on noise), or all the way where
+ * half way gains too little (a pile far from the edge: half a step through dilute gas moves no work); a
+ * move is made where the slowest slab gets at least 5 % faster. 0: the edges stay. */
+static int next_edges(const mpi_world *m, const double *t, int *edge)
+{
+    int even[MPI_GROUPS_MAX + 1];
+    even_edges(t, m->ngroups, m->ranks, even);
+    double now = slowest(t, m->ranks, m->rank_group);
+    for (int full = 0; full < 2; full++)
+        if (moved_edges(m, even, full, edge) && slowest(t, m->ranks, edge) < 0.95 * now) return 1;
+    return 0;
 }
 
 /* The field sums of the groups that change hands go to their new ranks (neighbours). */
