@@ -10,7 +10,9 @@
 #include <mpi.h>
 #endif
 
+#if defined(AD_HAVE_MPI)
 static int started_here; /* ad_parallel_init called MPI_Init: ad_parallel_finalize ends it */
+#endif
 
 int ad_parallel_available(void)
 {
