@@ -2,8 +2,9 @@
 # Builds aerodem and runs its test suite (ctest) three times: an optimised build (with the CUDA
 # backend compiled when nvcc is present; GPU tests skip themselves without a GPU), a CPU build
 # under AddressSanitizer and UndefinedBehaviorSanitizer (without the long physics runs, label
-# slow), and the fuzzers (clang's libFuzzer with ASan and UBSan, AERODEM_FUZZ_SECONDS each, 45 by
-# default; label fuzz). The extended validations (label long, minutes each) run with AERODEM_LONG=1.
+# slow), a build without MPI (AERODEM_MPI=OFF: the program alone and a short run; 1 minute), and the
+# fuzzers (clang's libFuzzer with ASan and UBSan, AERODEM_FUZZ_SECONDS each, 45 by default; label fuzz).
+# The extended validations (label long, minutes each) run with AERODEM_LONG=1.
 set -euo pipefail
 cd "$(dirname "$0")"
 ./deps.sh --test
@@ -24,6 +25,12 @@ cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAERODEM_SANITIZE=ON
 cmake --build build-asan -j"$jobs"
 # the long physics runs (label slow: minutes of stepping, no new code paths) run in the optimised build only
 (cd build-asan && ctest --output-on-failure -j"$jobs" -LE "slow|long" "$@")
+echo "== a build without MPI (AERODEM_MPI=OFF): the program builds and runs as one process"
+cmake -S . -B build-nompi -DCMAKE_BUILD_TYPE=Release -DAERODEM_MPI=OFF -DAERODEM_CUDA=OFF -DAERODEM_WERROR=ON >/dev/null
+cmake --build build-nompi -j"$jobs" --target aerodem_cli
+build-nompi/aerodem info | grep -q "^mpi backend: not built" || { echo "build-nompi: info does not say mpi is not built"; exit 1; }
+build-nompi/aerodem run scenes/default.ini --steps 50 --quiet --out build-nompi/run
+[ -s build-nompi/run/forces.csv ] || { echo "build-nompi: the run wrote no forces.csv"; exit 1; }
 echo "== fuzzers (libFuzzer, ASan + UBSan), ${AERODEM_FUZZ_SECONDS:-45} s each"
 CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAERODEM_FUZZ=ON -DAERODEM_CUDA=OFF \
       -DAERODEM_FUZZ_SECONDS="${AERODEM_FUZZ_SECONDS:-45}" >/dev/null
