@@ -122,7 +122,6 @@ int ranks_start(int *argc, char ***argv)
 
 int ranks_count(void) { return g_ranks; }
 int ranks_lead(void) { return g_rank == 0; }
-int ranks_any(int bits) { return g_ranks > 1 ? ad_parallel_or(bits) : bits; }
 
 ad_status ranks_folder(const char *dir, char *buf, size_t n)
 {

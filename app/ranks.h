@@ -30,7 +30,4 @@ ad_status ranks_folder(const char *dir, char *buf, size_t n);
  * there; backend = mpi in one process starts MPI for it. `what` names the option or key in a message. */
 ad_status ranks_backend(ad_backend *b, const char *what);
 
-/* The bitwise OR of every rank's bits (collective; bits itself in one process). */
-int ranks_any(int bits);
-
 #endif

@@ -324,7 +324,7 @@ static void handle_signals(void)
 static void agree_signals(void)
 {
     if (ranks_count() < 2) return;
-    int bits = ranks_any((g_user ? 1 : 0) | (g_due ? 2 : 0));
+    int bits = ad_parallel_or((g_user ? 1 : 0) | (g_due ? 2 : 0));
     g_user = bits & 1;
     g_due = (bits & 2) != 0;
     g_stop = g_user || g_due;

@@ -70,7 +70,7 @@ static ad_status cut_slabs(ad_world *w, mpi_world *m)
     int *even = malloc(((size_t)m->ranks + 1) * sizeof *even);
     if (!even) return ad_fail(AD_ERR_NO_MEMORY, "", "out of host memory for the slabs");
     for (int r = 0; r <= m->ranks; r++) even[r] = (int)((long long)r * m->ngroups / m->ranks);
-    ad_status st = mpi_assign(w, m, even); /* an even split; mpi_balance.c moves the edges as the work goes */
+    ad_status st = mpi_assign(m, even); /* an even split; mpi_balance.c moves the edges as the work goes */
     free(even);
     AD_TRY(st);
     m->left = m->rank > 0 ? m->rank - 1 : P->periodic_x && m->ranks > 1 ? m->ranks - 1 : -1;
@@ -216,16 +216,9 @@ static ad_status verlet_start(ad_world *w, mpi_world *m, float dt)
     if (!g->primed) {
         AD_TRY(mpi_ghosts(w, m));
         mpi_sort(w, m);
-        for (size_t s = 0; s < g->n; s++) {
-            if (!own(m, P, g->state[s])) continue;
-            ad_accum a = ad_plain_gather(w, g, g->state, s, g->state[s], g->state[s]);
-            g->acc[s] = ad_plain_accel(P, &a);
-            g->pressure[s] = a.pressure;
-            g->virial[s] = a.virial;
-        }
+        ad_plain_verlet_prime(w, g); /* the plain prime over own discs and ghosts; the ghosts' then dropped */
         for (size_t s = 0; s < g->n; s++)
-            if (!own(m, P, g->state[s])) g->state[s] = ad_dead_state(); /* the ghosts */
-        g->primed = 1;
+            if (!own(m, P, g->state[s])) g->state[s] = ad_dead_state();
     }
     ad_plain_verlet_drift(w, g, dt);
     return mpi_migrate(w, m);
@@ -260,7 +253,6 @@ static ad_status one_step(ad_world *w, mpi_world *m, float dt, int *stop)
     rank_note note;
     memset(&note, 0, sizeof note);
     note.stop = w->interrupt && *w->interrupt;
-    for (size_t s = 0; s < m->g.n; s++) note.outside += ad_outside_domain(&w->params, m->g.state[s].x, m->g.state[s].y);
     /* a rank's busy time: its sort and its pass, the work that its discs set (the exchanges and the
      * collectives of the plan, the entries and the sums wait for the slowest rank: they are left out) */
     if (w->def.integrator == AD_INTEGRATOR_VERLET) AD_TRY(verlet_start(w, m, dt));
@@ -292,9 +284,7 @@ static ad_status one_step(ad_world *w, mpi_world *m, float dt, int *stop)
                        (unsigned long long)w->stats.step, (unsigned long long)bad, (double)dt);
     AD_TRY(mpi_migrate(w, m));
     if (w->fields.enabled && w->stats.step % w->fields.def.interval == 0) AD_TRY(mpi_fields_sample(w, m));
-    own_diagnostics(w, m, &note);
-    note.outside = 0;
-    for (size_t s = 0; s < m->g.n; s++) note.outside += ad_outside_domain(&w->params, m->g.state[s].x, m->g.state[s].y);
+    own_diagnostics(w, m, &note); /* outside, occupancy and overflow of the rank's discs after the step */
     note.n = m->g.n;
     note.busy = busy;
     rank_note *all = malloc((size_t)m->ranks * sizeof *all);

@@ -13,9 +13,8 @@
 
 #define TAG_FIELDS 1000 /* + the group: its field sums, handed to its new rank */
 
-ad_status mpi_assign(const ad_world *w, mpi_world *m, const int *rank_group)
+ad_status mpi_assign(mpi_world *m, const int *rank_group)
 {
-    const ad_params *P = &w->params;
     for (int r = 0; r < m->ranks; r++) {
         int a = m->group_col[rank_group[r]], e = m->group_col[rank_group[r + 1]];
         if (e - a < m->reach)
@@ -32,7 +31,6 @@ ad_status mpi_assign(const ad_world *w, mpi_world *m, const int *rank_group)
     m->g_hi = m->rank_group[m->rank + 1];
     m->c_lo = m->group_col[m->g_lo];
     m->c_hi = m->group_col[m->g_hi];
-    (void)P;
     return ad_ok();
 }
 
@@ -150,7 +148,7 @@ ad_status mpi_balance(ad_world *w, mpi_world *m)
     int edge[MPI_GROUPS_MAX + 1], old[MPI_GROUPS_MAX + 1];
     if (!next_edges(m, t, edge)) return ad_ok();
     memcpy(old, m->rank_group, (size_t)(m->ranks + 1) * sizeof *old);
-    AD_TRY(mpi_check(m, mpi_assign(w, m, edge)));
+    AD_TRY(mpi_check(m, mpi_assign(m, edge)));
     AD_TRY(hand_fields(w, m, old));
     m->moves++;
     /* the discs of the groups that changed hands go to their new ranks, as migrants do */

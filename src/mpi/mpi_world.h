@@ -109,7 +109,7 @@ ad_status mpi_reservoir_plan(ad_world *w, mpi_world *m, float dt);
 ad_status mpi_enter(ad_world *w, mpi_world *m, float dt, float *vmax2);
 
 /* mpi_balance.c: the slabs' edges set (rank_group: ranks + 1 group indices) and moved */
-ad_status mpi_assign(const ad_world *w, mpi_world *m, const int *rank_group);
+ad_status mpi_assign(mpi_world *m, const int *rank_group);
 ad_status mpi_balance(ad_world *w, mpi_world *m);
 int mpi_slab_edges(const ad_world *w, double *x, int max, unsigned long long *moves);
 
