@@ -2,7 +2,7 @@
 # Builds aerodem on the lent GPU machine and runs the GPU tests and benchmarks; logs go to $OUT.
 # Usage: bench/gpu_session.sh STAGE...   stages: build tests golden shock bvh broadphase sanitize bench bench3
 #        bench3tunnel
-#        compare dev bench-big grid profile profile3 resources live
+#        compare dev bench-big grid profile profile3 resources live surface
 # Libraries the machine lacks (libinih, libpng headers) come as Debian packages in .debs/ (an ignored
 # folder carried to the machine), unpacked under /tmp/dep. Fetch them once on the development machine:
 #   mkdir -p .debs && cd .debs && apt-get download libinih-dev libinih1 libinireader0 libpng-dev \
@@ -199,6 +199,25 @@ for stage in "$@"; do
       paste - - | sed -E 's/.*Function ([^ :]+).*REG:([0-9]+) STACK:([0-9]+) SHARED:([0-9]+) LOCAL:([0-9]+).*/\2 regs \3 stack \4 shared \5 local \1/' | \
       grep -E "k_interact|k_enter|k_reservoir|k_after|k_scatter|k_fields" | sort -u > "$OUT/resources.log"
     grep -E "k_interact.*grid_gather|k_enter|k_reservoir" "$OUT/resources.log" | cut -c1-140 | head -8
+    ;;
+  surface)
+    # issue 20 on the GPU: the surface tests on the CUDA backend and against the CPU, the free-molecular
+    # comparisons (Schaaf & Chambre's plate, the circle) on the GPU, memcheck, and the README's diffuse airfoil
+    setup_deps
+    log "surface: test_surface gpu"
+    ./build-gpu/tests/test_surface gpu 2>&1 | tee "$OUT/test_surface_gpu.log" | tail -${SURF_TAIL:-25}
+    log "surface: test_surface_fm on the GPU"
+    AERODEM_TEST_BACKEND=cuda ./build-gpu/tests/test_surface_fm 2>&1 | tee "$OUT/test_surface_fm_cuda.log" | tail -30
+    log "surface: memcheck of test_surface on the GPU backend"
+    AERODEM_TEST_BACKEND=cuda compute-sanitizer --tool memcheck --error-exitcode 9 ./build-gpu/tests/test_surface \
+        > "$OUT/surface_memcheck.log" 2>&1; echo "surface memcheck rc=$?"; tail -3 "$OUT/surface_memcheck.log"
+    log "surface: scenes/diffuse_airfoil.ini on the GPU (${AIRFOIL_STEPS:-600000} steps)"
+    ./build-gpu/aerodem run scenes/diffuse_airfoil.ini --backend cuda --steps ${AIRFOIL_STEPS:-600000} \
+        --out /tmp/airfoil_cuda > "$OUT/diffuse_airfoil_cuda.log" 2>&1; echo "diffuse_airfoil rc=$?"
+    tail -4 "$OUT/diffuse_airfoil_cuda.log"
+    cp /tmp/airfoil_cuda/summary.txt "$OUT/diffuse_airfoil_cuda_summary.txt" 2>/dev/null
+    cp /tmp/airfoil_cuda/surface.csv "$OUT/diffuse_airfoil_cuda_surface.csv" 2>/dev/null
+    cp /tmp/airfoil_cuda/cp.png "$OUT/diffuse_airfoil_cuda_cp.png" 2>/dev/null
     ;;
   *) echo "unknown stage $stage"; exit 2 ;;
   esac

@@ -169,25 +169,11 @@ static void pass_group(ad_world *w, mpi_world *m, int k, float dt)
     ad_step_sums *sums = memset(&m->sums[k], 0, sizeof m->sums[k]);
     ad_motion8 m8;
     memset(&m8, 0, sizeof m8);
-    size_t lane = 0;
-    ad_integrator integ = w->def.integrator;
+    unsigned lane = 0;
     for (int cy = 0; cy < P->ny; cy++) {
         uint32_t row = (uint32_t)cy * (uint32_t)P->nx;
         uint32_t a = r->start[row + (uint32_t)m->group_col[k]], e = r->start[row + (uint32_t)m->group_col[k + 1]];
-        for (uint32_t s = a; s < e; s++, lane++) {
-            ad_state me = r->state[s], nw;
-            ad_accum acc = ad_plain_gather(w, r, r->state, s, me, me);
-            ad_plain_observe(r, s, &acc, sums);
-            ad_accel g = ad_plain_accel(P, &acc), old = r->acc[s];
-            if (P->surfaces) ad_plain_surface(w, r, s, me, g, dt, &me, sums); /* a re-emission changes me.v */
-            if (integ == AD_INTEGRATOR_VERLET) nw = ad_verlet_kick(me, old.ax, old.ay, g.ax, g.ay, dt);
-            else if (integ == AD_INTEGRATOR_EULER) nw = ad_step_euler(me, g.ax, g.ay, dt);
-            else nw = ad_step_symplectic(me, g.ax, g.ay, dt);
-            r->acc[s] = g;
-            int fate;
-            nw = ad_apply_boundaries(P, nw, r->id, s, w->stats.step, dt, r->doomed[s], &fate);
-            ad_plain_finish(w, r, s, s - (lane & 7u), nw, fate, sums, &m8);
-        }
+        for (uint32_t s = a; s < e; s++, lane++) ad_plain_pass_slot(w, r, s, lane, dt, sums, &m8);
     }
     ad_motion8_fold(&m8, sums);
     m->group_busy[k] += ad_plain_now() - t0;

@@ -193,14 +193,14 @@ static inline void AD_D(ad_plain_observe)(AD_D(ad_plain) *r, size_t s, const AD_
 }
 
 /* Slot s's new state nw (after step 5) into the spare buffer; its fate counted (open.h), its motion
- * summed where kept. */
-static inline void AD_D(ad_plain_finish)(const ad_world *w, AD_D(ad_plain) *r, size_t s, size_t s0, AD_STATE nw,
+ * summed where kept, in lane `lane` of the motion sums (ad_motion8_add). */
+static inline void AD_D(ad_plain_finish)(const ad_world *w, AD_D(ad_plain) *r, size_t s, unsigned lane, AD_STATE nw,
                                          int fate, ad_step_sums *b, ad_motion8 *m)
 {
     b->left += fate == AD_LEFT;
     b->res_removed += fate == AD_RESERVOIR_REMOVED;
     r->spare[s] = nw;
-    if (!fate) AD_D(ad_motion8_add)(m, b, &w->params, nw, (unsigned)(s - s0));
+    if (!fate) AD_D(ad_motion8_add)(m, b, &w->params, nw, lane);
 }
 
 /* Slot s against the surfaces (surface.h), evaluated at `at` with acceleration g: its panels' sums, its
@@ -244,29 +244,37 @@ static inline void AD_D(ad_plain_verlet_drift)(ad_world *w, AD_D(ad_plain) *r, f
     }
 }
 
-/* Step 4 over block b with one force evaluation: symplectic Euler, Euler, or Verlet's kick. */
-static inline void AD_D(ad_plain_pass_block)(ad_world *w, AD_D(ad_plain) *r, size_t b, float dt)
+/* Step 4 for slot s with one force evaluation (symplectic Euler, Euler, or Verlet's kick): its gather,
+ * its observables, the surfaces, the integrator, step 5's boundaries, its new state into the spare
+ * buffer; its sums into *sums, its motion into lane `lane` of *m. The plain pipeline's blocks and the
+ * MPI backend's column groups (src/mpi) both run it, so the physics of a slot is written once. */
+static inline void AD_D(ad_plain_pass_slot)(ad_world *w, AD_D(ad_plain) *r, size_t s, unsigned lane, float dt,
+                                            ad_step_sums *sums, ad_motion8 *m)
 {
     const ad_params *P = &w->params;
     ad_integrator integ = w->def.integrator;
+    AD_STATE me = r->state[s], nw;
+    AD_ACCUM a = AD_D(ad_plain_gather)(w, r, r->state, s, me, me);
+    AD_D(ad_plain_observe)(r, s, &a, sums);
+    AD_ACCEL g = AD_D(ad_plain_accel)(P, &a), old = r->acc[s];
+    if (P->surfaces) AD_D(ad_plain_surface)(w, r, s, me, g, dt, &me, sums); /* a re-emission changes me.v */
+    if (integ == AD_INTEGRATOR_VERLET) nw = AD_D(ad_verlet_kick)(me, AD_PASS(old.a), AD_PASS(g.a), dt);
+    else if (integ == AD_INTEGRATOR_EULER) nw = AD_D(ad_step_euler)(me, AD_PASS(g.a), dt);
+    else nw = AD_D(ad_step_symplectic)(me, AD_PASS(g.a), dt);
+    r->acc[s] = g;
+    int fate;
+    nw = AD_D(ad_apply_boundaries)(P, nw, r->id, s, w->stats.step, dt, r->doomed[s], &fate);
+    AD_D(ad_plain_finish)(w, r, s, lane, nw, fate, sums, m);
+}
+
+/* Step 4 over block b, slot by slot (ad_plain_pass_slot). */
+static inline void AD_D(ad_plain_pass_block)(ad_world *w, AD_D(ad_plain) *r, size_t b, float dt)
+{
     ad_step_sums *sums = memset(&r->blocks[b], 0, sizeof r->blocks[b]);
     ad_motion8 m;
     memset(&m, 0, sizeof m);
     size_t s0 = b * AD_BLOCK, s1 = s0 + AD_BLOCK < r->n ? s0 + AD_BLOCK : r->n;
-    for (size_t s = s0; s < s1; s++) {
-        AD_STATE me = r->state[s], nw;
-        AD_ACCUM a = AD_D(ad_plain_gather)(w, r, r->state, s, me, me);
-        AD_D(ad_plain_observe)(r, s, &a, sums);
-        AD_ACCEL g = AD_D(ad_plain_accel)(P, &a), old = r->acc[s];
-        if (P->surfaces) AD_D(ad_plain_surface)(w, r, s, me, g, dt, &me, sums); /* a re-emission changes me.v */
-        if (integ == AD_INTEGRATOR_VERLET) nw = AD_D(ad_verlet_kick)(me, AD_PASS(old.a), AD_PASS(g.a), dt);
-        else if (integ == AD_INTEGRATOR_EULER) nw = AD_D(ad_step_euler)(me, AD_PASS(g.a), dt);
-        else nw = AD_D(ad_step_symplectic)(me, AD_PASS(g.a), dt);
-        r->acc[s] = g;
-        int fate;
-        nw = AD_D(ad_apply_boundaries)(P, nw, r->id, s, w->stats.step, dt, r->doomed[s], &fate);
-        AD_D(ad_plain_finish)(w, r, s, s0, nw, fate, sums, &m);
-    }
+    for (size_t s = s0; s < s1; s++) AD_D(ad_plain_pass_slot)(w, r, s, (unsigned)(s - s0), dt, sums, &m);
     AD_D(ad_motion8_fold)(&m, sums);
 }
 
@@ -301,7 +309,7 @@ static inline void AD_D(ad_plain_rk4_block)(ad_world *w, AD_D(ad_plain) *r, size
          * the velocity the step ends with */
         if (P->surfaces) AD_D(ad_plain_surface)(w, r, s, base, r->acc[s], dt, &nx, sums);
         if (fate == AD_KEPT) sums->skin_violations += AD_D(ad_moved_sq)(P, nx, base) > skin * skin;
-        AD_D(ad_plain_finish)(w, r, s, s0, nx, fate, sums, &m);
+        AD_D(ad_plain_finish)(w, r, s, (unsigned)(s - s0), nx, fate, sums, &m);
     }
     if (k == 3) AD_D(ad_motion8_fold)(&m, sums);
 }
