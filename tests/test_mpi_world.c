@@ -9,6 +9,8 @@
  *   verlet:   the tunnel with velocity Verlet (its prime and its drift before the ghosts);
  *   pile:     a closed box with its gas piled against one wall: the load balance moves the slabs' edges
  *             (checked on 2 ranks and more), the results the same bits wherever they are;
+ *   narrow:   a periodic box a few cells wide, so that on two ranks each is both neighbours of the other
+ *             and a slab is as narrow as the ranks allow (no disc may come twice as a ghost);
  *   resume:   without CHECKPOINT, the tunnel run half way and saved there; with it, loaded (the same file
  *             on every rank, any number of ranks) and run to the end: its
  *             discs and statistics those of the uninterrupted run bit for bit; its field sums, reloaded
@@ -176,6 +178,26 @@ static ad_world *pile(void)
     return w;
 }
 
+/* A periodic box `width` cells wide: on two ranks each is the other's left and right neighbour, and a slab
+ * must hold both ghost layers (two columns); five columns split 2 | 3. */
+static ad_world *narrow_box(double width, ad_status *refused)
+{
+    ad_world_def def = ad_default_world_def();
+    def.backend = backend;
+    def.x_max = width, def.y_max = 40;
+    def.boundary_x = AD_BOUNDARY_PERIODIC;
+    def.capacity = 1000;
+    ad_world *w = NULL;
+    if (refused) {
+        *refused = ad_world_create(&def, &w);
+        return w;
+    }
+    OK(ad_world_create(&def, &w));
+    ad_fill_def fill = {0, 0, width, 40, 0.4, 2.0, 0.3, 1.0, 5, 0, 0, 0};
+    OK(ad_world_fill(w, &fill, NULL));
+    return w;
+}
+
 /* Steps in chunks, checking the discs after each; the fingerprints at the end. */
 static void run(ad_world *w, uint64_t steps, uint64_t chunk, const char *name)
 {
@@ -236,6 +258,15 @@ int main(int argc, char **argv)
         /* the gas piled on the left: the first edge moves left of the even split */
         if (n > 1) CHECK(moves > 0 && x[1] < x[0] + (x[n] - x[0]) / n, "the slabs did not follow the pile: first edge "
                          "at %g m after %llu moves", x[1], moves);
+    } else if (!strcmp(which, "narrow")) {
+        w = narrow_box(5, NULL);
+        run(w, steps ? steps : 3000, 500, which);
+        if (ad_parallel_ranks() == 2 && backend == AD_BACKEND_MPI) { /* three columns: a slab of one, refused */
+            ad_status st;
+            ad_world *bad = narrow_box(3, &st);
+            CHECK(!bad && st.code != AD_OK && !strcmp(st.field, "ranks") && strstr(st.message, "at least 2 columns"),
+                  "two ranks on a periodic box three columns wide: %s (%s)", st.message, st.field);
+        }
     } else if (!strcmp(which, "resume")) {
         const char *path = argc > 3 ? argv[3] : "test_mpi_world.ckpt";
         uint64_t total = steps ? steps : 3000, half = total / 2;
@@ -259,7 +290,7 @@ int main(int argc, char **argv)
             run(w, total - half, 250, "tunnel");
         }
     } else {
-        CHECK(0, "unknown case %s (crossing, tunnel, verlet, pile, resume)", which);
+        CHECK(0, "unknown case %s (crossing, tunnel, verlet, pile, narrow, resume)", which);
     }
     ad_world_destroy(w);
     ad_parallel_finalize();

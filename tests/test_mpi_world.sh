@@ -20,10 +20,10 @@ line() { # CASE NP [ARGS]: the run's line, its output kept
   timeout 300 "${mpi[@]}" -np "$np" "$exe" "$c" "$@" > "$work/$c.$np.out" 2> "$work/$c.$np.err"
   local rc=$?
   if [ $rc -ne 0 ]; then echo "FAIL: $c on $np ranks exited $rc:"; tail -5 "$work/$c.$np.err"; fail=1; fi
-  grep -E "^(tunnel|crossing|verlet|pile) \[" "$work/$c.$np.out" | tail -1
+  grep -E "^(tunnel|crossing|verlet|pile|narrow) \[" "$work/$c.$np.out" | tail -1
   grep "^pile slabs" "$work/$c.$np.out" >&2
 }
-for c in crossing tunnel verlet pile; do
+for c in crossing tunnel verlet pile narrow; do
   ref=""
   for np in "${ranks[@]}"; do
     got=$(line "$c" "$np")

@@ -53,13 +53,17 @@ static ad_status cut_slabs(ad_world *w, mpi_world *m)
     m->ngroups = nx < MPI_GROUPS_MAX ? nx : MPI_GROUPS_MAX;
     for (int k = 0; k <= m->ngroups; k++) m->group_col[k] = (int)((long long)k * nx / m->ngroups);
     m->reach = P->reach_x;
-    int least = (m->reach + (nx / m->ngroups) - 1) / (nx / m->ngroups > 0 ? nx / m->ngroups : 1);
+    /* two ranks on a periodic ring are each other's left and right neighbour: a slab narrower than both
+     * ghost layers would send a disc twice to the same rank */
+    m->least_cols = m->ranks == 2 && P->periodic_x ? 2 * m->reach : m->reach;
+    int least = (m->least_cols + (nx / m->ngroups) - 1) / (nx / m->ngroups > 0 ? nx / m->ngroups : 1);
     if (least < 1) least = 1;
     if ((long long)m->ranks * least > m->ngroups)
         return ad_fail(AD_ERR_INVALID, "ranks",
                        "backend = mpi: %d ranks over a grid of %d columns (%d column groups): each rank's slab must be "
-                       "at least the ghost layer's %d columns wide; use fewer ranks or smaller cells",
-                       m->ranks, nx, m->ngroups, m->reach);
+                       "at least %d columns wide (the ghost layer%s); use fewer ranks or smaller cells",
+                       m->ranks, nx, m->ngroups, m->least_cols,
+                       m->least_cols > m->reach ? " on both sides: two ranks on a periodic x" : "");
     m->rank_group = calloc((size_t)m->ranks + 1, sizeof *m->rank_group);
     m->col_rank = calloc((size_t)nx, sizeof *m->col_rank);
     m->sums = calloc((size_t)m->ngroups, sizeof *m->sums);

@@ -17,9 +17,9 @@ ad_status mpi_assign(mpi_world *m, const int *rank_group)
 {
     for (int r = 0; r < m->ranks; r++) {
         int a = m->group_col[rank_group[r]], e = m->group_col[rank_group[r + 1]];
-        if (e - a < m->reach)
-            return ad_fail(AD_ERR_INVALID, "ranks", "backend = mpi: rank %d's slab has %d columns, fewer than the ghost "
-                           "layer's %d; use fewer ranks", r, e - a, m->reach);
+        if (e - a < m->least_cols)
+            return ad_fail(AD_ERR_INVALID, "ranks", "backend = mpi: rank %d's slab has %d columns, fewer than the %d "
+                           "its ghost layers need; use fewer ranks", r, e - a, m->least_cols);
     }
     for (int r = 0; r <= m->ranks; r++) m->rank_group[r] = rank_group[r];
     for (int r = 0; r < m->ranks; r++) {
@@ -64,7 +64,7 @@ static double slowest(const double *t, int ranks, const int *edge)
 }
 
 /* The edges moved toward the even ones by the share `full` of the way (1: all of it, 0: half way),
- * within the old neighbours' edges, slabs at least the ghost layer wide; 0 where they stay or break
+ * within the old neighbours' edges, slabs at least least_cols wide; 0 where they stay or break
  * those bounds. */
 static int moved_edges(const mpi_world *m, const int *even, int full, int *edge)
 {
@@ -79,7 +79,7 @@ static int moved_edges(const mpi_world *m, const int *even, int full, int *edge)
     }
     int moved = 0;
     for (int r = 1; r <= m->ranks; r++) {
-        if (edge[r] <= edge[r - 1] || m->group_col[edge[r]] - m->group_col[edge[r - 1]] < m->reach) return 0;
+        if (edge[r] <= edge[r - 1] || m->group_col[edge[r]] - m->group_col[edge[r - 1]] < m->least_cols) return 0;
         moved |= r < m->ranks && edge[r] != old[r];
     }
     return moved;

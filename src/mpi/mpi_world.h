@@ -77,6 +77,7 @@ typedef struct mpi_world {
     int c_lo, c_hi;    /* this rank's columns */
     int *col_rank;     /* nx: a column's rank */
     int reach;         /* ghost columns each side */
+    int least_cols;    /* a slab's fewest columns: reach, or 2 reach where two ranks share a periodic x ring */
     size_t n_grid;     /* slots binned in the step's grid (own, then ghosts) */
     ad_step_sums *sums; /* ngroups: every group's sums of the step (own filled, then gathered) */
     int *sum_counts, *sum_displs; /* per rank, in bytes: the groups' sums gathered */
