@@ -7,6 +7,7 @@
  *   crossing: a periodic box of fast gas, 10^4 steps, discs crossing the slabs' edges every step;
  *   tunnel:   open inlet and outlet with the reservoir, a flat plate at 20 degrees, fields and a probe;
  *   verlet:   the tunnel with velocity Verlet (its prime and its drift before the ghosts);
+ *   rk4:      the tunnel with RK4 (the ghosts' states exchanged after each of its first three stages);
  *   pile:     a closed box with its gas piled against one wall: the load balance moves the slabs' edges
  *             (checked on 2 ranks and more), the results the same bits wherever they are;
  *   narrow:   a periodic box a few cells wide, so that on two ranks each is both neighbours of the other
@@ -243,6 +244,10 @@ int main(int argc, char **argv)
         integrator = AD_INTEGRATOR_VERLET; /* the tunnel with velocity Verlet: its prime and drift over the ranks */
         w = tunnel();
         run(w, steps ? steps : 2000, 250, which);
+    } else if (!strcmp(which, "rk4")) {
+        integrator = AD_INTEGRATOR_RK4; /* the tunnel with RK4: four gathers, the ghosts at each stage */
+        w = tunnel();
+        run(w, steps ? steps : 1000, 250, which);
     } else if (!strcmp(which, "pile")) {
         w = pile();
         run(w, steps ? steps : 3000, 500, which);
@@ -290,7 +295,7 @@ int main(int argc, char **argv)
             run(w, total - half, 250, "tunnel");
         }
     } else {
-        CHECK(0, "unknown case %s (crossing, tunnel, verlet, pile, narrow, resume)", which);
+        CHECK(0, "unknown case %s (crossing, tunnel, verlet, rk4, pile, narrow, resume)", which);
     }
     ad_world_destroy(w);
     ad_parallel_finalize();

@@ -20,10 +20,10 @@ line() { # CASE NP [ARGS]: the run's line, its output kept
   timeout 300 "${mpi[@]}" -np "$np" "$exe" "$c" "$@" > "$work/$c.$np.out" 2> "$work/$c.$np.err"
   local rc=$?
   if [ $rc -ne 0 ]; then echo "FAIL: $c on $np ranks exited $rc:"; tail -5 "$work/$c.$np.err"; fail=1; fi
-  grep -E "^(tunnel|crossing|verlet|pile|narrow) \[" "$work/$c.$np.out" | tail -1
+  grep -E "^(tunnel|crossing|verlet|rk4|pile|narrow) \[" "$work/$c.$np.out" | tail -1
   grep "^pile slabs" "$work/$c.$np.out" >&2
 }
-for c in crossing tunnel verlet pile narrow; do
+for c in crossing tunnel verlet rk4 pile narrow; do
   ref=""
   for np in "${ranks[@]}"; do
     got=$(line "$c" "$np")
@@ -33,6 +33,7 @@ for c in crossing tunnel verlet pile narrow; do
     elif [ "$got" != "$ref" ]; then echo "FAIL: $c on $np ranks differs from ${ranks[0]} ranks"; fail=1; fi
   done
   [ "$c" = tunnel ] && tunnel_ref=$ref
+  [ "$c" = rk4 ] && rk4_ref=$ref
 done
 # a checkpoint of 4 ranks resumed on 2: the resume case on 4 ranks runs half way and saves, on 2 it loads
 for np in 4 2; do
@@ -46,22 +47,26 @@ echo "tunnel saved on 4 ranks, resumed on 2: $got"
 strip() { sed 's/ fields [0-9a-f]*//'; }
 [ "$(echo "$got" | strip)" = "$(echo "$tunnel_ref" | strip)" ] ||
   { echo "FAIL: saved and resumed on 4 ranks differs from the uninterrupted run"; fail=1; }
-# the same tunnel on one process with backend = cpu: the same physics, its sums in another order
-timeout 300 "${mpi[@]}" -x AERODEM_TEST_BACKEND=cpu -np 1 "$exe" tunnel > "$work/cpu.out" 2> "$work/cpu.err" ||
-  { echo "FAIL: the tunnel on backend = cpu"; tail -5 "$work/cpu.err"; fail=1; }
-cpu=$(grep "^tunnel \[" "$work/cpu.out" | tail -1)
-echo "tunnel on backend = cpu: $cpu"
-# the disc count within 2 %, the body's impulse within 5 % (they agree bit for bit today: the sums of
-# float terms are exact in double, and a cell's discs mostly come in id order on the CPU too)
-python3 - "$cpu" "$tunnel_ref" <<'PY' || fail=1
+# the same tunnel (symplectic Euler, then RK4) on one process with backend = cpu: the same physics, its
+# sums in another order
+for c in tunnel rk4; do
+  timeout 300 "${mpi[@]}" -x AERODEM_TEST_BACKEND=cpu -np 1 "$exe" $c > "$work/cpu.$c.out" 2> "$work/cpu.$c.err" ||
+    { echo "FAIL: the $c case on backend = cpu"; tail -5 "$work/cpu.$c.err"; fail=1; }
+  cpu=$(grep "^$c \[" "$work/cpu.$c.out" | tail -1)
+  echo "$c on backend = cpu: $cpu"
+  ref=$tunnel_ref; [ $c = rk4 ] && ref=$rk4_ref
+  # the disc count within 2 %, the body's impulse within 5 % (they agree bit for bit today: the sums of
+  # float terms are exact in double, and a cell's discs mostly come in id order on the CPU too)
+  python3 - "$cpu" "$ref" "$c" <<'PY' || fail=1
 import sys
 def nums(line):
     t = line.split()
     return {k: float(t[i + 1]) for i, k in enumerate(t[:-1]) if k in ("count", "Jx", "Jy")}
 a, b = nums(sys.argv[1]), nums(sys.argv[2])
 bad = [k for k, tol in (("count", 0.02), ("Jx", 0.05), ("Jy", 0.05)) if abs(a[k] - b[k]) > tol * abs(a[k])]
-print("mpi against cpu:", ", ".join("%s %g vs %g" % (k, b[k], a[k]) for k in a), "FAIL" if bad else "ok")
+print(sys.argv[3], "mpi against cpu:", ", ".join("%s %g vs %g" % (k, b[k], a[k]) for k in a), "FAIL" if bad else "ok")
 sys.exit(1 if bad else 0)
 PY
+done
 echo "ok"
 exit $fail

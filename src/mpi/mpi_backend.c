@@ -38,9 +38,6 @@ static const char *unsupported(const ad_world_def *d, const char **why)
     *why = NULL;
     if (d->dimensions == 3) return *why = "3D worlds (spheres) are not decomposed yet", "dimensions";
     if (d->broad_phase == AD_BROAD_PHASE_BVH) return *why = "the BVH broad phase is not decomposed: use grid", "broad_phase";
-    if (d->integrator == AD_INTEGRATOR_RK4)
-        return *why = "RK4 needs ghosts at each of its four force evaluations: use symplectic, euler or verlet",
-               "integrator";
     return NULL;
 }
 
@@ -183,17 +180,60 @@ static void pass_group(ad_world *w, mpi_world *m, int k, float dt)
     m->group_busy[k] += ad_plain_now() - t0;
 }
 
-/* Step 4 over the rank's groups; the ghosts' slots become removed discs. */
-static void pass(ad_world *w, mpi_world *m, float dt)
+/* RK4 stage `stage` over group k (ad_plain_rk4_slot for each of its own slots); stage 0 clears its sums. */
+static void rk4_group(ad_world *w, mpi_world *m, int k, float dt, int stage)
+{
+    double t0 = ad_plain_now();
+    const ad_params *P = &w->params;
+    ad_plain *r = &m->g;
+    ad_step_sums *sums = &m->sums[k];
+    if (stage == 0) memset(sums, 0, sizeof *sums);
+    ad_motion8 m8;
+    memset(&m8, 0, sizeof m8);
+    unsigned lane = 0;
+    for (int cy = 0; cy < P->ny; cy++) {
+        uint32_t row = (uint32_t)cy * (uint32_t)P->nx;
+        uint32_t a = r->start[row + (uint32_t)m->group_col[k]], e = r->start[row + (uint32_t)m->group_col[k + 1]];
+        for (uint32_t s = a; s < e; s++, lane++) ad_plain_rk4_slot(w, r, s, lane, dt, stage, sums, &m8);
+    }
+    if (stage == 3) ad_motion8_fold(&m8, sums);
+    m->group_busy[k] += ad_plain_now() - t0;
+}
+
+/* RK4's four stages over the rank's groups, on the grid of the step's start; after each of the first three,
+ * the ghosts' stage states come from their owners (the next stage's gathers read them). */
+static ad_status rk4_stages(ad_world *w, mpi_world *m, float dt, double *waited)
+{
+    ad_plain *r = &m->g;
+    for (int stage = 0; stage < 4; stage++) {
+#pragma omp parallel for num_threads(r->threads) schedule(dynamic, 1)
+        for (int k = m->g_lo; k < m->g_hi; k++) rk4_group(w, m, k, dt, stage);
+        if (stage == 3) break;
+        double t0 = ad_plain_now();
+        AD_TRY(mpi_ghost_states(w, m, r->rk_out));
+        *waited += ad_plain_now() - t0;
+        ad_state *t = r->rk_in; /* the stage just written is the next one's input */
+        r->rk_in = r->rk_out, r->rk_out = t;
+    }
+    return ad_ok();
+}
+
+/* Step 4 over the rank's groups (one force evaluation, or RK4's four); the ghosts' slots become removed
+ * discs. *waited: the seconds spent in RK4's exchanges (not the rank's own work). */
+static ad_status pass(ad_world *w, mpi_world *m, float dt, double *waited)
 {
     const ad_params *P = &w->params;
     ad_plain *r = &m->g;
+    if (w->def.integrator == AD_INTEGRATOR_RK4) AD_TRY(rk4_stages(w, m, dt, waited));
+    else {
 #pragma omp parallel for num_threads(r->threads) schedule(dynamic, 1)
-    for (int k = m->g_lo; k < m->g_hi; k++) pass_group(w, m, k, dt);
+        for (int k = m->g_lo; k < m->g_hi; k++) pass_group(w, m, k, dt);
+    }
     for (size_t s = 0; s < r->n; s++)
         if (!own(m, P, r->state[s])) r->spare[s] = ad_dead_state();
     ad_state *t = r->state;
     r->state = r->spare, r->spare = t;
+    return ad_ok();
 }
 
 /* Velocity Verlet before the step's forces (the plain pipeline's ad_plain_before_pass, over the ranks):
@@ -253,8 +293,9 @@ static ad_status one_step(ad_world *w, mpi_world *m, float dt, int *stop)
     m->n_grid = m->g.n;
     if (w->params.res_boxes) AD_TRY(mpi_reservoir_plan(w, m, dt));
     double t1 = ad_plain_now();
-    pass(w, m, dt);
-    busy += ad_plain_now() - t1;
+    double waited = 0.0;
+    AD_TRY(pass(w, m, dt, &waited));
+    busy += ad_plain_now() - t1 - waited;
     memset(m->g.doomed, 0, m->g.n);
     float v2_new = 0.0f;
     AD_TRY(ad_world_open(w) ? mpi_enter(w, m, dt, &v2_new) : ad_ok());

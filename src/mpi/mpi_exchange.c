@@ -83,6 +83,7 @@ static ad_status swap_sides(mpi_world *m)
     ad_status st = mpi_discs_reserve(&m->in, (size_t)(gl + gr));
     AD_TRY(mpi_check(m, st));
     m->in.n = (size_t)(gl + gr);
+    m->in_left = (size_t)gl;
     k = 0;
     int sz = (int)sizeof(mpi_disc);
     if (m->left >= 0) {
@@ -127,6 +128,71 @@ ad_status mpi_ghosts(ad_world *w, mpi_world *m)
     if (m->ranks > 1) AD_TRY(swap_sides(m));
     else m->in.n = 0;
     return take_in(m, "ghosts");
+}
+
+/* The slots of column c (mod nx) over every row, in cell order, one after the other: the visit of a
+ * ghost layer's columns that sender and receiver share (the same cells, each cell's discs by id). */
+typedef int (*slot_visit)(mpi_world *m, size_t s, void *arg);
+
+static int visit_columns(mpi_world *m, const ad_params *P, int c0, slot_visit f, void *arg)
+{
+    const ad_plain *g = &m->g;
+    for (int cy = 0; cy < P->ny; cy++)
+        for (int j = 0; j < m->reach; j++) {
+            size_t c = (size_t)cy * (size_t)P->nx + (size_t)((c0 + j + P->nx) % P->nx);
+            for (uint32_t s = g->start[c]; s < g->start[c + 1]; s++)
+                if (!f(m, s, arg)) return 0;
+        }
+    return 1;
+}
+
+typedef struct stage_io {
+    const ad_state *st;
+    mpi_discs *out;  /* sending: the buffer filled */
+    size_t next, end; /* receiving: the next record of m->in and the end of this side's */
+    int fail;
+} stage_io;
+
+static int stage_send(mpi_world *m, size_t s, void *arg)
+{
+    stage_io *io = arg;
+    mpi_disc d;
+    memset(&d, 0, sizeof d);
+    d.state = io->st[s];
+    d.id = m->g.id[s];
+    if (push(io->out, &d).code) return io->fail = 1, 0;
+    return 1;
+}
+
+static int stage_take(mpi_world *m, size_t s, void *arg)
+{
+    stage_io *io = arg;
+    if (io->next >= io->end || m->in.d[io->next].id != m->g.id[s]) return io->fail = 1, 0;
+    ((ad_state *)io->st)[s] = m->in.d[io->next++].state;
+    return 1;
+}
+
+ad_status mpi_ghost_states(ad_world *w, mpi_world *m, ad_state *st)
+{
+    const ad_params *P = &w->params;
+    if (m->ranks == 1) return ad_ok();
+    m->out_l.n = m->out_r.n = 0;
+    stage_io l = {st, &m->out_l, 0, 0, 0}, r = {st, &m->out_r, 0, 0, 0};
+    if (m->left >= 0) visit_columns(m, P, m->c_lo, stage_send, &l);
+    if (m->right >= 0) visit_columns(m, P, m->c_hi - m->reach, stage_send, &r);
+    ad_status ok = l.fail || r.fail ? ad_fail(AD_ERR_NO_MEMORY, "", "out of host memory for the ghosts' RK4 stages")
+                                    : ad_ok();
+    AD_TRY(mpi_check(m, ok));
+    AD_TRY(swap_sides(m));
+    stage_io from_l = {st, NULL, 0, m->in_left, 0}, from_r = {st, NULL, m->in_left, m->in.n, 0};
+    if (m->left >= 0) visit_columns(m, P, m->c_lo - m->reach, stage_take, &from_l);
+    if (m->right >= 0) visit_columns(m, P, m->c_hi, stage_take, &from_r);
+    /* every record placed on the ghost of its id: the two sides' layers hold the same discs in the same order */
+    int bad = from_l.fail || from_r.fail || from_l.next != from_l.end || from_r.next != from_r.end;
+    ad_status mine = bad ? ad_fail(AD_ERR_BACKEND, "", "step %llu: rank %d's ghosts do not match its neighbours' "
+                                   "layers for RK4's stages", (unsigned long long)w->stats.step, m->rank)
+                         : ad_ok();
+    return mpi_check(m, mine);
 }
 
 ad_status mpi_migrate(ad_world *w, mpi_world *m)

@@ -8,8 +8,9 @@
  * its slab and its ghost layer stay empty), and a copy of the open sides' state (the entries owed and
  * waiting, the id counter, the reservoir's controllers), which every rank updates alike.
  *
- * One step (mpi_backend.c), 2D, grid broad phase, symplectic Euler, Euler or velocity Verlet (whose prime,
- * once, and drift come first, and a disc the drift took into a neighbour's column migrates before 1):
+ * One step (mpi_backend.c), 2D, grid broad phase, symplectic Euler, Euler, velocity Verlet (whose prime,
+ * once, and drift come first, and a disc the drift took into a neighbour's column migrates before 1) or
+ * RK4 (its four gathers on the grid of 2, the ghosts' stage states sent after each of the first three):
  *   1. ghosts: each rank sends the discs of its reach_x outermost columns to the neighbour on that side
  *      (the periodic axis's ring included) and appends those it receives;
  *   2. sort: bin, scan and scatter (plain_dim.h's), then every cell's discs by id: a cell order that
@@ -82,6 +83,7 @@ typedef struct mpi_world {
     ad_step_sums *sums; /* ngroups: every group's sums of the step (own filled, then gathered) */
     int *sum_counts, *sum_displs; /* per rank, in bytes: the groups' sums gathered */
     mpi_discs out_l, out_r, in; /* exchange buffers */
+    size_t in_left;    /* the records of `in` that came from the left neighbour (the first ones) */
     float *p_spare, *v_spare; /* per slot: the sort's pressure and virial output */
     mpi_field_group fg[MPI_GROUPS_MAX];
     ad_field_def fg_def; /* the field grid the groups' sums were laid out for */
@@ -100,6 +102,7 @@ void mpi_discs_free(mpi_discs *b);
 void mpi_disc_pack(const ad_plain *g, size_t s, mpi_disc *d);
 void mpi_disc_append(ad_plain *g, const mpi_disc *d);
 ad_status mpi_ghosts(ad_world *w, mpi_world *m);
+ad_status mpi_ghost_states(ad_world *w, mpi_world *m, ad_state *st); /* RK4: a stage's states of the ghosts */
 ad_status mpi_migrate(ad_world *w, mpi_world *m);
 ad_status mpi_gather_all(const ad_world *w, const mpi_world *m, int by_id, mpi_discs *all);
 void mpi_sort(ad_world *w, mpi_world *m);

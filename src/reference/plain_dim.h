@@ -278,39 +278,46 @@ static inline void AD_D(ad_plain_pass_block)(ad_world *w, AD_D(ad_plain) *r, siz
     AD_D(ad_motion8_fold)(&m, sums);
 }
 
-/* RK4 stage k of block b: gathers on the grid of the step's start (cells from the base state), the
- * other particles at the stage. Stage 0's forces are the observed ones; stage 3 writes the step. */
-static inline void AD_D(ad_plain_rk4_block)(ad_world *w, AD_D(ad_plain) *r, size_t b, float dt, int k)
+/* RK4 stage k for slot s: its gather on the grid of the step's start (cells from the base state), the
+ * other particles at the stage (`in`: the state at k = 0, else rk_in). Stage 0's forces are the observed
+ * ones; stages 0-2 write rk_out, stage 3 the step (boundaries, surfaces, its fate and motion in lane
+ * `lane` of *m). The plain blocks and the MPI backend's column groups both run it. */
+static inline void AD_D(ad_plain_rk4_slot)(ad_world *w, AD_D(ad_plain) *r, size_t s, unsigned lane, float dt, int k,
+                                           ad_step_sums *sums, ad_motion8 *m)
 {
     const ad_params *P = &w->params;
     const AD_STATE *in = k == 0 ? r->state : r->rk_in;
+    AD_STATE base = r->state[s];
+    AD_ACCUM a = AD_D(ad_plain_gather)(w, r, in, s, base, in[s]);
+    AD_ACCEL g = AD_D(ad_plain_accel)(P, &a);
+    if (k == 0) {
+        AD_D(ad_plain_observe)(r, s, &a, sums);
+        r->acc[s] = g;
+    }
+    AD_STATE nx = AD_D(ad_rk4_stage)(base, in[s], AD_PASS(g.a), dt, k, &r->rk_sum[s]);
+    if (k < 3) {
+        r->rk_out[s] = nx;
+        return;
+    }
+    int fate;
+    nx = AD_D(ad_apply_boundaries)(P, nx, r->id, s, w->stats.step, dt, r->doomed[s], &fate);
+    /* the surfaces at the step's start (stage 0's contacts, the body's sums'); a re-emission replaces
+     * the velocity the step ends with */
+    if (P->surfaces) AD_D(ad_plain_surface)(w, r, s, base, r->acc[s], dt, &nx, sums);
+    float skin = (float)w->dt_rule.move;
+    if (fate == AD_KEPT) sums->skin_violations += AD_D(ad_moved_sq)(P, nx, base) > skin * skin;
+    AD_D(ad_plain_finish)(w, r, s, lane, nx, fate, sums, m);
+}
+
+/* RK4 stage k of block b, slot by slot (ad_plain_rk4_slot); stage 0 clears the block's sums. */
+static inline void AD_D(ad_plain_rk4_block)(ad_world *w, AD_D(ad_plain) *r, size_t b, float dt, int k)
+{
     ad_step_sums *sums = &r->blocks[b];
     if (k == 0) memset(sums, 0, sizeof *sums);
     ad_motion8 m;
     memset(&m, 0, sizeof m);
-    float skin = (float)w->dt_rule.move;
     size_t s0 = b * AD_BLOCK, s1 = s0 + AD_BLOCK < r->n ? s0 + AD_BLOCK : r->n;
-    for (size_t s = s0; s < s1; s++) {
-        AD_STATE base = r->state[s];
-        AD_ACCUM a = AD_D(ad_plain_gather)(w, r, in, s, base, in[s]);
-        AD_ACCEL g = AD_D(ad_plain_accel)(P, &a);
-        if (k == 0) {
-            AD_D(ad_plain_observe)(r, s, &a, sums);
-            r->acc[s] = g;
-        }
-        AD_STATE nx = AD_D(ad_rk4_stage)(base, in[s], AD_PASS(g.a), dt, k, &r->rk_sum[s]);
-        if (k < 3) {
-            r->rk_out[s] = nx;
-            continue;
-        }
-        int fate;
-        nx = AD_D(ad_apply_boundaries)(P, nx, r->id, s, w->stats.step, dt, r->doomed[s], &fate);
-        /* the surfaces at the step's start (stage 0's contacts, the body's sums'); a re-emission replaces
-         * the velocity the step ends with */
-        if (P->surfaces) AD_D(ad_plain_surface)(w, r, s, base, r->acc[s], dt, &nx, sums);
-        if (fate == AD_KEPT) sums->skin_violations += AD_D(ad_moved_sq)(P, nx, base) > skin * skin;
-        AD_D(ad_plain_finish)(w, r, s, (unsigned)(s - s0), nx, fate, sums, &m);
-    }
+    for (size_t s = s0; s < s1; s++) AD_D(ad_plain_rk4_slot)(w, r, s, (unsigned)(s - s0), dt, k, sums, &m);
     if (k == 3) AD_D(ad_motion8_fold)(&m, sums);
 }
 
