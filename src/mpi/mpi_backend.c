@@ -160,43 +160,29 @@ static ad_status mpi_set_segments(ad_world *w)
 
 /* ---------------------------------------------------------------- the step -- */
 
-/* Step 4 over group k: its rows' own slots in cell order, the plain pipeline's pass for each; its time
- * counted for the slabs' edges. */
-static void pass_group(ad_world *w, mpi_world *m, int k, float dt)
-{
-    double t0 = ad_plain_now();
-    const ad_params *P = &w->params;
-    ad_plain *r = &m->g;
-    ad_step_sums *sums = memset(&m->sums[k], 0, sizeof m->sums[k]);
-    ad_motion8 m8;
-    memset(&m8, 0, sizeof m8);
-    unsigned lane = 0;
-    for (int cy = 0; cy < P->ny; cy++) {
-        uint32_t row = (uint32_t)cy * (uint32_t)P->nx;
-        uint32_t a = r->start[row + (uint32_t)m->group_col[k]], e = r->start[row + (uint32_t)m->group_col[k + 1]];
-        for (uint32_t s = a; s < e; s++, lane++) ad_plain_pass_slot(w, r, s, lane, dt, sums, &m8);
-    }
-    ad_motion8_fold(&m8, sums);
-    m->group_busy[k] += ad_plain_now() - t0;
-}
-
-/* RK4 stage `stage` over group k (ad_plain_rk4_slot for each of its own slots); stage 0 clears its sums. */
-static void rk4_group(ad_world *w, mpi_world *m, int k, float dt, int stage)
+/* Step 4 over group k: its rows' own slots in cell order, the plain pipeline's pass for each (stage < 0:
+ * one force evaluation, ad_plain_pass_slot; 0-3: that RK4 stage, ad_plain_rk4_slot); the group's sums
+ * cleared by its first evaluation, its motion folded by its last; its time counted for the slabs' edges. */
+#define ONE_EVALUATION (-1)
+static void pass_group(ad_world *w, mpi_world *m, int k, float dt, int stage)
 {
     double t0 = ad_plain_now();
     const ad_params *P = &w->params;
     ad_plain *r = &m->g;
     ad_step_sums *sums = &m->sums[k];
-    if (stage == 0) memset(sums, 0, sizeof *sums);
+    if (stage <= 0) memset(sums, 0, sizeof *sums);
     ad_motion8 m8;
     memset(&m8, 0, sizeof m8);
     unsigned lane = 0;
     for (int cy = 0; cy < P->ny; cy++) {
         uint32_t row = (uint32_t)cy * (uint32_t)P->nx;
         uint32_t a = r->start[row + (uint32_t)m->group_col[k]], e = r->start[row + (uint32_t)m->group_col[k + 1]];
-        for (uint32_t s = a; s < e; s++, lane++) ad_plain_rk4_slot(w, r, s, lane, dt, stage, sums, &m8);
+        for (uint32_t s = a; s < e; s++, lane++) {
+            if (stage == ONE_EVALUATION) ad_plain_pass_slot(w, r, s, lane, dt, sums, &m8);
+            else ad_plain_rk4_slot(w, r, s, lane, dt, stage, sums, &m8);
+        }
     }
-    if (stage == 3) ad_motion8_fold(&m8, sums);
+    if (stage == ONE_EVALUATION || stage == 3) ad_motion8_fold(&m8, sums);
     m->group_busy[k] += ad_plain_now() - t0;
 }
 
@@ -207,7 +193,7 @@ static ad_status rk4_stages(ad_world *w, mpi_world *m, float dt, double *waited)
     ad_plain *r = &m->g;
     for (int stage = 0; stage < 4; stage++) {
 #pragma omp parallel for num_threads(r->threads) schedule(dynamic, 1)
-        for (int k = m->g_lo; k < m->g_hi; k++) rk4_group(w, m, k, dt, stage);
+        for (int k = m->g_lo; k < m->g_hi; k++) pass_group(w, m, k, dt, stage);
         if (stage == 3) break;
         double t0 = ad_plain_now();
         AD_TRY(mpi_ghost_states(w, m, r->rk_out));
@@ -227,7 +213,7 @@ static ad_status pass(ad_world *w, mpi_world *m, float dt, double *waited)
     if (w->def.integrator == AD_INTEGRATOR_RK4) AD_TRY(rk4_stages(w, m, dt, waited));
     else {
 #pragma omp parallel for num_threads(r->threads) schedule(dynamic, 1)
-        for (int k = m->g_lo; k < m->g_hi; k++) pass_group(w, m, k, dt);
+        for (int k = m->g_lo; k < m->g_hi; k++) pass_group(w, m, k, dt, ONE_EVALUATION);
     }
     for (size_t s = 0; s < r->n; s++)
         if (!own(m, P, r->state[s])) r->spare[s] = ad_dead_state();
