@@ -89,6 +89,18 @@ expect_rc 0 "a wing spanning the periodic tunnel" w
 expect_in "$T/W/summary.txt" "ref_area 64 m^2" "the wing's reference area, span x chord"
 ok "a wing across the periodic span runs, its reference area span x chord"
 
+# A polar sweep of that wing over two angles: a polar with a row for each, its picture, a run folder each.
+run sw sweep "$SRC/scenes/wing3d.ini" --set body.aoa=0:8:8 --steps 300 --backend cpu --threads 2 --quiet \
+    --set tunnel.width=40 --set tunnel.height=20 --set tunnel.depth=8 --set body.chord=8 --set body.x=12 \
+    --set body.y=10 --set gas.volume_fraction=0.05 --set run.settle_steps=100 --set output.force_interval=50 \
+    --set output.field_cell=2 --set output.frame_interval=0 --set output.video=no --out "$T/SW"
+expect_rc 0 "a 3D sweep over two angles" sw
+[ -s "$T/SW/polar.png" ] || fail "the 3D sweep wrote no polar.png"
+[ "$(wc -l <"$T/SW/polar.csv")" -eq 3 ] || fail "the 3D polar should have a header and 2 rows: $(cat "$T/SW/polar.csv")"
+awk -F, 'NR > 1 && !($1 == 0 || $1 == 8) { exit 1 } NR > 1 && ($2 != $2 + 0 || $3 != $3 + 0) { exit 1 }' \
+    "$T/SW/polar.csv" || fail "the 3D polar's rows are not the angles 0 and 8 with numbers: $(cat "$T/SW/polar.csv")"
+ok "a 3D sweep writes its polar (polar.csv, polar.png) over the angles asked"
+
 # Bad 3D scenes, refused by key with exit code 2 (1 for a file that cannot be read).
 bad() { # bad NAME WANT_RC TEXT ARGS...
     local name=$1 want=$2 text=$3

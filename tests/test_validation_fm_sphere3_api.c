@@ -7,7 +7,7 @@
  * icosphere of 5120 faces lies within 0.03 % of its radius). The 3D world runs as a tunnel open along x
  * and y (z periodic) with the free stream of physics/open3.h and the body's triangles, on the plain
  * pipeline. The drag is the body's x impulse over the sampling time, its error from 10 batch means.
- * Tolerance (issue 19): within 3 %, and the error below 1.5 %. Usage: test_validation_fm_sphere3 [S ...].
+ * Tolerance (issue 19): within 3 %, and the error below 1.5 %. Usage: test_validation_fm_sphere3_api [S ...].
  * tests/validation_fm_sphere3_sweep.c runs the same cases for docs/VALIDATION.md's plot (FM3_NO_MAIN). */
 #include "test_util.h"
 
@@ -90,6 +90,6 @@ int main(int argc, char **argv)
         ENSURE_REL(cd, want, 0.03);
         ENSURE_LE(err / want, 0.015);
     }
-    return tu_finish("test_validation_fm_sphere3");
+    return tu_finish("test_validation_fm_sphere3_api");
 }
 #endif

@@ -1,5 +1,5 @@
 /* The free-molecular sphere's sweep for docs/VALIDATION.md (not part of the suite): the runs of
- * tests/test_validation_fm_sphere3.c (the same tunnel, icosphere and batches) at speed ratios 1, 2, 3, 5,
+ * tests/test_validation_fm_sphere3_api.c (the same tunnel, icosphere and batches) at speed ratios 1, 2, 3, 5,
  * 7 and 10, the measured CD with its standard error against the closed form for specular reflection;
  * writes a CSV and two plots, CD against S with the theory's curve, and the difference from theory in %.
  *
@@ -7,7 +7,7 @@
  *   (defaults AD_SOURCE_DIR/docs/validation/fm_sphere3.csv, docs/images/validation_fm_sphere3.png and
  *   docs/images/validation_fm_sphere3_error.png) */
 #define FM3_NO_MAIN
-#include "test_validation_fm_sphere3.c"
+#include "test_validation_fm_sphere3_api.c"
 
 #include <string.h>
 
