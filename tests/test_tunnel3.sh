@@ -56,7 +56,12 @@ if /usr/bin/python3 -c 'import vtk' 2>/dev/null; then
     N=$(sed -n 's/^particles //p' "$T/A/summary.txt")
     /usr/bin/python3 "$RB" --particles3 "$T/A/particles/particles_000001.vtp" "$N" id,velocity,pressure >"$T/rb3.out" 2>&1 ||
         fail "VTK reads the last frame's $N spheres back" "$T/rb3.out"
-    ok "VTK reads back the body's surface, the 3D fields and the spheres"
+    NF=$(ls "$T/A/fields/"*.vti | wc -l) NP=$(ls "$T/A/particles/"*.vtp | wc -l)
+    /usr/bin/python3 "$RB" --series "$T/A/fields.pvd" "$NF" >"$T/rb4.out" 2>&1 ||
+        fail "VTK reads the series fields.pvd back ($NF data sets)" "$T/rb4.out"
+    /usr/bin/python3 "$RB" --series "$T/A/particles.pvd" "$NP" "$N" >"$T/rb5.out" 2>&1 ||
+        fail "VTK reads the series particles.pvd back ($NP data sets, $N spheres in the last)" "$T/rb5.out"
+    ok "VTK reads back the body's surface, the 3D fields and the spheres, and the series of both (.pvd)"
 else
     ok "VTK's Python module is not installed: the read-back is skipped"
 fi

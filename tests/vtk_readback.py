@@ -8,6 +8,8 @@ surface written by ad_write_vtp_mesh (test_body3), or for the 3D files of test_i
       vector are the active ones); CELL: i,j,k and the values of every array's components there, by commas
   --particles3 FILE N ARRAYS [PARTICLE ...]                    a .vtp of ad_write_vtp_particles3
       ARRAYS: the point arrays, names joined by commas; PARTICLE: i,x,y,z then its values in ARRAYS' order
+  --series FILE N [NPOINTS]                                     a run's .pvd (fields.pvd, particles.pvd): N data
+      sets at increasing times, each read by the reader of its extension (NPOINTS: the last one's points)
 Values are compared exactly, as float32. Exit 0 on success, 1 on any mismatch, 77 (ctest's skip code) when
 the vtk module cannot be imported.
 """
@@ -325,8 +327,27 @@ def check_particles3(path, n, arrays, particles):
                 at += comps[name]
 
 
+def check_series(path, n, last_points=None):
+    """A run's .pvd: a VTK collection of n data sets at increasing times, each file read back without error."""
+    if not ensure(os.path.isfile(path), path + ": missing"):
+        return
+    root = ET.parse(path).getroot()
+    ensure(root.tag == "VTKFile" and root.get("type") == "Collection", path + ": not a VTK collection")
+    sets = root.findall("./Collection/DataSet")
+    ensure(len(sets) == n, "%s: %d data sets, expected %d" % (path, len(sets), n))
+    times = [float(ds.get("timestep")) for ds in sets]
+    ensure(all(b > a for a, b in zip(times, times[1:])), "%s: times not increasing: %s" % (path, times))
+    d = None
+    for ds in sets:
+        d = read(os.path.join(os.path.dirname(path), ds.get("file")))
+        ensure(d is not None and d.GetNumberOfPoints() > 0, "%s: %s holds no points" % (path, ds.get("file")))
+    if last_points is not None and d is not None:
+        ensure(d.GetNumberOfPoints() == last_points,
+               "%s: the last data set has %d points, expected %d" % (path, d.GetNumberOfPoints(), last_points))
+
+
 def main_3d(mode, args):
-    """--image3 ... or --particles3 ...: one file of test_io3."""
+    """--image3 ..., --particles3 ... (one file of test_io3) or --series ... (a run's .pvd)."""
     vtk.vtkObject.GlobalWarningDisplayOff()
     if mode == "--image3" and len(args) >= 11:
         arrays = [(a.split(":")[0], int(a.split(":")[1])) for a in args[10].split(",")]
@@ -334,6 +355,8 @@ def main_3d(mode, args):
                      [float(v) for v in args[7:10]], arrays, [c.split(",") for c in args[11:]])
     elif mode == "--particles3" and len(args) >= 3:
         check_particles3(args[0], int(args[1]), args[2].split(","), [p.split(",") for p in args[3:]])
+    elif mode == "--series" and len(args) in (2, 3):
+        check_series(args[0], int(args[1]), int(args[2]) if len(args) == 3 else None)
     else:
         print(__doc__)
         return 2
@@ -345,7 +368,7 @@ def main_3d(mode, args):
 
 
 def main():
-    if len(sys.argv) >= 2 and sys.argv[1] in ("--image3", "--particles3"):
+    if len(sys.argv) >= 2 and sys.argv[1] in ("--image3", "--particles3", "--series"):
         return main_3d(sys.argv[1], sys.argv[2:])
     if len(sys.argv) >= 2 and sys.argv[1] == "--mesh":
         return main_mesh(sys.argv[2:])
