@@ -25,29 +25,24 @@ int ad_cpu_sphere_pass_alloc(ad_cpu_sphere_pass *f, size_t capacity)
     return 1;
 }
 
-/* 1 where the screen may trust the slot's state (sphere_gather_cpu.h): finite, slower than 1e15 m/s, and
- * inside the box along each periodic axis. */
-static inline int trusted(const ad_params *P, ad_state3 q)
-{
-    int ok = fabsf(q.x) <= FLT_MAX && fabsf(q.y) <= FLT_MAX && fabsf(q.z) <= FLT_MAX &&
-             q.vx * q.vx + q.vy * q.vy + q.vz * q.vz < 1e30f;
-    ok &= !P->periodic_x || (q.x >= P->x_min && q.x <= P->x_max);
-    ok &= !P->periodic_y || (q.y >= P->y_min && q.y <= P->y_max);
-    ok &= !P->periodic_z || (q.z >= P->z_min && q.z <= P->z_max);
-    return ok;
-}
-
-/* The mirror of the sorted states' positions, NaN where a slot is not trusted. */
+/* The mirror of the sorted states' positions, NaN where the screen may not trust a slot
+ * (sphere_gather_cpu.h): not finite, 1e15 m/s or faster, or outside the box along a periodic axis. */
 static void mirror(const ad_params *P, const ad_plain3 *g, ad_cpu_xyz *q)
 {
     const ad_state3 *s = g->state;
+    /* the bounds a trusted centre lies within (NaN fails every comparison) */
+    const float x0 = P->periodic_x ? P->x_min : -FLT_MAX, x1 = P->periodic_x ? P->x_max : FLT_MAX;
+    const float y0 = P->periodic_y ? P->y_min : -FLT_MAX, y1 = P->periodic_y ? P->y_max : FLT_MAX;
+    const float z0 = P->periodic_z ? P->z_min : -FLT_MAX, z1 = P->periodic_z ? P->z_max : FLT_MAX;
+    float *X = q->x, *Y = q->y, *Z = q->z;
 #pragma omp parallel for num_threads(g->threads) schedule(static)
     for (size_t k = 0; k < g->n; k++) {
         ad_state3 v = s[k];
-        int ok = trusted(P, v);
-        q->x[k] = ok ? v.x : NAN;
-        q->y[k] = v.y;
-        q->z[k] = v.z;
+        int ok = v.x >= x0 && v.x <= x1 && v.y >= y0 && v.y <= y1 && v.z >= z0 && v.z <= z1 &&
+                 v.vx * v.vx + v.vy * v.vy + v.vz * v.vz < 1e30f;
+        X[k] = ok ? v.x : NAN;
+        Y[k] = v.y;
+        Z[k] = v.z;
     }
     q->mirror = s;
 }

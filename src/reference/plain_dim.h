@@ -196,6 +196,12 @@ static inline void AD_D(ad_plain_observe)(AD_D(ad_plain) *r, size_t s, const AD_
 {
     r->pressure[s] = a->pressure;
     r->virial[s] = a->virial;
+    /* no contact (most particles of a gas): every sum below is +0, and adding +0 changes none (the
+     * block's sums start at +0 and never become -0); max_overlap may be -0, so it is taken as ever */
+    if (a->pressure == 0.0f && a->energy == 0.0f) {
+        b->max_overlap = b->max_overlap > a->max_overlap ? b->max_overlap : a->max_overlap;
+        return;
+    }
     b->v[AD_SUM_PE] += a->energy;
     b->v[AD_SUM_VIRIAL] += a->virial;
     b->v[AD_SUM_BODY_FX] += a->body_fx;
