@@ -15,13 +15,13 @@ for ((k = 1; k <= reps; k++)); do
   "$new" "$@" --csv "$tmp/new_$k.csv" > "$tmp/new_$k.log" 2>&1 || { echo "the new build failed"; tail -5 "$tmp/new_$k.log"; exit 1; }
 done
 python3 - "$tmp" "$reps" "$out" <<'PY'
-import csv, statistics, sys
+import csv, os, statistics, sys
 tmp, reps, out = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 def rows(tag, k):
     with open(f'{tmp}/{tag}_{k}.csv') as f:
         return list(csv.DictReader(f))
 first = rows('old', 1)
-col = 'particle_steps_per_s'
+col = os.environ.get('COLUMN', 'particle_steps_per_s')  # bench_3d: COLUMN=sphere_steps_per_s
 res = []
 for i, r in enumerate(first):
     o = [float(rows('old', k)[i][col]) for k in range(1, reps + 1)]

@@ -21,12 +21,12 @@
  * terms must reach the sums), and where the last candidate was skipped they apply its zero overlap
  * (ad_cpu_apart3): the same terms in the same order.
  *
- * The screen (AVX2, where the positions are mirrored, ad_cpu_xyz): each row is one 8-lane load of each
- * of x, y and z, d2 = dx dx + dy dy + dz dz as the law computes it (not contracted: ISO C11 builds), and
+ * The screen (AVX2, where the positions are mirrored, ad_cpu_xyz): each row is one 4-lane load of each
+ * of x, y and z (two rows a vector), d2 = dx dx + dy dy + dz dz as the law computes it (not contracted: ISO C11 builds), and
  * the law's own test. The mirror holds NaN for a slot whose state is not finite, whose speed is 1e15 m/s
  * or more (its velocity differences could overflow), or whose centre lies outside the box along a
  * periodic axis; a live lane with a NaN or infinite d2 sends the sphere to the scalar path, which tests
- * the velocities itself. A row of more than eight spheres does too. */
+ * the velocities itself. A row of more than four spheres does too. */
 #ifndef AD_CPU_SPHERE_GATHER_CPU_H
 #define AD_CPU_SPHERE_GATHER_CPU_H
 
@@ -126,44 +126,51 @@ AD_CPU_INLINE uint32_t ad_cpu_last_candidate3(const uint32_t lo[9], const uint32
 }
 
 /* The screen of sphere i in interior cell `cell` (above): 1 with its sphere-sphere terms added to *a,
- * 0 (nothing added) where the scalar path must run. The sphere's own lane (d2 = 0) is neither close
- * nor bad, so it needs no mask. */
+ * 0 (nothing added) where the scalar path must run. Two rows share a vector, four lanes each (rows
+ * 2h and 2h + 1, the ninth alone), so a row of more than four spheres sends the sphere to the scalar
+ * path. The sphere's own lane (d2 = 0) is neither close nor bad, so it needs no mask. */
 AD_CPU_INLINE int ad_cpu_sphere_screen_avx2(const ad_params *p, const uint32_t *start, size_t cell,
                                             const ad_cpu_xyz *q, const ad_state3 *s, uint32_t i, ad_state3 me,
                                             ad_accum3 *a)
 {
     const ptrdiff_t nx = p->nx, nxy = (ptrdiff_t)p->nx * p->ny;
     const uint32_t *st = start + cell;
-    uint32_t lo[9], hi[9], over = 0;
+    uint32_t lo[10], hi[10], over = 0;
 #pragma GCC unroll 9
     for (int r = 0; r < 9; r++) { /* the stencil of reach 1: dz outermost, then dy (ad_stencil_make) */
         ptrdiff_t o = (r / 3 - 1) * nxy + (r % 3 - 1) * nx;
         lo[r] = st[o - 1];
         hi[r] = st[o + 2];
-        over |= hi[r] - lo[r] > 8;
+        over |= hi[r] - lo[r] > 4;
     }
     if (over) return 0;
+    lo[9] = hi[9] = lo[8]; /* the ninth row's partner: no live lane */
     const __m256 mx = _mm256_set1_ps(me.x), my = _mm256_set1_ps(me.y), mz = _mm256_set1_ps(me.z);
     const __m256 D = _mm256_set1_ps(p->diameter_sq), zero = _mm256_setzero_ps(), inf = _mm256_set1_ps(INFINITY);
-    const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-    __m256 near[9], any = zero, bad = zero;
-#pragma GCC unroll 9
-    for (int r = 0; r < 9; r++) {
-        __m256 live = _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32((int)(hi[r] - lo[r])), iota));
-        __m256 dx = _mm256_sub_ps(_mm256_loadu_ps(q->x + lo[r]), mx);
-        __m256 dy = _mm256_sub_ps(_mm256_loadu_ps(q->y + lo[r]), my);
-        __m256 dz = _mm256_sub_ps(_mm256_loadu_ps(q->z + lo[r]), mz);
+    const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 0, 1, 2, 3);
+    __m256 near[5], any = zero, bad = zero;
+#pragma GCC unroll 5
+    for (int h = 0; h < 5; h++) {
+        const uint32_t l0 = lo[2 * h], l1 = lo[2 * h + 1];
+        __m256i k = _mm256_setr_epi32((int)(hi[2 * h] - l0), (int)(hi[2 * h] - l0), (int)(hi[2 * h] - l0),
+                                      (int)(hi[2 * h] - l0), (int)(hi[2 * h + 1] - l1), (int)(hi[2 * h + 1] - l1),
+                                      (int)(hi[2 * h + 1] - l1), (int)(hi[2 * h + 1] - l1));
+        __m256 live = _mm256_castsi256_ps(_mm256_cmpgt_epi32(k, iota));
+        __m256 dx = _mm256_sub_ps(_mm256_loadu2_m128(q->x + l1, q->x + l0), mx);
+        __m256 dy = _mm256_sub_ps(_mm256_loadu2_m128(q->y + l1, q->y + l0), my);
+        __m256 dz = _mm256_sub_ps(_mm256_loadu2_m128(q->z + l1, q->z + l0), mz);
         __m256 d2 = _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(dx, dx), _mm256_mul_ps(dy, dy)), _mm256_mul_ps(dz, dz));
         __m256 close = _mm256_and_ps(_mm256_cmp_ps(d2, D, _CMP_LT_OQ), _mm256_cmp_ps(d2, zero, _CMP_GT_OQ));
-        near[r] = _mm256_and_ps(close, live);
-        any = _mm256_or_ps(any, near[r]);
+        near[h] = _mm256_and_ps(close, live);
+        any = _mm256_or_ps(any, near[h]);
         bad = _mm256_or_ps(bad, _mm256_and_ps(_mm256_cmp_ps(d2, inf, _CMP_NLT_UQ), live)); /* inf or NaN */
     }
     if (!_mm256_testz_ps(bad, bad)) return 0;
     if (!_mm256_testz_ps(any, any))
-        for (int r = 0; r < 9; r++)
-            for (unsigned m = (unsigned)_mm256_movemask_ps(near[r]); m; m &= m - 1) {
-                uint32_t j = lo[r] + (uint32_t)__builtin_ctz(m);
+        for (int h = 0; h < 5; h++) /* lanes 0-3 are row 2h, 4-7 row 2h + 1: ascending is candidate order */
+            for (unsigned m = (unsigned)_mm256_movemask_ps(near[h]); m; m &= m - 1) {
+                unsigned l = (unsigned)__builtin_ctz(m);
+                uint32_t j = l < 4 ? lo[2 * h] + l : lo[2 * h + 1] + l - 4;
                 ad_contact_disc3(p, q->x[j] - me.x, q->y[j] - me.y, q->z[j] - me.z, s[j].vx - me.vx,
                                  s[j].vy - me.vy, s[j].vz - me.vz, a);
             }
