@@ -27,7 +27,7 @@ for i, r in enumerate(first):
     o = [float(rows('old', k)[i][col]) for k in range(1, reps + 1)]
     n = [float(rows('new', k)[i][col]) for k in range(1, reps + 1)]
     mo, mn = statistics.median(o), statistics.median(n)
-    res.append((r.get('backend', ''), r.get('case', ''), r.get('n', ''), mo, mn, mn / mo))
+    res.append((r.get('backend', ''), r.get('case', ''), r.get('n', r.get('spheres', '')), mo, mn, mn / mo))
 print('%-6s %-8s %10s %12s %12s %7s' % ('back', 'case', 'particles', 'before', 'after', 'ratio'))
 for b, c, p, mo, mn, q in res: print('%-6s %-8s %10s %12.4g %12.4g %7.3f' % (b, c, p, mo, mn, q))
 with open(out, 'w') as f:

@@ -1,8 +1,10 @@
 /* 3D worlds on the plain pipeline (plain_dim.h, the same code as the 2D reference's steps 1 to 4):
- * backend = reference runs it on one thread; backend = cpu runs it over the world's threads (the CPU
- * backend has no 3D fast path yet: what its 2D worlds add for speed, the fused bin, 8-bit counters,
- * the prefilters and AVX2, is 2D only). Results are the same for any thread count, so the two agree
- * sphere by sphere (tests/test_world3.c).
+ * backend = reference runs it on one thread; backend = cpu runs it over the world's threads with the CPU's
+ * step 4 (src/cpu/sphere_pass_cpu.h: the sphere gather, which hands the law only the candidates that
+ * touch, with an AVX2 screen; the plain gather's sums bit for bit). What the 2D CPU backend adds besides,
+ * the fused bin, 8-bit counters, the parallel reorder and the contact-free clock, is 2D only. Results are
+ * the same for any thread count, so the two agree sphere by sphere (tests/test_world3.c,
+ * tests/test_sphere_pass.c).
  *
  * A step: Verlet's drift, steps 1-3 (bin, scan, stable scatter), step 4 (each sphere gathers its own
  * contacts, the stencil's 27 cells, the triangles and the walls, and writes its new state), step 5
