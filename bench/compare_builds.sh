@@ -15,19 +15,19 @@ for ((k = 1; k <= reps; k++)); do
   "$new" "$@" --csv "$tmp/new_$k.csv" > "$tmp/new_$k.log" 2>&1 || { echo "the new build failed"; tail -5 "$tmp/new_$k.log"; exit 1; }
 done
 python3 - "$tmp" "$reps" "$out" <<'PY'
-import csv, statistics, sys
+import csv, os, statistics, sys
 tmp, reps, out = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 def rows(tag, k):
     with open(f'{tmp}/{tag}_{k}.csv') as f:
         return list(csv.DictReader(f))
 first = rows('old', 1)
-col = 'particle_steps_per_s'
+col = os.environ.get('COLUMN', 'particle_steps_per_s')  # bench_3d: COLUMN=sphere_steps_per_s
 res = []
 for i, r in enumerate(first):
     o = [float(rows('old', k)[i][col]) for k in range(1, reps + 1)]
     n = [float(rows('new', k)[i][col]) for k in range(1, reps + 1)]
     mo, mn = statistics.median(o), statistics.median(n)
-    res.append((r.get('backend', ''), r.get('case', ''), r.get('n', ''), mo, mn, mn / mo))
+    res.append((r.get('backend', ''), r.get('case', ''), r.get('n', r.get('spheres', '')), mo, mn, mn / mo))
 print('%-6s %-8s %10s %12s %12s %7s' % ('back', 'case', 'particles', 'before', 'after', 'ratio'))
 for b, c, p, mo, mn, q in res: print('%-6s %-8s %10s %12.4g %12.4g %7.3f' % (b, c, p, mo, mn, q))
 with open(out, 'w') as f:

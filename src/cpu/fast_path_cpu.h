@@ -16,6 +16,12 @@
 #define AD_CPU_PAD 4    /* states readable past the last disc (the gather's fixed 4-state row copy) */
 #define AD_CPU_XY_PAD 8 /* positions readable past the last disc (the prefilters' 8-lane rows) */
 
+/* x86-64 builds with GCC or Clang: SSE2 and, chosen at run time, AVX2 paths (the scan in
+ * grid_cpu.c, the interact passes in interact_avx2.c and sphere_gather_avx2.c). */
+#if defined(__GNUC__) && defined(__x86_64__)
+#define AD_CPU_X86 1
+#endif
+
 /* The AVX2 code exists in the translation units compiled for AVX2 and FMA (interact_avx2.c,
  * chosen at run time); the others get the portable code only. */
 #if defined(__AVX2__) && defined(__FMA__)

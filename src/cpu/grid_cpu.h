@@ -8,13 +8,8 @@
 #include "../core/world_internal.h"
 #include "../physics/params.h"
 #include "../physics/state.h"
+#include "fast_path_cpu.h"
 #include "fused_bin_cpu.h"
-
-/* x86-64 builds with GCC or Clang: SSE2 and, chosen at run time, AVX2 paths (the scan here,
- * the interact pass in interact_avx2.c). */
-#if defined(__GNUC__) && defined(__x86_64__)
-#define AD_CPU_X86 1
-#endif
 
 /* The slots' positions as two arrays (structure of arrays), in cell order: written by
  * the reorder, read by the prefilters (candidate_screen_cpu.h, contact_free_cpu.h). */

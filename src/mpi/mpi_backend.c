@@ -178,8 +178,8 @@ static void pass_group(ad_world *w, mpi_world *m, int k, float dt, int stage)
         uint32_t row = (uint32_t)cy * (uint32_t)P->nx;
         uint32_t a = r->start[row + (uint32_t)m->group_col[k]], e = r->start[row + (uint32_t)m->group_col[k + 1]];
         for (uint32_t s = a; s < e; s++, lane++) {
-            if (stage == ONE_EVALUATION) ad_plain_pass_slot(w, r, s, lane, dt, sums, &m8);
-            else ad_plain_rk4_slot(w, r, s, lane, dt, stage, sums, &m8);
+            if (stage == ONE_EVALUATION) ad_plain_pass_slot(w, r, s, lane, dt, sums, &m8, NULL);
+            else ad_plain_rk4_slot(w, r, s, lane, dt, stage, sums, &m8, NULL);
         }
     }
     if (stage == ONE_EVALUATION || stage == 3) ad_motion8_fold(&m8, sums);

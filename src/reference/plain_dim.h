@@ -1,7 +1,8 @@
 /* The plain pipeline of DESIGN.md in one dimension (included by plain.h with AD_DIM 2, then 3; see
  * physics/dim.h): the world's arrays and steps 1 to 4 of a step, written once for discs and spheres.
  * The reference backend runs it on one thread in both dimensions (reference_backend.c, reference3.c);
- * the CPU backend's 3D worlds run it over threads (reference3.c), until a 3D fast path exists.
+ * the CPU backend's 3D worlds run it over threads (reference3.c) with their own gather in step 4
+ * (ad_plain_gatherer, src/cpu/sphere_pass_cpu.h).
  *
  *   1. bin: every particle's cell (the dead cell after the grid's for a removed one), in parallel;
  *   2. scan: count the cells (32-bit counters) and take the exclusive prefix sum;
@@ -164,6 +165,23 @@ static inline AD_ACCUM AD_D(ad_plain_gather)(const ad_world *w, const AD_D(ad_pl
     return a;
 }
 
+/* A faster gather with the plain one's sums (the CPU backend's 3D one, src/cpu/sphere_gather_cpu.h): the
+ * contacts of slot s as ad_plain_gather finds them, into *a; ctx is its own. A pass run with NULL uses
+ * ad_plain_gather. */
+typedef struct AD_D(ad_plain_gatherer) {
+    void (*gather)(const void *ctx, const ad_world *w, const AD_D(ad_plain) *r, const AD_STATE *in, size_t s,
+                   AD_STATE at, AD_STATE me, AD_ACCUM *a);
+    const void *ctx;
+} AD_D(ad_plain_gatherer);
+
+static inline void AD_D(ad_plain_gather_by)(const AD_D(ad_plain_gatherer) *g, const ad_world *w,
+                                            const AD_D(ad_plain) *r, const AD_STATE *in, size_t s, AD_STATE at,
+                                            AD_STATE me, AD_ACCUM *a)
+{
+    if (!g) *a = AD_D(ad_plain_gather)(w, r, in, s, at, me);
+    else g->gather(g->ctx, w, r, in, s, at, me, a);
+}
+
 /* The acceleration of a force evaluation: contacts over the mass, and gravity. */
 static inline AD_ACCEL AD_D(ad_plain_accel)(const ad_params *P, const AD_ACCUM *a)
 {
@@ -178,6 +196,12 @@ static inline void AD_D(ad_plain_observe)(AD_D(ad_plain) *r, size_t s, const AD_
 {
     r->pressure[s] = a->pressure;
     r->virial[s] = a->virial;
+    /* no contact (most particles of a gas): every sum below is +0, and adding +0 changes none (the
+     * block's sums start at +0 and never become -0); max_overlap may be -0, so it is taken as ever */
+    if (a->pressure == 0.0f && a->energy == 0.0f) {
+        b->max_overlap = b->max_overlap > a->max_overlap ? b->max_overlap : a->max_overlap;
+        return;
+    }
     b->v[AD_SUM_PE] += a->energy;
     b->v[AD_SUM_VIRIAL] += a->virial;
     b->v[AD_SUM_BODY_FX] += a->body_fx;
@@ -246,15 +270,17 @@ static inline void AD_D(ad_plain_verlet_drift)(ad_world *w, AD_D(ad_plain) *r, f
 
 /* Step 4 for slot s with one force evaluation (symplectic Euler, Euler, or Verlet's kick): its gather,
  * its observables, the surfaces, the integrator, step 5's boundaries, its new state into the spare
- * buffer; its sums into *sums, its motion into lane `lane` of *m. The plain pipeline's blocks and the
- * MPI backend's column groups (src/mpi) both run it, so the physics of a slot is written once. */
+ * buffer; its sums into *sums, its motion into lane `lane` of *m; the contacts from gather `by` (NULL: the
+ * plain one). The plain pipeline's blocks and the MPI backend's column groups (src/mpi) both run it, so
+ * the physics of a slot is written once. */
 static inline void AD_D(ad_plain_pass_slot)(ad_world *w, AD_D(ad_plain) *r, size_t s, unsigned lane, float dt,
-                                            ad_step_sums *sums, ad_motion8 *m)
+                                            ad_step_sums *sums, ad_motion8 *m, const AD_D(ad_plain_gatherer) *by)
 {
     const ad_params *P = &w->params;
     ad_integrator integ = w->def.integrator;
     AD_STATE me = r->state[s], nw;
-    AD_ACCUM a = AD_D(ad_plain_gather)(w, r, r->state, s, me, me);
+    AD_ACCUM a;
+    AD_D(ad_plain_gather_by)(by, w, r, r->state, s, me, me, &a);
     AD_D(ad_plain_observe)(r, s, &a, sums);
     AD_ACCEL g = AD_D(ad_plain_accel)(P, &a), old = r->acc[s];
     if (P->surfaces) AD_D(ad_plain_surface)(w, r, s, me, g, dt, &me, sums); /* a re-emission changes me.v */
@@ -268,27 +294,30 @@ static inline void AD_D(ad_plain_pass_slot)(ad_world *w, AD_D(ad_plain) *r, size
 }
 
 /* Step 4 over block b, slot by slot (ad_plain_pass_slot). */
-static inline void AD_D(ad_plain_pass_block)(ad_world *w, AD_D(ad_plain) *r, size_t b, float dt)
+static inline void AD_D(ad_plain_pass_block)(ad_world *w, AD_D(ad_plain) *r, size_t b, float dt,
+                                             const AD_D(ad_plain_gatherer) *g)
 {
     ad_step_sums *sums = memset(&r->blocks[b], 0, sizeof r->blocks[b]);
     ad_motion8 m;
     memset(&m, 0, sizeof m);
     size_t s0 = b * AD_BLOCK, s1 = s0 + AD_BLOCK < r->n ? s0 + AD_BLOCK : r->n;
-    for (size_t s = s0; s < s1; s++) AD_D(ad_plain_pass_slot)(w, r, s, (unsigned)(s - s0), dt, sums, &m);
+    for (size_t s = s0; s < s1; s++) AD_D(ad_plain_pass_slot)(w, r, s, (unsigned)(s - s0), dt, sums, &m, g);
     AD_D(ad_motion8_fold)(&m, sums);
 }
 
 /* RK4 stage k for slot s: its gather on the grid of the step's start (cells from the base state), the
  * other particles at the stage (`in`: the state at k = 0, else rk_in). Stage 0's forces are the observed
  * ones; stages 0-2 write rk_out, stage 3 the step (boundaries, surfaces, its fate and motion in lane
- * `lane` of *m). The plain blocks and the MPI backend's column groups both run it. */
+ * `lane` of *m); the contacts from gather `by` (NULL: the plain one). The plain blocks and the MPI backend's
+ * column groups both run it. */
 static inline void AD_D(ad_plain_rk4_slot)(ad_world *w, AD_D(ad_plain) *r, size_t s, unsigned lane, float dt, int k,
-                                           ad_step_sums *sums, ad_motion8 *m)
+                                           ad_step_sums *sums, ad_motion8 *m, const AD_D(ad_plain_gatherer) *by)
 {
     const ad_params *P = &w->params;
     const AD_STATE *in = k == 0 ? r->state : r->rk_in;
     AD_STATE base = r->state[s];
-    AD_ACCUM a = AD_D(ad_plain_gather)(w, r, in, s, base, in[s]);
+    AD_ACCUM a;
+    AD_D(ad_plain_gather_by)(by, w, r, in, s, base, in[s], &a);
     AD_ACCEL g = AD_D(ad_plain_accel)(P, &a);
     if (k == 0) {
         AD_D(ad_plain_observe)(r, s, &a, sums);
@@ -310,35 +339,43 @@ static inline void AD_D(ad_plain_rk4_slot)(ad_world *w, AD_D(ad_plain) *r, size_
 }
 
 /* RK4 stage k of block b, slot by slot (ad_plain_rk4_slot); stage 0 clears the block's sums. */
-static inline void AD_D(ad_plain_rk4_block)(ad_world *w, AD_D(ad_plain) *r, size_t b, float dt, int k)
+static inline void AD_D(ad_plain_rk4_block)(ad_world *w, AD_D(ad_plain) *r, size_t b, float dt, int k,
+                                            const AD_D(ad_plain_gatherer) *g)
 {
     ad_step_sums *sums = &r->blocks[b];
     if (k == 0) memset(sums, 0, sizeof *sums);
     ad_motion8 m;
     memset(&m, 0, sizeof m);
     size_t s0 = b * AD_BLOCK, s1 = s0 + AD_BLOCK < r->n ? s0 + AD_BLOCK : r->n;
-    for (size_t s = s0; s < s1; s++) AD_D(ad_plain_rk4_slot)(w, r, s, (unsigned)(s - s0), dt, k, sums, &m);
+    for (size_t s = s0; s < s1; s++) AD_D(ad_plain_rk4_slot)(w, r, s, (unsigned)(s - s0), dt, k, sums, &m, g);
     if (k == 3) AD_D(ad_motion8_fold)(&m, sums);
 }
 
-/* Step 4 over every block (in parallel; each block's sums its own), then the pass's output becomes
- * the current state. */
-static inline void AD_D(ad_plain_interact)(ad_world *w, AD_D(ad_plain) *r, float dt)
+/* Step 4 over every block (in parallel; each block's sums its own) with gather g (NULL: the plain
+ * one), then the pass's output becomes the current state. */
+static inline void AD_D(ad_plain_interact_by)(ad_world *w, AD_D(ad_plain) *r, float dt,
+                                              const AD_D(ad_plain_gatherer) *g)
 {
     long nb = (long)ad_plain_blocks(r->n);
     if (w->def.integrator != AD_INTEGRATOR_RK4) {
 #pragma omp parallel for num_threads(r->threads) schedule(dynamic, 1)
-        for (long b = 0; b < nb; b++) AD_D(ad_plain_pass_block)(w, r, (size_t)b, dt);
+        for (long b = 0; b < nb; b++) AD_D(ad_plain_pass_block)(w, r, (size_t)b, dt, g);
     } else {
         for (int k = 0; k < 4; k++) {
 #pragma omp parallel for num_threads(r->threads) schedule(dynamic, 1)
-            for (long b = 0; b < nb; b++) AD_D(ad_plain_rk4_block)(w, r, (size_t)b, dt, k);
+            for (long b = 0; b < nb; b++) AD_D(ad_plain_rk4_block)(w, r, (size_t)b, dt, k, g);
             AD_STATE *t = r->rk_in; /* the stage just written is the next one's input */
             r->rk_in = r->rk_out, r->rk_out = t;
         }
     }
     AD_STATE *t = r->state;
     r->state = r->spare, r->spare = t;
+}
+
+/* Step 4 with the plain gather. */
+static inline void AD_D(ad_plain_interact)(ad_world *w, AD_D(ad_plain) *r, float dt)
+{
+    AD_D(ad_plain_interact_by)(w, r, dt, NULL);
 }
 
 /* The largest speed squared of the particles in slots 0..n-1 (the step's size after an addition). */

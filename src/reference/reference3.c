@@ -1,8 +1,10 @@
 /* 3D worlds on the plain pipeline (plain_dim.h, the same code as the 2D reference's steps 1 to 4):
- * backend = reference runs it on one thread; backend = cpu runs it over the world's threads (the CPU
- * backend has no 3D fast path yet: what its 2D worlds add for speed, the fused bin, 8-bit counters,
- * the prefilters and AVX2, is 2D only). Results are the same for any thread count, so the two agree
- * sphere by sphere (tests/test_world3.c).
+ * backend = reference runs it on one thread; backend = cpu runs it over the world's threads with the CPU's
+ * step 4 (src/cpu/sphere_pass_cpu.h: the sphere gather, which hands the law only the candidates that
+ * touch, with an AVX2 screen; the plain gather's sums bit for bit). What the 2D CPU backend adds besides,
+ * the fused bin, 8-bit counters, the parallel reorder and the contact-free clock, is 2D only. Results are
+ * the same for any thread count, so the two agree sphere by sphere (tests/test_world3.c,
+ * tests/test_sphere_pass.c).
  *
  * A step: Verlet's drift, steps 1-3 (bin, scan, stable scatter), step 4 (each sphere gathers its own
  * contacts, the stencil's 27 cells, the triangles and the walls, and writes its new state), step 5
@@ -11,6 +13,7 @@
  * the fold of the blocks' sums in block order (the next dt), and every `interval` steps step 6's field
  * sample (plain_dim.h, the same as the 2D reference's). */
 #include "plain.h"
+#include "../cpu/sphere_pass_cpu.h"
 #include "../physics/open3.h"
 
 #ifdef _OPENMP
@@ -22,6 +25,8 @@ typedef struct world3 {
     ad_plain3 g;
     ad_open_state open;
     ad_plain_spots3 sp; /* step 5's new spheres and the reservoir's additions (plain_open_dim.h) */
+    int fast;           /* backend = cpu: step 4 is the CPU's sphere pass (src/cpu/sphere_pass_cpu.h) */
+    ad_cpu_sphere_pass pass;
 } world3;
 
 static size_t plain3_cells(const ad_params *p) { return (size_t)p->nx * (size_t)p->ny * (size_t)p->nz + 1; }
@@ -29,7 +34,8 @@ static size_t plain3_cells(const ad_params *p) { return (size_t)p->nx * (size_t)
 static size_t plain3_bytes_needed(const ad_world_def *d, const ad_params *p)
 {
     return ad_plain_bytes3(d->capacity, plain3_cells(p), d->integrator) + sizeof(world3) +
-           AD_WAITING_MAX * sizeof(ad_entry3);
+           AD_WAITING_MAX * sizeof(ad_entry3) +
+           (d->backend == AD_BACKEND_REFERENCE ? 0 : ad_cpu_sphere_pass_bytes(d->capacity));
 }
 
 static void plain3_destroy(ad_world *w)
@@ -39,11 +45,12 @@ static void plain3_destroy(ad_world *w)
     ad_plain_free3(&r->g);
     ad_open_state_free(&r->open);
     ad_plain_spots_free3(&r->sp);
+    if (r->fast) ad_cpu_sphere_pass_free(&r->pass);
     free(r);
     w->impl = NULL;
 }
 
-static ad_status plain3_create(ad_world *w, int threads)
+static ad_status plain3_create(ad_world *w, int threads, int fast)
 {
     const ad_world_def *d = &w->def;
     size_t need = plain3_bytes_needed(d, &w->params);
@@ -55,8 +62,10 @@ static ad_status plain3_create(ad_world *w, int threads)
     w->impl = r;
     r->g.threads = w->stats.threads = threads;
     w->stats.cell_counter_bits = 32;
+    r->fast = fast;
     ad_status st = ad_plain_alloc3(&r->g, d->capacity, plain3_cells(&w->params), d->integrator) &&
-                           ad_plain_spots_alloc3(&r->sp, w->params.res_boxes)
+                           ad_plain_spots_alloc3(&r->sp, w->params.res_boxes) &&
+                           (!fast || ad_cpu_sphere_pass_alloc(&r->pass, d->capacity))
                        ? ad_open_state_alloc(&r->open, (uint32_t)w->params.res_boxes, 3)
                        : ad_fail(AD_ERR_NO_MEMORY, "capacity", "capacity: allocating %zu bytes for the world failed",
                                  need);
@@ -64,14 +73,14 @@ static ad_status plain3_create(ad_world *w, int threads)
     return st;
 }
 
-static ad_status reference3_create(ad_world *w) { return plain3_create(w, 1); }
+static ad_status reference3_create(ad_world *w) { return plain3_create(w, 1, 0); }
 
 static ad_status cpu3_create(ad_world *w)
 {
 #ifdef _OPENMP
-    return plain3_create(w, w->def.threads > 0 ? w->def.threads : omp_get_max_threads());
+    return plain3_create(w, w->def.threads > 0 ? w->def.threads : omp_get_max_threads(), 1);
 #else
-    return plain3_create(w, 1);
+    return plain3_create(w, 1, 1);
 #endif
 }
 
@@ -102,7 +111,8 @@ static ad_status one_step(ad_world *w, world3 *r, float dt)
     if (w->params.res_boxes) ad_plain_reservoir_plan3(w, &r->g, &r->open, &r->sp, dt);
     double t0 = ad_plain_now();
     size_t nb = ad_plain_blocks(r->g.n), removed = 0;
-    ad_plain_interact3(w, &r->g, dt);
+    if (r->fast) ad_cpu_sphere_pass_run(w, &r->g, &r->pass, dt);
+    else ad_plain_interact3(w, &r->g, dt);
     if (w->params.res_boxes) memset(r->g.doomed, 0, r->g.n);
     for (size_t b = 0; b < nb; b++) removed += r->g.blocks[b].left + r->g.blocks[b].res_removed;
     float v2_new = 0.0f;
