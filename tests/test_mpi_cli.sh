@@ -12,12 +12,7 @@
 # Usage: test_mpi_cli.sh AERODEM SOURCE_DIR
 set -uo pipefail
 exe=$1 src=$2
-work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
-export TMPDIR="$work/tmp"; mkdir -p "$TMPDIR"
-mpi=(mpirun --oversubscribe -x OMP_NUM_THREADS=1 -x TMPDIR)
-[ "$(id -u)" -eq 0 ] && mpi+=(--allow-run-as-root)
-# under AddressSanitizer: OpenMPI's own allocations at exit are not ours to report (leak detection off)
-mpi+=(-x ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=1 -x UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1)
+. "$(dirname "$0")/mpi_lib.sh"
 export ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=1
 fail=0
 bad() { echo "FAIL: $*"; fail=1; }

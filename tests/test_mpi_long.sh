@@ -7,11 +7,7 @@
 # Usage: test_mpi_long.sh AERODEM SOURCE_DIR
 set -uo pipefail
 exe=$1 src=$2
-work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
-export TMPDIR="$work/tmp"; mkdir -p "$TMPDIR"
-mpi=(mpirun --oversubscribe -x OMP_NUM_THREADS=1 -x TMPDIR)
-[ "$(id -u)" -eq 0 ] && mpi+=(--allow-run-as-root)
-mpi+=(-x ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=1)
+. "$(dirname "$0")/mpi_lib.sh"
 timeout 1500 "${mpi[@]}" -np 2 "$exe" run "$src/scenes/default.ini" --set output.video=no --out "$work/out" \
     > "$work/run.log" 2>&1 || { echo "FAIL: the default scene on 2 ranks exited $?"; tail -5 "$work/run.log"; exit 1; }
 grep -E "rank imbalance|done:" "$work/run.log"
