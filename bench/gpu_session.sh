@@ -44,7 +44,8 @@ for stage in "$@"; do
     grep "CUDA backend" "$OUT/configure.log"
     log "build"
     cmake --build build-gpu -j16 > "$OUT/build.log" 2>&1 || { grep -E "error|warning" "$OUT/build.log" | head -40; exit 1; }
-    grep -c warning "$OUT/build.log" | sed 's/^/warnings: /'
+    # grep -c exits 1 where it counts none: that is the stage's success, not its failure (set -o pipefail)
+    echo "warnings: $(grep -c warning "$OUT/build.log")"
     ;;
   tests)
     setup_deps
@@ -108,7 +109,7 @@ for stage in "$@"; do
       case " ${DEV:-$name} " in *" $name "*) ;; *) continue ;; esac
       nvcc -O3 -std=c++17 -arch=sm_90 -Xcompiler=-Wall,-Wextra -Iinclude -Isrc "$f" -o "build-dev/$name" \
         > "$OUT/dev_$name.build.log" 2>&1 || { log "dev/cuda/$name: build failed"; tail -20 "$OUT/dev_$name.build.log"; continue; }
-      grep -c warning "$OUT/dev_$name.build.log" | sed "s/^/dev\/cuda\/$name warnings: /"
+      echo "dev/cuda/$name warnings: $(grep -c warning "$OUT/dev_$name.build.log")"
       log "dev/cuda/$name"
       "./build-dev/$name" 2>&1 | tee "$OUT/dev_$name.log"
       log "dev/cuda/$name rc=${PIPESTATUS[0]}"

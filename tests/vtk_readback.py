@@ -189,14 +189,22 @@ def check_field(path, add=0.0):
     ensure(cell == j * nx + i, "%s: cell at (%d, %d) is %d" % (path, i, j, cell))
 
 
-def check_pvd(path, kind):
-    """Parses a .pvd collection and opens each data set with the reader its extension names."""
+def pvd_sets(path, n):
+    """The data sets of a .pvd collection, which must hold n of them; None where the file is missing."""
     if not ensure(os.path.isfile(path), path + ": missing"):
-        return
+        return None
     root = ET.parse(path).getroot()
     ensure(root.tag == "VTKFile" and root.get("type") == "Collection", path + ": not a VTK collection")
     sets = root.findall("./Collection/DataSet")
-    ensure(len(sets) == 3, "%s: %d data sets, expected 3" % (path, len(sets)))
+    ensure(len(sets) == n, "%s: %d data sets, expected %d" % (path, len(sets), n))
+    return sets
+
+
+def check_pvd(path, kind):
+    """Parses a .pvd collection and opens each data set with the reader its extension names."""
+    sets = pvd_sets(path, 3)
+    if sets is None:
+        return
     folder = os.path.dirname(path)
     for k, ds in enumerate(sets):
         ensure(float(ds.get("timestep")) == 0.1 * k, "%s: time %s, expected %r" % (path, ds.get("timestep"), 0.1 * k))
@@ -329,12 +337,9 @@ def check_particles3(path, n, arrays, particles):
 
 def check_series(path, n, last_points=None):
     """A run's .pvd: a VTK collection of n data sets at increasing times, each file read back without error."""
-    if not ensure(os.path.isfile(path), path + ": missing"):
+    sets = pvd_sets(path, n)
+    if sets is None:
         return
-    root = ET.parse(path).getroot()
-    ensure(root.tag == "VTKFile" and root.get("type") == "Collection", path + ": not a VTK collection")
-    sets = root.findall("./Collection/DataSet")
-    ensure(len(sets) == n, "%s: %d data sets, expected %d" % (path, len(sets), n))
     times = [float(ds.get("timestep")) for ds in sets]
     ensure(all(b > a for a, b in zip(times, times[1:])), "%s: times not increasing: %s" % (path, times))
     d = None

@@ -147,7 +147,7 @@ static int visit_columns(mpi_world *m, const ad_params *P, int c0, slot_visit f,
 }
 
 typedef struct stage_io {
-    const ad_state *st;
+    ad_state *st;     /* the stage's states: read where sending, written where receiving */
     mpi_discs *out;  /* sending: the buffer filled */
     size_t next, end; /* receiving: the next record of m->in and the end of this side's */
     int fail;
@@ -168,7 +168,7 @@ static int stage_take(mpi_world *m, size_t s, void *arg)
 {
     stage_io *io = arg;
     if (io->next >= io->end || m->in.d[io->next].id != m->g.id[s]) return io->fail = 1, 0;
-    ((ad_state *)io->st)[s] = m->in.d[io->next++].state;
+    io->st[s] = m->in.d[io->next++].state;
     return 1;
 }
 
