@@ -220,6 +220,25 @@ for stage in "$@"; do
     cp /tmp/airfoil_cuda/surface.csv "$OUT/diffuse_airfoil_cuda_surface.csv" 2>/dev/null
     cp /tmp/airfoil_cuda/cp.png "$OUT/diffuse_airfoil_cuda_cp.png" 2>/dev/null
     ;;
+  ranks)
+    # issue 21 on the GPU: GPU ranks (rank_backend = cuda) sharing the H200, halos through pinned host
+    # buffers: their test, the program under mpirun, what they refuse, and the scaling benchmark
+    setup_deps
+    log "ranks: tests/test_mpi_gpu.sh (1 to 3 ranks on the GPU)"
+    bash tests/test_mpi_gpu.sh build-gpu/tests 2>&1 | tee "$OUT/test_mpi_gpu.log" | tail -${RANKS_TAIL:-30}
+    log "ranks: mpirun -np 2 aerodem run scenes/closed_box.ini, GPU ranks"
+    mpirun --allow-run-as-root --oversubscribe -np 2 ./build-gpu/aerodem run scenes/closed_box.ini --steps 4000 \
+        --set run.rank_backend=cuda --out /tmp/box_ranks > "$OUT/closed_box_ranks.log" 2>&1; echo "closed_box rc=$?"
+    tail -6 "$OUT/closed_box_ranks.log"
+    log "ranks: the default tunnel on GPU ranks is refused by name"
+    mpirun --allow-run-as-root --oversubscribe -np 2 ./build-gpu/aerodem run scenes/default.ini --steps 10 \
+        --set run.rank_backend=cuda --out /tmp/default_ranks > "$OUT/default_ranks.log" 2>&1; echo "default rc=$?"
+    grep -m2 -i "error\|walls" "$OUT/default_ranks.log"
+    log "ranks: scaling (RANK_BACKEND=cuda bench/mpi_scaling.sh)"
+    RANK_BACKEND=cuda RANKS="${SCALE_RANKS:-1 2 4}" STEPS=${SCALE_STEPS:-2000} WIDTH=${SCALE_WIDTH:-4096} \
+      HEIGHT=${SCALE_HEIGHT:-1024} WEAK_WIDTH=${SCALE_WEAK:-2048} OUT="$OUT/mpi_scaling_gpu.csv" \
+      bash bench/mpi_scaling.sh build-gpu 2>&1 | tee "$OUT/mpi_scaling_gpu.log" | tail -12
+    ;;
   *) echo "unknown stage $stage"; exit 2 ;;
   esac
 done

@@ -66,7 +66,8 @@ typedef enum ad_backend {
     AD_BACKEND_REFERENCE = 3, /* one thread, the grid pipeline written plainly: the yardstick the fast
                                  backends are tested against (slow on purpose; no BVH) */
     AD_BACKEND_MPI = 4,       /* the domain decomposed over MPI ranks (ad_parallel_*): slabs of grid columns
-                                 along x, a ghost layer, migration; each rank runs the plain grid pipeline.
+                                 along x, a ghost layer, migration; each rank runs the plain grid pipeline
+                                 (rank_backend = cuda: a GPU each, ad_world_def.rank_backend says what runs).
                                  Every call on such a world is collective (all ranks, in the same order);
                                  reads return the whole world on every rank, in a rank-independent order,
                                  and its results are bit-identical for any number of ranks (2D; grid broad
@@ -177,6 +178,13 @@ typedef struct ad_world_def {
     /* Gas-surface models (default: specular, accommodation 0, temperature 1), on every backend. */
     ad_surface body_surface;    /* every body panel (segment in 2D, triangle in 3D) */
     ad_surface wall_surface[6]; /* the solid walls, AD_WALL_* order (2D uses the first 4) */
+
+    /* backend = mpi: what each rank runs. AD_BACKEND_CPU (default): the plain grid pipeline on the rank's
+     * cores, bit-identical for any number of ranks. AD_BACKEND_CUDA: one GPU per rank (the ranks of a host
+     * share its GPUs in turn), the halo packed on the GPU and sent through pinned host buffers; the same
+     * physics, not the same bits for every rank count (2D, grid, symplectic or Euler, closed or periodic
+     * sides, specular surfaces for now). AD_BACKEND_AUTO: CUDA where this build and host have a GPU. */
+    ad_backend rank_backend;
 } ad_world_def;
 
 /* A definition with every field at its default. */

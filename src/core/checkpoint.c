@@ -425,11 +425,13 @@ static ad_status read_header(loader *ld)
 
 static ad_status read_def(loader *ld, uint64_t len)
 {
-    /* a definition of the builds before the surfaces (issue 20): theirs, specular */
-    size_t old = offsetof(ad_world_def, body_surface);
-    if (len == old) {
+    /* a definition of the builds before the surfaces (issue 20): theirs, specular; before the GPU ranks:
+     * theirs, on CPU ranks */
+    size_t old = offsetof(ad_world_def, body_surface), before_ranks = offsetof(ad_world_def, rank_backend);
+    if (len == old || len == before_ranks) {
         AD_TRY(get(ld, &ld->def, len, "the world definition"));
-        ad_surface_defaults(&ld->def);
+        if (len == old) ad_surface_defaults(&ld->def);
+        ld->def.rank_backend = AD_BACKEND_CPU;
         len = 0;
     } else if (len != sizeof ld->def)
         return bad(ld, "its world definition has %llu bytes, this build's %zu (a checkpoint of another build of aerodem)",

@@ -94,6 +94,7 @@ typedef struct ad_scene {
     /* [run] */
     unsigned long long steps, settle_steps, seed;
     int backend, threads, integrator, deterministic;
+    int rank_backend;          /* backend = mpi: what each rank runs (ad_world_def.rank_backend) */
     int broad_phase, bvh_traversal; /* ad_broad_phase, ad_bvh_traversal */
     double max_move, contact_steps, dt_max;
 
@@ -119,7 +120,8 @@ typedef struct ad_scene {
     X(wall_restitution, wall_restitution) X(collisions, disc_contacts) X(temperature, stream_temperature)        \
     X(cell_size, cell_size) X(seed, seed) X(backend, backend) X(threads, threads) X(integrator, integrator)     \
     X(deterministic, deterministic) X(broad_phase, broad_phase) X(bvh_traversal, bvh_traversal)                 \
-    X(max_move, max_move) X(contact_steps, contact_steps) X(dt_max, dt)
+    X(max_move, max_move) X(contact_steps, contact_steps) X(dt_max, dt)                   \
+    X(rank_backend, rank_backend)
 
 /* Defaults for every key. */
 void ad_scene_defaults(ad_scene *s);

@@ -131,6 +131,11 @@ const key KEYS[] = {
      "auto picks CUDA when a GPU is present (mpi under mpirun -np N, N > 1); reference: the plain one-thread "
      "yardstick of the others (slow); mpi: the domain cut into slabs along the stream over the job's processes "
      "(2D; mpirun -np N aerodem run SCENE.ini)"},
+    {"run", "rank_backend", K_ENUM, OFF(rank_backend), 0, 0, 0, 0, 0, "", "auto|cpu|cuda",
+     "backend = mpi: what each rank runs. cpu (default): the plain pipeline on its cores, the same bits for any "
+     "number of ranks; cuda: a GPU per rank (the ranks of a host share its GPUs in turn), the halo through pinned "
+     "host buffers (2D, grid, symplectic or Euler, closed or periodic sides, specular surfaces); auto: cuda where "
+     "a GPU is found"},
     {"run", "threads", K_INT, OFF(threads), 0, 0, 4096, 0, 0, "", NULL, "CPU threads; 0 = the cores free of other work when the run starts (all of them: then fewer while the cores are shared, measured as it runs)"},
     {"run", "integrator", K_ENUM, OFF(integrator), 0, 0, 0, 0, 0, "", "symplectic_euler|euler|verlet|rk4",
      "time integration scheme"},

@@ -12,6 +12,31 @@
 #include "../physics/rng.h"
 #include "world_internal.h"
 
+#if defined(AD_HAVE_MPI)
+/* backend = mpi: the ranks' own backend (rank_backend): the plain pipeline on CPU cores, or a GPU each. */
+static const ad_backend_ops *mpi_ranks_backend(const ad_world_def *def, ad_status *st)
+{
+    ad_backend r = def->rank_backend;
+#if defined(AD_HAVE_CUDA)
+    if (r == AD_BACKEND_AUTO) r = ad_cuda_device_count() > 0 ? AD_BACKEND_CUDA : AD_BACKEND_CPU;
+    if (r == AD_BACKEND_CUDA) return &ad_mpi_gpu_backend;
+#else
+    if (r == AD_BACKEND_AUTO) r = AD_BACKEND_CPU;
+    if (r == AD_BACKEND_CUDA) {
+        *st = ad_fail(AD_ERR_BACKEND, "rank_backend", "rank_backend = cuda: this build of aerodem has no CUDA backend "
+                      "(nvcc was not found at build time)");
+        return NULL;
+    }
+#endif
+    if (r != AD_BACKEND_CPU) {
+        *st = ad_fail(AD_ERR_INVALID, "rank_backend", "rank_backend = %s: the ranks of backend = mpi run cpu or cuda",
+                      ad_backend_name(r));
+        return NULL;
+    }
+    return &ad_mpi_backend;
+}
+#endif
+
 static const ad_backend_ops *pick_backend(const ad_world_def *def, ad_status *st)
 {
     ad_backend b = def->backend;
@@ -20,7 +45,7 @@ static const ad_backend_ops *pick_backend(const ad_world_def *def, ad_status *st
     if (b == AD_BACKEND_REFERENCE) return three ? &ad_reference3_backend : &ad_reference_backend;
     if (b == AD_BACKEND_MPI) {
 #if defined(AD_HAVE_MPI)
-        return &ad_mpi_backend; /* it refuses by name what it does not run yet */
+        return mpi_ranks_backend(def, st); /* they refuse by name what they do not run yet */
 #else
         *st = ad_fail(AD_ERR_BACKEND, "backend", "backend = mpi: this build of aerodem has no MPI (libopenmpi-dev was not "
                       "found at build time)");
@@ -47,6 +72,9 @@ static const ad_backend_ops *pick_backend(const ad_world_def *def, ad_status *st
 
 static int b_mpi(const ad_backend_ops *ops)
 {
+#if defined(AD_HAVE_MPI) && defined(AD_HAVE_CUDA)
+    if (ops == &ad_mpi_gpu_backend) return 1;
+#endif
 #if defined(AD_HAVE_MPI)
     return ops == &ad_mpi_backend;
 #else
@@ -392,6 +420,9 @@ int ad_world_slabs(const ad_world *w, double *x, int max, unsigned long long *mo
     if (moves) *moves = 0;
     if (!w || !x || max < 2) return 0;
 #if defined(AD_HAVE_MPI)
+#if defined(AD_HAVE_CUDA)
+    if (w->ops == &ad_mpi_gpu_backend) return mpi_gpu_slab_edges(w, x, max);
+#endif
     if (b_mpi(w->ops)) return mpi_slab_edges(w, x, max, moves);
 #endif
     x[0] = w->params.origin_x;

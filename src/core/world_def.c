@@ -48,6 +48,7 @@ ad_world_def ad_default_world_def(void)
     d.diagnostics = 1;
     d.cell_capacity = 0;
     d.backend = AD_BACKEND_AUTO;
+    d.rank_backend = AD_BACKEND_CPU;
     d.broad_phase = AD_BROAD_PHASE_GRID;
     d.bvh_traversal = AD_BVH_GATHER;
     ad_surface_defaults(&d);
@@ -316,6 +317,9 @@ static ad_status check_fields(const ad_world_def *d)
     if ((unsigned)d->backend > (unsigned)AD_BACKEND_MPI)
         return ad_fail(AD_ERR_INVALID, "backend", "backend = %d is invalid: auto (0), cpu (1), cuda (2), reference (3) or mpi (4)",
                        (int)d->backend);
+    if (d->rank_backend != AD_BACKEND_AUTO && d->rank_backend != AD_BACKEND_CPU && d->rank_backend != AD_BACKEND_CUDA)
+        return ad_fail(AD_ERR_INVALID, "rank_backend", "rank_backend = %d is invalid: auto (0), cpu (1) or cuda (2)",
+                       (int)d->rank_backend);
     AD_TRY(ad_surfaces_check(d));
 
     return ad_ok();

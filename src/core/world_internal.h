@@ -154,6 +154,8 @@ struct ad_world {
     ad_params params;
     const ad_backend_ops *ops;
     void *impl;            /* the backend's own state */
+    void *outer;           /* a backend run inside another (GPU ranks, src/mpi/mpi_gpu.c): the outer one's
+                              state; impl is the inner (CUDA) backend's */
     size_t count;          /* particles */
     ad_segments seg;       /* 2D: the body's segments */
     ad_triangles tri;      /* 3D: the body's triangles */
@@ -258,6 +260,10 @@ extern const ad_backend_ops ad_cpu_backend;
 #if defined(AD_HAVE_MPI)
 extern const ad_backend_ops ad_mpi_backend; /* src/mpi/: the domain over MPI ranks */
 int mpi_slab_edges(const ad_world *w, double *x, int max, unsigned long long *moves); /* src/mpi/mpi_balance.c */
+#endif
+#if defined(AD_HAVE_MPI) && defined(AD_HAVE_CUDA)
+extern const ad_backend_ops ad_mpi_gpu_backend; /* src/mpi/mpi_gpu.c: backend = mpi, rank_backend = cuda */
+int mpi_gpu_slab_edges(const ad_world *w, double *x, int max);
 #endif
 /* 3D worlds on the plain pipeline (src/reference/reference3.c): the CPU backend's, over threads, and the
  * reference's, on one thread. */

@@ -354,7 +354,7 @@ static cudaError_t enqueue_step(ad_world *w, cuda3_world *c, int obs)
     /* the panels' sums over this step's dt, before the fold chooses the next */
     if (c->panels.on && (e = ad_dev_panels_fold(&c->panels, &p, c->ctrl, st)) != cudaSuccess) return e;
     k_fold_step<AD_SUMS3><<<nr, AD_CUDA_BLOCK, 0, st>>>(c->blocks, nrec, c->blocks2, c->ctrl, w->dt_rule,
-                                                         (float)(1.0 / w->def.radius), c->open ? c->vmax2_new : NULL);
+                                                         (float)(1.0 / w->def.radius), c->open ? c->vmax2_new : NULL, NULL);
     return cudaGetLastError();
 }
 

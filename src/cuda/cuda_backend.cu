@@ -255,6 +255,7 @@ static ad_status cuda_create(ad_world *w)
     c->nblocks_cap = (unsigned)((c->cap + AD_CUDA_BLOCK - 1) / AD_CUDA_BLOCK);
     c->count_lg = count_lg(d, &w->params);
     c->open = ad_world_open(w);
+    c->dev_count = c->open || d->backend == AD_BACKEND_MPI; /* GPU ranks: discs come and go each step */
     size_t n = c->cap;
     cudaError_t e = cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking);
     if (e == cudaSuccess) e = alloc_slots(c, d, n);

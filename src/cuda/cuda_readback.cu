@@ -39,7 +39,7 @@ ad_status ad_cuda_pull_ctrl(ad_world *w)
     s.max_cell_occupancy = h.max_occupancy;
     s.cell_overflow = h.overflow;
     s.outside_grid = h.outside;
-    if (c->open) w->count = h.n - h.removed; /* the slots less the discs the last pass removed */
+    if (c->dev_count) w->count = h.n - h.removed; /* the slots less the discs the last pass removed */
     s.count = w->count;
     /* phase times: the timed first step of the last call, counted for each of its steps */
     if (c->phase_steps) {
@@ -96,7 +96,7 @@ static ad_status copy_to_host(const ad_world *w, cuda_world *c, host_copy *h, in
     memset(h, 0, sizeof *h);
     cudaError_t e = ad_cuda_pull_count(c);
     if (e) return ad_fail(AD_ERR_BACKEND, "cuda", "reading the GPU's count: %s", cudaGetErrorString(e));
-    size_t n = c->open ? c->ctrl_host->n : w->count;
+    size_t n = c->dev_count ? c->ctrl_host->n : w->count;
     h->slots = n;
     h->s = (ad_state *)malloc(n * sizeof(ad_state) + 1);
     h->ids = (unsigned *)malloc(n * 4 + 1);

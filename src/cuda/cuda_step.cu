@@ -25,10 +25,10 @@ static unsigned grid_of(size_t n) { return (unsigned)((n + AD_CUDA_BLOCK - 1) / 
 
 /* The size per-disc kernels are launched for: the count, or with open sides the capacity (the count
  * changes on the device). */
-static unsigned launch_n(const ad_world *w, const cuda_world *c) { return c->open ? (unsigned)c->cap : (unsigned)w->count; }
+static unsigned launch_n(const ad_world *w, const cuda_world *c) { return c->dev_count ? (unsigned)c->cap : (unsigned)w->count; }
 
 /* The count as the kernels take it: with open sides, read on the device. */
-static ad_n count_of(const cuda_world *c, unsigned n) { return ad_n{n, c->open ? &c->ctrl->n : NULL}; }
+static ad_n count_of(const cuda_world *c, unsigned n) { return ad_n{n, c->dev_count ? &c->ctrl->n : NULL}; }
 
 /* The contact states of id parity k where surfaces are sampled (the scatter moves them), else NULL. */
 static unsigned *touch_of(const cuda_world *c, int k)
@@ -88,7 +88,8 @@ static cudaError_t enqueue_bvh(ad_world *w, cuda_world *c, unsigned n, int timed
 static int bin_mode(const ad_world *w, const cuda_world *c, int obs)
 {
     int integ = w->def.integrator;
-    if (c->bvh || c->aggregate || c->panels.on ||
+    /* GPU ranks: the discs that came from the neighbours are binned with the others by the bin kernel */
+    if (c->bvh || c->aggregate || c->panels.on || c->ranks ||
         (integ != AD_INTEGRATOR_SYMPLECTIC_EULER && integ != AD_INTEGRATOR_EULER))
         return AD_BIN_NONE;
     return w->def.diagnostics && obs ? AD_BIN_DIAG : AD_BIN_FAST;
@@ -156,7 +157,7 @@ static cudaError_t enqueue_grid(ad_world *w, cuda_world *c, unsigned n, int time
                                                 touch_of(c, !c->idp));
     }
     /* the removed discs went after the others: the world ends there */
-    if (c->open) k_after_sort<<<1, 1, 0, st>>>(c->start, dead_cell, c->ctrl);
+    if (c->dev_count) k_after_sort<<<1, 1, 0, st>>>(c->start, dead_cell, c->ctrl);
     c->cur = nx;
     c->idp = !c->idp;
     e = cudaGetLastError();
@@ -409,9 +410,16 @@ static cudaError_t enqueue_step(ad_world *w, cuda_world *c, unsigned n, int time
     /* the panels' sums over this step's dt, before the fold chooses the next */
     if (c->panels.on && (e = ad_dev_panels_fold(&c->panels, &w->params, c->ctrl, st)) != cudaSuccess) return e;
     k_fold_step<<<nr, AD_CUDA_BLOCK, 0, st>>>(c->blocks, nb, c->blocks2, c->ctrl, w->dt_rule,
-                                              (float)(1.0 / w->def.radius), c->open ? c->vmax2_new : NULL);
+                                              (float)(1.0 / w->def.radius), c->open ? c->vmax2_new : NULL, c->sums_keep);
     e = cudaGetLastError();
     return e || !timed ? e : cudaEventRecord(c->phase[4], st);
+}
+
+unsigned ad_cuda_launch_n(const ad_world *w) { return launch_n(w, CW(w)); }
+
+cudaError_t ad_cuda_enqueue_step(ad_world *w, unsigned n, int timed, int obs)
+{
+    return enqueue_step(w, CW(w), n, timed, obs);
 }
 
 static ad_status sample_fields(ad_world *w, cuda_world *c, unsigned n)
@@ -422,6 +430,24 @@ static ad_status sample_fields(ad_world *w, cuda_world *c, unsigned n)
     w->fields.samples++;
     if (w->fields.grid.probe) w->fields.probe_samples++;
     return ad_ok();
+}
+
+ad_status ad_cuda_sample_fields(ad_world *w)
+{
+    cuda_world *c = CW(w);
+    return sample_fields(w, c, launch_n(w, c));
+}
+
+cudaError_t ad_cuda_vmax2(cuda_world *c, unsigned n, float *v2)
+{
+    cudaError_t e = cudaMemsetAsync(c->vmax_bits, 0, 4, c->stream);
+    if (!e) k_vmax2<<<grid_of(n), AD_CUDA_BLOCK, 0, c->stream>>>(count_of(c, n), c->state[c->cur], c->vmax_bits);
+    unsigned bits = 0;
+    if (!e) e = cudaGetLastError();
+    if (!e) e = cudaMemcpyAsync(&bits, c->vmax_bits, 4, cudaMemcpyDeviceToHost, c->stream);
+    if (!e) e = cudaStreamSynchronize(c->stream);
+    memcpy(v2, &bits, 4);
+    return e;
 }
 
 /* The step of the current id parity, observing or not, as a CUDA graph: one launch per step. */
@@ -459,13 +485,8 @@ ad_status ad_cuda_step(ad_world *w, uint64_t nsteps)
     AD_TRY(ad_dev_panels_sync(&c->panels, w, c->cap, c->stream, &changed));
     if (changed) ad_cuda_invalidate_graphs(c);
     if (c->dt_stale) {
-        CU(cudaMemsetAsync(c->vmax_bits, 0, 4, c->stream));
-        k_vmax2<<<grid_of(n), AD_CUDA_BLOCK, 0, c->stream>>>(count_of(c, n), c->state[c->cur], c->vmax_bits);
-        unsigned bits = 0;
-        CU(cudaMemcpyAsync(&bits, c->vmax_bits, 4, cudaMemcpyDeviceToHost, c->stream));
-        CU(cudaStreamSynchronize(c->stream));
         float v2;
-        memcpy(&v2, &bits, 4);
+        CU(ad_cuda_vmax2(c, n, &v2));
         ad_status st = ad_cuda_pull_ctrl(w);
         if (st.code) return st;
         w->stats.dt = ad_dt_next(&w->dt_rule, sqrt((double)v2));

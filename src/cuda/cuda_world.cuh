@@ -38,6 +38,7 @@ struct cuda_world {
     /* open sides and the reservoir (open.cuh): the disc count lives on the device (ad_ctrl.n) and
      * per-disc kernels are launched for the capacity */
     int open;
+    int dev_count; /* the count lives on the device (ad_ctrl.n): open sides, or GPU ranks */
     ad_entry *waiting, *waiting_next; /* entering discs waiting for room (AD_WAITING_MAX) */
     ad_state *spots;                  /* a step's new spots, judged for room (AD_ROOM_MAX) */
     unsigned *spot_next;              /* per spot the next of its bucket (room.h; the heads are k_enter_new's) */
@@ -87,6 +88,9 @@ struct cuda_world {
     ad_seg_tree stree;
     /* sampled surfaces: the contact states (by id parity, moved by the scatter) and the panels' sums */
     ad_dev_panels panels;
+    /* GPU ranks (cuda_ranks.cu): the halo's buffers; the fold keeps the step's sums in sums_keep */
+    struct cuda_ranks *ranks;
+    ad_step_sums *sums_keep;
 };
 
 static inline cuda_world *CW(const ad_world *w) { return (cuda_world *)w->impl; }
@@ -117,6 +121,12 @@ cudaError_t ad_cuda_allow_shared_stack(void);
 cudaError_t ad_cuda_reservoir_scan(void *temp, size_t bytes, const unsigned *add, unsigned *add_start, int boxes,
                                    cudaStream_t st);
 ad_status ad_cuda_step(ad_world *w, uint64_t nsteps);
+/* For the GPU ranks (cuda_ranks.cu): the size per-disc kernels are launched for, one step's kernels on the
+ * stream (timed: with the phase events), the field sample, the largest speed squared of the discs. */
+unsigned ad_cuda_launch_n(const ad_world *w);
+cudaError_t ad_cuda_enqueue_step(ad_world *w, unsigned n, int timed, int obs);
+ad_status ad_cuda_sample_fields(ad_world *w);
+cudaError_t ad_cuda_vmax2(cuda_world *c, unsigned n, float *v2);
 
 /* cuda_readback.cu */
 ad_status ad_cuda_push_ctrl(ad_world *w);

@@ -71,16 +71,31 @@ __device__ __forceinline__ ad_step_sums ad_sums_range(const ad_step_sums *in, un
 
 /* AD_REDUCE_BLOCKS and AD_FOLD_SHARE, the fold's sizes: ctrl.cuh (the host allocates by them) */
 
+/* The step's folded sums s applied to the control record: time advanced, the next step chosen (on the
+ * device), the step's maxima and counts kept. D: 2 or 3 dimensions. */
+__device__ __forceinline__ void ad_fold_apply(ad_ctrl *ctrl, const ad_step_sums &s, const ad_dt_rule &rule,
+                                              float inv_radius, int D)
+{
+    ad_stats_add_step(&ctrl->stats, &s, ctrl->stats.dt, &rule, D);
+    ctrl->stats.max_overlap = s.max_overlap * inv_radius; /* the CPU divides by the radius (step_sums.h) */
+    ctrl->nonfinite += s.nonfinite;
+    ctrl->max_occupancy = s.occupancy;
+    ctrl->overflow = s.overflow;
+    ctrl->outside = s.outside;
+}
+
 /* Step 6 in one kernel: its blocks (a number fixed by the disc count) each fold a contiguous
  * share of the partials into `shares`; the last block to finish (a counter in ctrl, after a
  * fence) folds the shares in their fixed order, advances time and chooses the next step, on
  * the device: nothing goes back to the host, and the sums do not depend on which block came
- * last. vmax2_new (may be NULL): the largest speed squared of the discs that entered after the pass. */
+ * last. vmax2_new (may be NULL): the largest speed squared of the discs that entered after the pass.
+ * keep (GPU ranks, else NULL): the folded sums are written there and not applied; the ranks' sums,
+ * combined on the host, are applied by k_fold_apply. */
 template <int N = AD_SUMS> /* the sums of a 2D step, or AD_SUMS3: a 3D one (src/cuda/step3.cu) */
 __global__ void __launch_bounds__(AD_CUDA_BLOCK) k_fold_step(const ad_step_sums *__restrict__ blocks,
                                                              unsigned nblocks, ad_step_sums *shares, ad_ctrl *ctrl,
                                                              ad_dt_rule rule, float inv_radius,
-                                                             const unsigned *vmax2_new)
+                                                             const unsigned *vmax2_new, ad_step_sums *keep)
 {
     __shared__ ad_step_sums part[AD_CUDA_BLOCK / 32];
     __shared__ bool last;
@@ -99,13 +114,16 @@ __global__ void __launch_bounds__(AD_CUDA_BLOCK) k_fold_step(const ad_step_sums 
     if (threadIdx.x == 0) {
         ctrl->fold_done = 0;
         if (vmax2_new) s.vmax2 = fmaxf(s.vmax2, __uint_as_float(*vmax2_new));
-        ad_stats_add_step(&ctrl->stats, &s, ctrl->stats.dt, &rule, N == AD_SUMS3 ? 3 : 2);
-        ctrl->stats.max_overlap = s.max_overlap * inv_radius; /* the CPU divides by the radius (step_sums.h) */
-        ctrl->nonfinite += s.nonfinite;
-        ctrl->max_occupancy = s.occupancy;
-        ctrl->overflow = s.overflow;
-        ctrl->outside = s.outside;
+        if (keep) *keep = s;
+        else ad_fold_apply(ctrl, s, rule, inv_radius, N == AD_SUMS3 ? 3 : 2);
     }
+}
+
+/* GPU ranks: the step's sums of all ranks (combined on the host in rank order) applied, one thread. */
+template <int N = AD_SUMS>
+__global__ void k_fold_apply(const ad_step_sums *__restrict__ all, ad_ctrl *ctrl, ad_dt_rule rule, float inv_radius)
+{
+    if (blockIdx.x == 0 && threadIdx.x == 0) ad_fold_apply(ctrl, *all, rule, inv_radius, N == AD_SUMS3 ? 3 : 2);
 }
 
 #endif

@@ -103,7 +103,12 @@ __global__ void __launch_bounds__(AD_CUDA_BLOCK, ad_interact_min_blocks<G>::valu
     unsigned s = blockIdx.x * blockDim.x + threadIdx.x;
     ad_thread_sums sums = {};
     ad_bin_diag diag = {0, 0, 0};
-    if (s < ad_n_get(nn)) {
+    if (s < ad_n_get(nn) && ad_not_own(&p, in[s].x)) {
+        /* GPU ranks: a ghost, or a disc that went to a neighbour (grid.h): no sums, removed at the sort */
+        out[s] = ad_dead_state();
+        atomicAdd(&ctrl->removed, 1u);
+        if (BIN != AD_BIN_NONE) ad_bin_dead(p, bin, s, &diag);
+    } else if (s < ad_n_get(nn)) {
         float dt = (float)ctrl->stats.dt;
         ad_state me = in[s];
         ad_accum a;

@@ -94,6 +94,15 @@ AD_HD static inline float ad_wrap(float x, float lo, float len)
     return x;
 }
 
+/* GPU ranks (backend = mpi, rank_backend = cuda): a disc outside the rank's own columns is a ghost, or one
+ * that crossed to a neighbour in the last step (sent there at this step's start): the pass leaves it out. */
+AD_HD static inline int ad_not_own(const ad_params *p, float x)
+{
+    if (p->own_hi <= 0) return 0;
+    int c = ad_cell_coord(x, p->origin_x, p->inv_cell_x, p->nx);
+    return c < p->own_lo || c >= p->own_hi;
+}
+
 #define AD_DIM 2
 #include "grid_dim.h"
 #undef AD_DIM

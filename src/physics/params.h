@@ -52,6 +52,8 @@ typedef struct ad_params {
     int nx, ny, nz;           /* cells per axis (nz = 1 in 2D) */
     int reach_x, reach_y, reach_z; /* neighbour cells searched on each side (1 when cell >= cutoff; reach_z 0 in 2D) */
     ad_stencil stencil;       /* the neighbour rows of reach_y by reach_z */
+    int own_lo, own_hi;       /* GPU ranks (backend = mpi, rank_backend = cuda): the rank's own columns
+                                 [own_lo, own_hi); a disc elsewhere is a ghost (ad_not_own). own_hi 0: all */
     /* BVH broad phase */
     int broad_phase;          /* ad_broad_phase */
     float search;             /* half-edge of a disc's query box [m]: the contact search distance

@@ -1,0 +1,548 @@
+/* backend = mpi with rank_backend = cuda: GPU ranks. Each rank runs a CUDA world of the whole domain holding
+ * the discs of its slab (a run of whole grid columns along the stream; the ranks of a host take its GPUs in
+ * turn). Each step the ranks swap their halo through pinned host buffers (src/cuda/cuda_ranks.h says what
+ * moves and why one swap a step suffices), run their passes, and apply the sum of all ranks' step sums,
+ * added in rank order: the clock, the next step, the forces and the statistics are the same on every rank.
+ * What it does not run yet is refused by name (unsupported). Unlike the CPU ranks (mpi_backend.c) the
+ * results are not the same bits for every rank count: a GPU world's sums follow its slots. */
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mpi.h>
+
+#include "../core/free_each.h"
+#include "../core/world_internal.h"
+#include "../cuda/cuda_ranks.h"
+#include "../physics/grid.h"
+#include "../physics/integrate.h"
+
+enum { TAG_COUNT_L = 41, TAG_COUNT_R, TAG_DATA_L, TAG_DATA_R };
+
+typedef struct mpi_gpu {
+    MPI_Comm comm;
+    int rank, ranks;
+    int left, right;      /* neighbour ranks (-1: none; on a periodic x ring they wrap) */
+    int *rank_col;        /* ranks + 1: rank r owns columns [rank_col[r], rank_col[r + 1]) */
+    unsigned char *dest;  /* nx: where a disc in that column goes (AD_HALO_*) */
+    ad_halo_disc *in;     /* what came in a swap */
+    size_t in_cap;
+    uint32_t next_id;     /* the id of the next disc added: the same on every rank */
+    double busy_max, busy_mean; /* sums over steps of the slowest rank's pass and the mean */
+    int fields_summed;    /* the host's field sums are the world's, summed since the last step */
+} mpi_gpu;
+
+static mpi_gpu *G(const ad_world *w) { return (mpi_gpu *)w->outer; }
+
+/* A status agreed by every rank: the lowest failing rank's, else ad_ok(). */
+static ad_status agree(const mpi_gpu *g, ad_status mine)
+{
+    int me = mine.code ? g->rank : g->ranks, first;
+    MPI_Allreduce(&me, &first, 1, MPI_INT, MPI_MIN, g->comm);
+    if (first == g->ranks) return ad_ok();
+    ad_status st = mine;
+    MPI_Bcast(&st, (int)sizeof st, MPI_BYTE, first, g->comm);
+    return st;
+}
+
+/* What GPU ranks do not run yet, by the key that asks for it; NULL when they run the world. */
+static const char *unsupported(const ad_world *w, const char **why)
+{
+    const ad_world_def *d = &w->def;
+    if (d->dimensions == 3) return *why = "3D worlds are not decomposed on GPU ranks yet", "dimensions";
+    if (d->broad_phase == AD_BROAD_PHASE_BVH) return *why = "the BVH broad phase is not decomposed: use grid", "broad_phase";
+    if (d->integrator == AD_INTEGRATOR_VERLET || d->integrator == AD_INTEGRATOR_RK4)
+        return *why = "GPU ranks run symplectic_euler or euler (velocity Verlet and RK4 run on rank_backend = cpu)",
+               "integrator";
+    if (ad_world_open(w))
+        return *why = "open sides (far_field, an inlet or outlet, the reservoir) run on rank_backend = cpu for now",
+               "walls";
+    if (w->params.surfaces)
+        return *why = "sampled or non-specular surfaces run on rank_backend = cpu for now", "surface";
+    return NULL;
+}
+
+/* Each rank takes the GPU of its place among the host's ranks, in turn. */
+static ad_status pick_device(const mpi_gpu *g)
+{
+    MPI_Comm host;
+    int local = 0;
+    MPI_Comm_split_type(g->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &host);
+    MPI_Comm_rank(host, &local);
+    MPI_Comm_free(&host);
+    int n = ad_cuda_ranks_device_count();
+    if (n <= 0)
+        return ad_fail(AD_ERR_BACKEND, "rank_backend", "rank_backend = cuda: rank %d found no CUDA GPU on its host",
+                       g->rank);
+    return ad_cuda_ranks_use_device(local % n);
+}
+
+/* The columns a disc outside [lo, hi) is in reach of: the nearer side, around the ring where x is periodic. */
+static void fill_dest(const ad_params *P, int lo, int hi, unsigned char *dest)
+{
+    int nx = P->nx;
+    for (int c = 0; c < nx; c++) {
+        if (c >= lo && c < hi) dest[c] = AD_HALO_OWN;
+        else if (!P->periodic_x) dest[c] = c < lo ? AD_HALO_LEFT : AD_HALO_RIGHT;
+        else dest[c] = (lo - c + nx) % nx <= (c - (hi - 1) + nx) % nx ? AD_HALO_LEFT : AD_HALO_RIGHT;
+    }
+}
+
+/* The slabs: the columns split as evenly as they go, each wider than the ghost layer (a disc that crossed
+ * stands as a ghost for the step it is sent in, cuda_ranks.h), and on two ranks of a periodic ring, than
+ * both layers (each rank is both neighbours of the other: a disc must not come twice). */
+static ad_status cut_slabs(ad_world *w, mpi_gpu *g)
+{
+    const ad_params *P = &w->params;
+    int nx = P->nx, reach = P->reach_x;
+    int least = reach + 1;
+    if (g->ranks == 2 && P->periodic_x && 2 * reach > least) least = 2 * reach;
+    if ((long long)g->ranks * least > nx)
+        return ad_fail(AD_ERR_INVALID, "ranks",
+                       "rank_backend = cuda: %d ranks over a grid of %d columns: each rank's slab must be at least %d "
+                       "columns wide (its ghost layer and one more); use fewer ranks or smaller cells",
+                       g->ranks, nx, least);
+    g->rank_col = calloc((size_t)g->ranks + 1, sizeof *g->rank_col);
+    g->dest = malloc((size_t)nx);
+    if (!g->rank_col || !g->dest) return ad_fail(AD_ERR_NO_MEMORY, "", "out of host memory for the slabs");
+    for (int r = 0; r <= g->ranks; r++) g->rank_col[r] = (int)((long long)r * nx / g->ranks);
+    int lo = g->rank_col[g->rank], hi = g->rank_col[g->rank + 1];
+    int ring = P->periodic_x && g->ranks > 1;
+    g->left = g->rank > 0 ? g->rank - 1 : ring ? g->ranks - 1 : -1;
+    g->right = g->rank < g->ranks - 1 ? g->rank + 1 : ring ? 0 : -1;
+    fill_dest(P, lo, hi, g->dest);
+    ad_rank_cut cut = {lo, hi, reach, g->left >= 0, g->right >= 0, g->dest};
+    return ad_cuda_ranks_attach(w, &cut);
+}
+
+static void gpu_destroy(ad_world *w)
+{
+    mpi_gpu *g = G(w);
+    if (w->impl) {
+        ad_cuda_ranks_detach(w);
+        ad_cuda_backend.destroy(w);
+    }
+    if (!g) return;
+    free(g->rank_col);
+    free(g->dest);
+    free(g->in);
+    if (g->comm != MPI_COMM_NULL) MPI_Comm_free(&g->comm);
+    free(g);
+    w->outer = NULL;
+}
+
+static ad_status gpu_create(ad_world *w)
+{
+    int on = 0;
+    MPI_Initialized(&on);
+    if (!on)
+        return ad_fail(AD_ERR_BACKEND, "backend", "backend = mpi: MPI is not started (ad_parallel_init first, under mpirun)");
+    const char *why, *key = unsupported(w, &why);
+    if (key) return ad_fail(AD_ERR_BACKEND, key, "%s: rank_backend = cuda does not run this world yet: %s", key, why);
+    mpi_gpu *g = calloc(1, sizeof *g);
+    if (!g) return ad_fail(AD_ERR_NO_MEMORY, "", "out of host memory");
+    w->outer = g;
+    MPI_Comm_dup(MPI_COMM_WORLD, &g->comm);
+    MPI_Comm_rank(g->comm, &g->rank);
+    MPI_Comm_size(g->comm, &g->ranks);
+    ad_status st = agree(g, pick_device(g));
+    if (!st.code) st = agree(g, ad_cuda_backend.create(w));
+    if (!st.code) st = agree(g, cut_slabs(w, g));
+    if (st.code) {
+        gpu_destroy(w);
+        return st;
+    }
+    w->stats.ranks = g->ranks;
+    w->stats.rank_imbalance = 1.0;
+    return ad_ok();
+}
+
+/* The device's statistics, with what each rank counts alone (its discs, the grid's diagnostics) summed
+ * over the ranks; the rest comes from the sums every rank applied alike. */
+static ad_status pull_global(ad_world *w)
+{
+    mpi_gpu *g = G(w);
+    ad_status st = agree(g, ad_cuda_ranks_pull_stats(w));
+    if (st.code) return st;
+    unsigned long long sum[3] = {w->count, w->stats.outside_grid, w->stats.cell_overflow};
+    unsigned most = w->stats.max_cell_occupancy;
+    MPI_Allreduce(MPI_IN_PLACE, sum, 3, MPI_UNSIGNED_LONG_LONG, MPI_SUM, g->comm);
+    MPI_Allreduce(MPI_IN_PLACE, &most, 1, MPI_UNSIGNED, MPI_MAX, g->comm);
+    w->count = w->stats.count = (size_t)sum[0];
+    w->stats.outside_grid = sum[1];
+    w->stats.cell_overflow = sum[2];
+    w->stats.max_cell_occupancy = most;
+    w->stats.ranks = g->ranks;
+    w->stats.rank_imbalance = g->busy_mean > 0.0 ? g->busy_max / g->busy_mean : 1.0;
+    return ad_ok();
+}
+
+/* The first step's size from the fastest disc of every rank; the ids of the next discs added. */
+static ad_status set_clock(ad_world *w, mpi_gpu *g)
+{
+    float v2 = 0.0f;
+    AD_TRY(agree(g, ad_cuda_ranks_vmax2(w, &v2)));
+    MPI_Allreduce(MPI_IN_PLACE, &v2, 1, MPI_FLOAT, MPI_MAX, g->comm);
+    size_t count = w->count; /* the world's: the pull below leaves the rank's */
+    ad_status st = agree(g, ad_cuda_ranks_set_clock(w, ad_dt_next(&w->dt_rule, sqrt((double)v2)), g->next_id));
+    w->count = w->stats.count = count;
+    return st;
+}
+
+static int own_column(const ad_world *w, const mpi_gpu *g, float x)
+{
+    int c = ad_cell_coord(x, w->params.origin_x, w->params.inv_cell_x, w->params.nx);
+    return c >= g->rank_col[g->rank] && c < g->rank_col[g->rank + 1];
+}
+
+/* Every rank is given the same discs: each keeps those of its columns; the ids count for all. */
+static ad_status gpu_add_particles(ad_world *w, const ad_particle *p, size_t n)
+{
+    mpi_gpu *g = G(w);
+    ad_halo_disc *mine = malloc((n + 1) * sizeof *mine);
+    ad_status st = mine ? ad_ok() : ad_fail(AD_ERR_NO_MEMORY, "", "out of host memory adding %zu discs", n);
+    AD_TRY(agree(g, st));
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        ad_state q = ad_wrap_state(&w->params, (ad_state){p[i].x, p[i].y, p[i].vx, p[i].vy});
+        if (own_column(w, g, q.x)) mine[k++] = (ad_halo_disc){q, g->next_id + (uint32_t)i, 0u};
+    }
+    st = agree(g, ad_cuda_ranks_append(w, mine, k));
+    free(mine);
+    AD_TRY(st);
+    g->next_id += (uint32_t)n;
+    return set_clock(w, g);
+}
+
+static ad_status gpu_set_segments(ad_world *w) { return agree(G(w), ad_cuda_backend.set_segments(w)); }
+
+/* ---------------------------------------------------------------- the step -- */
+
+static int by_id(const void *a, const void *b)
+{
+    uint32_t x = ((const ad_halo_disc *)a)->id, y = ((const ad_halo_disc *)b)->id;
+    return x < y ? -1 : x > y;
+}
+
+static ad_status reserve_in(mpi_gpu *g, size_t n)
+{
+    if (n <= g->in_cap) return ad_ok();
+    size_t cap = n + n / 2 + 1024;
+    ad_halo_disc *d = realloc(g->in, cap * sizeof *d);
+    if (!d) return ad_fail(AD_ERR_NO_MEMORY, "", "out of host memory for %zu discs from the neighbours", n);
+    g->in = d;
+    g->in_cap = cap;
+    return ad_ok();
+}
+
+/* Steps 1 and 2 (cuda_ranks.h): the halo packed on the GPU, sent to the neighbours (the left side's to the
+ * left, the right's to the right), what they sent put in the slots in the order of the ids (the same
+ * world however the pack's atomics ordered it). */
+static ad_status swap_halo(ad_world *w, mpi_gpu *g)
+{
+    const ad_halo_disc *out[2];
+    size_t n_out[2] = {0, 0};
+    AD_TRY(agree(g, ad_cuda_ranks_pack(w, &out[0], &n_out[0], &out[1], &n_out[1])));
+    const int side[2] = {g->left, g->right};
+    const int tag_count[2] = {TAG_COUNT_L, TAG_COUNT_R}, tag_data[2] = {TAG_DATA_L, TAG_DATA_R};
+    unsigned long long sent[2] = {n_out[0], n_out[1]}, got[2] = {0, 0};
+    MPI_Request rq[4];
+    int k = 0;
+    for (int s = 0; s < 2; s++) { /* what comes from the left was sent to its right, and the other way */
+        if (side[s] < 0) continue;
+        MPI_Irecv(&got[s], 1, MPI_UNSIGNED_LONG_LONG, side[s], tag_count[!s], g->comm, &rq[k++]);
+        MPI_Isend(&sent[s], 1, MPI_UNSIGNED_LONG_LONG, side[s], tag_count[s], g->comm, &rq[k++]);
+    }
+    MPI_Waitall(k, rq, MPI_STATUSES_IGNORE);
+    size_t total = (size_t)(got[0] + got[1]), rec = sizeof(ad_halo_disc);
+    ad_status st = reserve_in(g, total);
+    if (!st.code && (sent[0] > INT_MAX / rec || sent[1] > INT_MAX / rec || got[0] > INT_MAX / rec || got[1] > INT_MAX / rec))
+        st = ad_fail(AD_ERR_CAPACITY, "ranks", "rank %d: a halo of more than %zu discs a side (use more ranks)", g->rank,
+                     (size_t)INT_MAX / rec);
+    AD_TRY(agree(g, st));
+    k = 0;
+    for (int s = 0; s < 2; s++) {
+        if (side[s] < 0) continue;
+        ad_halo_disc *into = g->in + (s ? got[0] : 0);
+        MPI_Irecv(into, (int)(got[s] * rec), MPI_BYTE, side[s], tag_data[!s], g->comm, &rq[k++]);
+        MPI_Isend(out[s], (int)(sent[s] * rec), MPI_BYTE, side[s], tag_data[s], g->comm, &rq[k++]);
+    }
+    MPI_Waitall(k, rq, MPI_STATUSES_IGNORE);
+    qsort(g->in, total, rec, by_id);
+    return agree(g, ad_cuda_ranks_append(w, g->in, total));
+}
+
+/* What each rank adds to the step's record: its sums, its pass's time, its state. */
+typedef struct rank_note {
+    ad_step_sums sums;
+    double busy;
+    int code, stop;
+} rank_note;
+
+/* Steps 3 and 4: the rank's pass, every rank's sums added in rank order and applied. *stop: some rank was
+ * interrupted. */
+static ad_status pass_and_apply(ad_world *w, mpi_gpu *g, int obs, uint64_t stand_for, int sample, rank_note *all,
+                                int *stop)
+{
+    rank_note me;
+    memset(&me, 0, sizeof me);
+    double t0 = MPI_Wtime();
+    ad_status st = ad_cuda_ranks_pass(w, obs, stand_for, &me.sums);
+    me.busy = MPI_Wtime() - t0;
+    me.code = st.code;
+    me.stop = w->interrupt && *w->interrupt;
+    MPI_Allgather(&me, (int)sizeof me, MPI_BYTE, all, (int)sizeof me, MPI_BYTE, g->comm);
+    AD_TRY(agree(g, st));
+    ad_step_sums sum;
+    memset(&sum, 0, sizeof sum);
+    double most = 0.0, mean = 0.0;
+    *stop = 0;
+    for (int r = 0; r < g->ranks; r++) {
+        ad_step_sums_add(&sum, &all[r].sums, AD_SUMS);
+        most = all[r].busy > most ? all[r].busy : most;
+        mean += all[r].busy / g->ranks;
+        *stop |= all[r].stop;
+    }
+    g->busy_max += most;
+    g->busy_mean += mean;
+    return agree(g, ad_cuda_ranks_apply(w, &sum, sample));
+}
+
+static ad_status gpu_step(ad_world *w, uint64_t nsteps)
+{
+    mpi_gpu *g = G(w);
+    rank_note *all = malloc((size_t)g->ranks * sizeof *all);
+    AD_TRY(agree(g, all ? ad_ok() : ad_fail(AD_ERR_NO_MEMORY, "", "out of host memory")));
+    uint64_t step0 = w->stats.step;
+    g->fields_summed = 0;
+    int last = 0; /* an interrupt was seen: this step observes and ends the call */
+    ad_status st = ad_ok();
+    for (uint64_t k = 0; k < nsteps && !st.code; k++) {
+        if (g->ranks > 1) st = swap_halo(w, g);
+        if (st.code) break;
+        uint64_t done = step0 + k + 1;
+        int sample = w->fields.enabled && done % w->fields.def.interval == 0;
+        int obs = last || k + 1 == nsteps || sample, stop = 0;
+        st = pass_and_apply(w, g, obs, k == 0 ? nsteps : 0, sample, all, &stop);
+        if (last) break;
+        last = stop;
+    }
+    free(all);
+    AD_TRY(st);
+    return pull_global(w);
+}
+
+/* ------------------------------------------------- read-back and checkpoints -- */
+
+/* A disc of the whole world, as gathered. */
+typedef struct gpu_disc {
+    ad_state state;
+    uint32_t id, touch;
+    ad_accel acc;
+    float pressure, virial;
+} gpu_disc;
+
+static int gpu_by_id(const void *a, const void *b)
+{
+    uint32_t x = ((const gpu_disc *)a)->id, y = ((const gpu_disc *)b)->id;
+    return x < y ? -1 : x > y;
+}
+
+/* Every rank's discs on every rank, by id: *all (free it), *n of them. */
+static ad_status gather_all(const ad_world *w, gpu_disc **all, size_t *n)
+{
+    const mpi_gpu *g = G(w);
+    *all = NULL;
+    *n = 0;
+    ad_snapshot loc;
+    AD_TRY(agree(g, ad_cuda_backend.export_state(w, &loc)));
+    gpu_disc *mine = malloc((loc.n + 1) * sizeof *mine);
+    int *counts = malloc((size_t)g->ranks * sizeof *counts), *displs = malloc((size_t)g->ranks * sizeof *displs);
+    ad_status st = mine && counts && displs ? ad_ok() : ad_fail(AD_ERR_NO_MEMORY, "", "out of host memory");
+    long long bytes = (long long)loc.n * (long long)sizeof(gpu_disc), total = 0;
+    if (!st.code && bytes > INT_MAX)
+        st = ad_fail(AD_ERR_CAPACITY, "ranks", "rank %d holds %zu discs: more than one gather moves", g->rank, loc.n);
+    for (size_t k = 0; k < loc.n && !st.code; k++)
+        mine[k] = (gpu_disc){loc.state[k], loc.id[k], loc.touch ? loc.touch[k] : 0u, loc.accel[k], loc.pressure[k],
+                             loc.virial[k]};
+    ad_snapshot_free(&loc);
+    st = agree(g, st);
+    int b = (int)bytes;
+    if (!st.code) MPI_Allgather(&b, 1, MPI_INT, counts, 1, MPI_INT, g->comm);
+    for (int r = 0; r < g->ranks && !st.code; r++) {
+        displs[r] = (int)total;
+        total += counts[r];
+    }
+    if (!st.code && total > INT_MAX)
+        st = ad_fail(AD_ERR_CAPACITY, "ranks", "the world's %lld bytes of discs are more than one gather moves", total);
+    gpu_disc *every = st.code ? NULL : malloc((size_t)total + 1);
+    if (!st.code && !every) st = ad_fail(AD_ERR_NO_MEMORY, "", "out of host memory for %lld bytes of discs", total);
+    st = agree(g, st);
+    if (!st.code) {
+        MPI_Allgatherv(mine, b, MPI_BYTE, every, counts, displs, MPI_BYTE, g->comm);
+        *n = (size_t)total / sizeof(gpu_disc);
+        qsort(every, *n, sizeof *every, gpu_by_id);
+        *all = every;
+    } else {
+        free(every);
+    }
+    free(mine);
+    free(counts);
+    free(displs);
+    return st;
+}
+
+/* The whole world on every rank, by id (whatever the flags ask: the order of the ids is the one order
+ * that does not depend on the ranks). */
+static ad_status gpu_read(const ad_world *w, int flags, size_t max, const ad_particle_out *out, size_t *count)
+{
+    (void)flags;
+    gpu_disc *all;
+    size_t n;
+    AD_TRY(gather_all(w, &all, &n));
+    if (n > max) n = max;
+    for (size_t o = 0; o < n; o++) {
+        const gpu_disc *d = &all[o];
+        ad_particle_out_put(out, o, 2, (const float[2]){d->state.x, d->state.y},
+                            (const float[2]){d->state.vx, d->state.vy}, d->id, d->pressure, d->virial,
+                            (const float[2]){d->acc.ax, d->acc.ay});
+    }
+    free(all);
+    if (count) *count = n;
+    return ad_ok();
+}
+
+static ad_status gpu_export(const ad_world *w, ad_snapshot *s)
+{
+    memset(s, 0, sizeof *s);
+    gpu_disc *all;
+    size_t n;
+    AD_TRY(gather_all(w, &all, &n));
+    s->owned = 1;
+    s->state = malloc(n * sizeof *s->state + 1);
+    s->id = malloc(n * sizeof *s->id + 1);
+    s->pressure = malloc(n * sizeof *s->pressure + 1);
+    s->virial = malloc(n * sizeof *s->virial + 1);
+    s->accel = malloc(n * sizeof *s->accel + 1);
+    ad_status st = s->state && s->id && s->pressure && s->virial && s->accel
+                       ? ad_ok()
+                       : ad_fail(AD_ERR_NO_MEMORY, "", "out of host memory for a snapshot of %zu discs", n);
+    for (size_t k = 0; k < n && !st.code; k++) {
+        s->state[k] = all[k].state;
+        s->id[k] = all[k].id;
+        s->pressure[k] = all[k].pressure;
+        s->virial[k] = all[k].virial;
+        s->accel[k] = all[k].acc;
+    }
+    s->n = n;
+    s->open.next_id = G(w)->next_id;
+    free(all);
+    st = agree(G(w), st);
+    if (st.code) ad_snapshot_free(s);
+    return st;
+}
+
+/* A snapshot of the whole world (every rank loads the same file): each rank keeps its columns' discs. */
+static ad_status gpu_import(ad_world *w, const ad_snapshot *s)
+{
+    mpi_gpu *g = G(w);
+    ad_snapshot mine = *s;
+    mine.owned = 0;
+    mine.touch = NULL;
+    mine.state = malloc(s->n * sizeof *mine.state + 1);
+    mine.id = malloc(s->n * sizeof *mine.id + 1);
+    mine.pressure = malloc(s->n * sizeof *mine.pressure + 1);
+    mine.virial = malloc(s->n * sizeof *mine.virial + 1);
+    mine.accel = malloc(s->n * sizeof *mine.accel + 1);
+    ad_status st = mine.state && mine.id && mine.pressure && mine.virial && mine.accel
+                       ? ad_ok()
+                       : ad_fail(AD_ERR_NO_MEMORY, "", "out of host memory loading %zu discs", s->n);
+    size_t m = 0;
+    for (size_t k = 0; k < s->n && !st.code; k++) {
+        if (!own_column(w, g, s->state[k].x)) continue;
+        mine.state[m] = s->state[k];
+        mine.id[m] = s->id[k];
+        mine.pressure[m] = s->pressure[k];
+        mine.virial[m] = s->virial[k];
+        mine.accel[m] = s->accel[k];
+        m++;
+    }
+    mine.n = m;
+    if (!st.code) st = ad_cuda_backend.import_state(w, &mine);
+    AD_FREE_EACH(mine.state, mine.id, mine.pressure, mine.virial, mine.accel);
+    AD_TRY(agree(g, st));
+    g->next_id = s->open.next_id;
+    w->count = w->stats.count = s->n;
+    return ad_ok();
+}
+
+/* The field sums: each rank's device holds its discs' share; the host's are the world's. */
+static ad_status gpu_fields_to_host(ad_world *w)
+{
+    mpi_gpu *g = G(w);
+    if (g->fields_summed) return ad_ok(); /* no step since: the device's shares are summed in the host's */
+    AD_TRY(agree(g, ad_cuda_backend.fields_to_host(w)));
+    size_t n = ad_field_sum_count(&w->fields.def, 2);
+    MPI_Allreduce(MPI_IN_PLACE, w->fields.sums, (int)n, MPI_DOUBLE, MPI_SUM, g->comm);
+    g->fields_summed = 1;
+    return ad_ok();
+}
+
+/* The host's sums (the world's) go to rank 0's device; the others start again from zero, so that the next
+ * sum over the ranks is the world's again. */
+static ad_status gpu_fields_to_device(ad_world *w)
+{
+    mpi_gpu *g = G(w);
+    ad_status st = ad_ok();
+    if (g->rank == 0) {
+        st = ad_cuda_backend.fields_to_device(w);
+    } else {
+        size_t n = ad_field_sum_count(&w->fields.def, 2);
+        double *kept = w->fields.sums, *zero = calloc(n + 1, sizeof *zero);
+        if (!zero) st = ad_fail(AD_ERR_NO_MEMORY, "", "out of host memory for the field sums");
+        w->fields.sums = zero;
+        if (!st.code) st = ad_cuda_backend.fields_to_device(w);
+        w->fields.sums = kept;
+        free(zero);
+    }
+    g->fields_summed = 1; /* the host's stay the world's */
+    return agree(g, st);
+}
+
+static size_t gpu_bytes_needed(const ad_world_def *d, const ad_params *p) { return ad_cuda_backend.bytes_needed(d, p); }
+
+static int gpu_writer(const ad_world *w) { return G(w)->rank == 0; }
+
+static ad_status gpu_agree(const ad_world *w, ad_status mine)
+{
+    ad_status st = mine;
+    MPI_Bcast(&st, (int)sizeof st, MPI_BYTE, 0, G(w)->comm);
+    return st;
+}
+
+int mpi_gpu_slab_edges(const ad_world *w, double *x, int max)
+{
+    const mpi_gpu *g = G(w);
+    int n = g->ranks + 1 < max ? g->ranks + 1 : max;
+    for (int r = 0; r < n; r++) x[r] = w->params.origin_x + (double)w->params.cell_x * g->rank_col[r];
+    return n - 1;
+}
+
+const ad_backend_ops ad_mpi_gpu_backend = {
+    .name = "mpi",
+    .create = gpu_create,
+    .destroy = gpu_destroy,
+    .add_particles = gpu_add_particles,
+    .set_segments = gpu_set_segments,
+    .step = gpu_step,
+    .read = gpu_read,
+    .export_state = gpu_export,
+    .import_state = gpu_import,
+    .fields_to_host = gpu_fields_to_host,
+    .fields_to_device = gpu_fields_to_device,
+    .pull_stats = pull_global,
+    .bytes_needed = gpu_bytes_needed,
+    .writer = gpu_writer,
+    .agree = gpu_agree,
+};
