@@ -44,7 +44,6 @@ static void mpi_destroy(ad_world *w)
 static const char *unsupported(const ad_world_def *d, const char **why)
 {
     *why = NULL;
-    if (d->dimensions == 3) return *why = "3D worlds (spheres) are not decomposed yet", "dimensions";
     if (d->broad_phase == AD_BROAD_PHASE_BVH) return *why = "the BVH broad phase is not decomposed: use grid", "broad_phase";
     return NULL;
 }
