@@ -212,16 +212,23 @@ static ad_world *narrow_box(double width, ad_status *refused)
     return w;
 }
 
-/* 3D: a box of fast spheres, periodic along x and z, solid along y: spheres cross the slabs' edges
- * every step. */
-static ad_world *crossing3(void)
+/* 3D: a box of x by y by z m on the case's backend, its capacity cap. */
+static ad_world_def box3(double x, double y, double z, size_t cap)
 {
     ad_world_def def = ad_default_world_def();
     def.dimensions = 3;
     def.backend = backend;
-    def.x_max = 24, def.y_max = 6, def.z_max = 6;
-    def.boundary_x = def.boundary_z = AD_BOUNDARY_PERIODIC;
-    def.capacity = 2000;
+    def.x_max = x, def.y_max = y, def.z_max = z;
+    def.capacity = cap;
+    if (integrator) def.integrator = integrator;
+    return def;
+}
+
+/* 3D: a box of fast spheres, periodic along x and z, solid along y: spheres cross the slabs' edges
+ * every step. */
+static ad_world *crossing3(void)
+{
+    ad_world_def def = box3(24, 6, 6, 2000);
     ad_world *w;
     OK(ad_world_create(&def, &w));
     ad_fill_def fill = {0, 0, 24, 6, 0.2, 4.0, 0.5, 2.0, 7, 0, 6, -0.3};
@@ -233,11 +240,7 @@ static ad_world *crossing3(void)
  * octahedron (8 triangles) in the stream, fields and a probe. */
 static ad_world *tunnel3(void)
 {
-    ad_world_def def = ad_default_world_def();
-    def.dimensions = 3;
-    def.backend = backend;
-    def.x_max = 24, def.y_max = 10, def.z_max = 6;
-    if (integrator) def.integrator = integrator;
+    ad_world_def def = box3(24, 10, 6, 6000);
     def.boundary_x = AD_BOUNDARY_OPEN;
     def.boundary_y = AD_BOUNDARY_SOLID;
     def.boundary_z = AD_BOUNDARY_PERIODIC;
@@ -245,7 +248,6 @@ static ad_world *tunnel3(void)
     def.stream_temperature = 1.0;
     def.stream_density = 0.15 / (4.0 / 3.0 * PI * 0.125);
     def.reservoir = 3.0;
-    def.capacity = 6000;
     ad_world *w;
     OK(ad_world_create(&def, &w));
     const float c[3] = {9, 5, 3}, h = 2;
@@ -268,6 +270,19 @@ static ad_world *tunnel3(void)
 }
 
 /* Steps in chunks, checking the discs after each; the fingerprints at the end. */
+static void run(ad_world *w, uint64_t steps, uint64_t chunk, const char *name);
+
+/* run, in a closed box: the count the same at the end. */
+static void run_closed(ad_world *w, uint64_t steps, uint64_t chunk, const char *name)
+{
+    ad_stats s0;
+    OK(ad_world_get_stats(w, &s0));
+    run(w, steps, chunk, name);
+    ad_stats s1;
+    OK(ad_world_get_stats(w, &s1));
+    CHECK(s1.count == s0.count, "%s: a closed box went from %zu to %zu particles", name, s0.count, s1.count);
+}
+
 static void run(ad_world *w, uint64_t steps, uint64_t chunk, const char *name)
 {
     for (uint64_t done = 0; done < steps; done += chunk) {
@@ -296,12 +311,7 @@ int main(int argc, char **argv)
     ad_world *w = NULL;
     if (!strcmp(which, "crossing")) {
         w = crossing();
-        ad_stats s0;
-        OK(ad_world_get_stats(w, &s0));
-        run(w, steps ? steps : 10000, 500, which);
-        ad_stats s1;
-        OK(ad_world_get_stats(w, &s1));
-        CHECK(s1.count == s0.count, "a closed box went from %zu to %zu discs", s0.count, s1.count);
+        run_closed(w, steps ? steps : 10000, 500, which);
     } else if (!strcmp(which, "tunnel")) {
         w = tunnel();
         run(w, steps ? steps : 3000, 250, which);
@@ -343,12 +353,7 @@ int main(int argc, char **argv)
     } else if (!strcmp(which, "crossing3")) {
         three = 1;
         w = crossing3();
-        ad_stats s0;
-        OK(ad_world_get_stats(w, &s0));
-        run(w, steps ? steps : 2000, 250, which);
-        ad_stats s1;
-        OK(ad_world_get_stats(w, &s1));
-        CHECK(s1.count == s0.count, "a closed box went from %zu to %zu spheres", s0.count, s1.count);
+        run_closed(w, steps ? steps : 2000, 250, which);
     } else if (!strcmp(which, "tunnel3") || !strcmp(which, "verlet3") || !strcmp(which, "rk43")) {
         three = 1; /* symplectic Euler, velocity Verlet or RK4 */
         integrator = which[0] == 'v' ? AD_INTEGRATOR_VERLET : which[0] == 'r' ? AD_INTEGRATOR_RK4 : integrator;

@@ -26,23 +26,14 @@ ad_status AD_D(mpi_fields_sample)(ad_world *w, mpi_world *m)
             uint32_t row = (uint32_t)cy * (uint32_t)P->nx;
             for (uint32_t s = g->start[row + (uint32_t)m->group_col[k]]; s < g->start[row + (uint32_t)m->group_col[k + 1]];
                  s++) {
-                AD_STATE st = g->state[s];
-                if (AD_D(ad_in_probe)(&f->grid, st)) {
-                    double u[AD_PS_COUNT];
-                    AD_D(ad_probe_values)(&f->grid, st, u);
-                    for (int j = 0; j < AD_PS_COUNT; j++) probe[j] += u[j];
-                }
-#define AD_M(c) st.c
-                int cell = AD_D(ad_field_cell)(&f->grid, AD_LIST(AD_M));
-#undef AD_M
+                double v[AD_FS_COUNT_DIM(AD_DIM)];
+                int cell = AD_D(ad_plain_sample_slot)(&f->grid, g, s, probe, v);
                 if (cell < 0) continue;
                 int fx = cell % f->grid.nx, fy = cell / f->grid.nx;
                 if (fx < q->fa || fx > q->fb) {
                     lost++;
                     continue;
                 }
-                double v[AD_FS_COUNT_DIM(AD_DIM)];
-                AD_D(ad_field_values)(st, g->virial[s], g->pressure[s], AD_PASS(g->acc[s].a), v);
                 double *dst = q->sums + ((size_t)fy * (size_t)wdt + (size_t)(fx - q->fa)) * NF;
                 for (int j = 0; j < NF; j++) dst[j] += v[j];
             }

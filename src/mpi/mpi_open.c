@@ -147,6 +147,19 @@ ad_status mpi_reservoir_plan(ad_world *w, mpi_world *m, const uint32_t *start, c
     return st;
 }
 
+/* A rank's slab as the entries ask it: whether a centre at x lies in the rank's columns. */
+typedef struct slab {
+    const mpi_world *m;
+    const ad_params *P;
+} slab;
+
+static int in_slab(const void *ctx, float x)
+{
+    const slab *s = ctx;
+    int c = mpi_column(s->P, x);
+    return c >= s->m->c_lo && c < s->m->c_hi;
+}
+
 #define AD_DIM 2
 #include "mpi_open_dim.h"
 #undef AD_DIM

@@ -5,10 +5,8 @@
 
 #define PLAIN AD_D(ad_plain)
 #if AD_DIM == 2
-#define MPI_WAITING waiting
 #define MPI_WHAT "discs"
 #else
-#define MPI_WAITING waiting3
 #define MPI_WHAT "spheres"
 #endif
 
@@ -64,6 +62,9 @@ static ad_status AD_D(room)(ad_world *w, mpi_world *m, const PLAIN *g, AD_D(ad_p
 }
 #endif
 
+/* A placed particle stays on this rank where its column is the rank's (ad_plain_keep). */
+static int AD_D(keep_own)(const void *ctx, AD_STATE q) { return in_slab(ctx, q.x); }
+
 ad_status AD_D(mpi_enter)(ad_world *w, mpi_world *m, float dt, float *vmax2)
 {
     const ad_params *P = &w->params;
@@ -75,45 +76,19 @@ ad_status AD_D(mpi_enter)(ad_world *w, mpi_world *m, float dt, float *vmax2)
     AD_TRY(mpi_check(m, AD_D(ad_plain_list_spots)(w, g, o, sp, dt, &ne, &ns)));
     if (ns == 0) return ad_ok();
     AD_TRY(AD_D(room)(w, m, g, sp, ns));
+    const slab own = {m, P}; /* a spot joins the rank of its column; the others count its id */
     size_t mine = 0;
-    for (size_t i = 0; i < ns; i++) {
-        int c = mpi_column(P, sp->spots[i].x);
-        mine += sp->room[i] && c >= m->c_lo && c < m->c_hi;
-    }
-    ad_status st = g->n + mine > g->cap ? ad_fail(AD_ERR_CAPACITY, "capacity",
-                                        "capacity: at step %llu the free stream brings rank %d to %zu " MPI_WHAT ", past its "
-                                        "capacity of %zu",
-                                        (unsigned long long)w->stats.step, m->rank, g->n + mine, g->cap)
-                              : ad_ok();
+    for (size_t i = 0; i < ns; i++) mine += sp->room[i] && in_slab(&own, sp->spots[i].x);
+    ad_status st = g->n + mine > g->cap
+                       ? ad_fail(AD_ERR_CAPACITY, "capacity", "capacity: at step %llu the free stream brings rank %d to "
+                                 "%zu " MPI_WHAT ", past its capacity of %zu",
+                                 (unsigned long long)w->stats.step, m->rank, g->n + mine, g->cap)
+                       : ad_ok();
     AD_TRY(mpi_check(m, st));
-    uint32_t waiting = 0;
-    for (size_t i = 0; i < ns; i++) {
-        if (sp->room[i]) {
-            AD_STATE q = sp->spots[i];
-            int c = mpi_column(P, q.x);
-            if (c >= m->c_lo && c < m->c_hi) AD_D(ad_plain_append)(g, o, q);
-            else o->next_id++;
-#define AD_M(c) q.v##c *q.v##c
-            float v2 = AD_SUM(AD_M);
-#undef AD_M
-            *vmax2 = *vmax2 > v2 ? *vmax2 : v2;
-            if (i < ne) {
-                w->stats.entered++;
-            } else {
-                w->stats.reservoir_added++;
-                o->res_state[2 * sp->spot_box[i]] -= 1.0; /* settled */
-            }
-        } else if (i < ne) {
-            if (waiting < AD_WAITING_MAX) o->MPI_WAITING[waiting++] = sp->entries[i];
-            else w->stats.entries_lost++;
-        }
-    }
-    o->nwaiting = waiting;
-    w->stats.entries_waiting = waiting;
+    AD_D(ad_plain_place)(w, g, o, sp, ne, ns, AD_D(keep_own), &own, vmax2);
     return ad_ok();
 }
 
 #undef PLAIN
-#undef MPI_WAITING
 #undef MPI_WHAT
 #include "../physics/dim_end.h"

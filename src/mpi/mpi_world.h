@@ -1,5 +1,13 @@
-/* backend = mpi: a 2D world decomposed over MPI ranks (what mpi_backend.c, mpi_exchange.c, mpi_open.c and
- * mpi_fields.c share).
+/* backend = mpi: a 2D or 3D world decomposed over MPI ranks (what mpi_backend.c, mpi_exchange.c, mpi_open.c,
+ * mpi_fields.c and mpi_balance.c share).
+ *
+ * Both dimensions. What depends on the dimension is written once, in the _dim.h files (mpi_dim.h's
+ * declarations; mpi_backend_dim.h, mpi_exchange_dim.h, mpi_open_dim.h, mpi_fields_dim.h), each included
+ * by its .c file with AD_DIM 2 and then 3 (physics/dim.h), as plain.h includes plain_dim.h: mpi_ghosts
+ * and mpi_ghosts3 are one text. A world uses g, sp and the exchange buffers (2D) or g3, sp3 and their
+ * 3D twins; the rest (the slabs, the groups' sums, the balance, the field groups) serves both. Below,
+ * "disc" reads "sphere" in 3D, and a "row" is a row of cells along x: in 3D one for each (y, z), so a
+ * column is every cell of one x and the y and z axes are whole on every rank.
  *
  * The decomposition. The grid's columns (cells along x) are cut into column groups (at most
  * MPI_GROUPS_MAX, of equal width to one column), and each rank owns a run of whole groups: a slab along
@@ -8,7 +16,7 @@
  * its slab and its ghost layer stay empty), and a copy of the open sides' state (the entries owed and
  * waiting, the id counter, the reservoir's controllers), which every rank updates alike.
  *
- * One step (mpi_backend.c), 2D, grid broad phase, symplectic Euler, Euler, velocity Verlet (whose prime,
+ * One step (mpi_backend_dim.h), grid broad phase, symplectic Euler, Euler, velocity Verlet (whose prime,
  * once, and drift come first, and a disc the drift took into a neighbour's column migrates before 1) or
  * RK4 (its four gathers on the grid of 2, the ghosts' stage states sent after each of the first three):
  *   1. ghosts: each rank sends the discs of its reach_x outermost columns to the neighbour on that side
@@ -18,12 +26,12 @@
  *   3. the reservoir's plan with its box counts summed over the ranks and the removals picked among all
  *      ranks' discs (mpi_open.c);
  *   4. the pass over the rank's own cells, group by group, row by row: a disc's contacts are those of
- *      the plain pipeline (its cells, ghosts included, the body, the walls), its sums those of its group;
- *      the ghosts' slots become removed discs;
+ *      the plain pipeline (its cells, ghosts included, the body's segments or triangles, the walls), its
+ *      sums those of its group; the ghosts' slots become removed discs;
  *   5. the entries and the reservoir's additions: the step's spots listed alike on every rank, room in
  *      the gas judged by each rank against its own discs and combined (a spot has room where no rank
- *      objects), room among the spots alike everywhere, a spot placed by the rank that owns its column,
- *      ids given in the list's order on every rank;
+ *      objects), room among the spots alike everywhere (3D: from the gas's combined answers, open3.h),
+ *      a spot placed by the rank that owns its column, ids given in the list's order on every rank;
  *   6. the groups' sums gathered on every rank and folded in group order (ad_stats_fold): the statistics,
  *      the forces and the next step are the same on every rank and for any number of ranks; where the
  *      panels are sampled, their step sums (integers, panel.h) summed over the ranks (exact in any order);
