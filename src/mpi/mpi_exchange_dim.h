@@ -119,8 +119,9 @@ ad_status AD_D(mpi_ghosts)(ad_world *w, mpi_world *m)
         for (size_t s = 0; s < G(m)->n && !st.code; s++) {
             int c = mpi_column(P, G(m)->state[s].x);
             MPI_DISC d;
-            if (m->left >= 0 && c < m->c_lo + m->reach) AD_D(mpi_disc_pack)(G(m), s, &d), st = AD_D(push)(&m->AD_D(out_l), &d);
-            if (m->right >= 0 && c >= m->c_hi - m->reach && !st.code) AD_D(mpi_disc_pack)(G(m), s, &d), st = AD_D(push)(&m->AD_D(out_r), &d);
+            AD_D(mpi_disc_pack)(G(m), s, &d);
+            if (m->left >= 0 && c < m->c_lo + m->reach) st = AD_D(push)(&m->AD_D(out_l), &d);
+            if (m->right >= 0 && c >= m->c_hi - m->reach && !st.code) st = AD_D(push)(&m->AD_D(out_r), &d);
         }
     AD_TRY(mpi_check(m, st));
     if (m->ranks > 1) AD_TRY(AD_D(swap_sides)(m));

@@ -1,8 +1,8 @@
 /* backend = mpi: the field sums over the ranks (mpi_world.h), in both dimensions (the sample written once:
  * mpi_fields_dim.h, included for 2D and 3D). Each column group keeps its own sums over the field columns
  * its particles can reach (every field row: y, and z in 3D) and its own probe record; a sample adds a
- * group's particles in the cell order of a fresh sort; the world's sums are the groups' added in group order, gathered on every
- * rank when read (fields_to_host). A field cell's sum is so the same whichever rank holds its groups.
+ * group's particles in the cell order of a fresh sort; the world's sums are the groups' added in group
+ * order, gathered on every rank when read (fields_to_host). A field cell's sum is so the same whichever rank holds its groups.
  * Sums loaded into the world (a checkpoint, a reset) go to the first group that covers the cell. */
 #include <stdlib.h>
 #include <string.h>
