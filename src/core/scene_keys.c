@@ -130,7 +130,7 @@ const key KEYS[] = {
     {"run", "backend", K_ENUM, OFF(backend), 0, 0, 0, 0, 0, "", "auto|cpu|cuda|reference|mpi",
      "auto picks CUDA when a GPU is present (mpi under mpirun -np N, N > 1); reference: the plain one-thread "
      "yardstick of the others (slow); mpi: the domain cut into slabs along the stream over the job's processes "
-     "(2D; mpirun -np N aerodem run SCENE.ini)"},
+     "(2D and 3D; mpirun -np N aerodem run SCENE.ini)"},
     {"run", "threads", K_INT, OFF(threads), 0, 0, 4096, 0, 0, "", NULL, "CPU threads; 0 = the cores free of other work when the run starts (all of them: then fewer while the cores are shared, measured as it runs)"},
     {"run", "integrator", K_ENUM, OFF(integrator), 0, 0, 0, 0, 0, "", "symplectic_euler|euler|verlet|rk4",
      "time integration scheme"},
