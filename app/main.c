@@ -49,7 +49,7 @@ static const char *USAGE_RUN =
     "Outputs in DIR: forces.csv, summary.txt, *.png heat maps, frames/, particles.pvd, fields.pvd,\n"
     "body.vtp, surface.csv and cp.png (the body's panels), speed.mp4 (with ffmpeg; pressure.mp4 with\n"
     "[output] frames = pressure), checkpoint.ckpt, scene.ini (the scene as run).\n"
-    "Several processes: mpirun -np N aerodem run SCENE.ini (backend mpi, 2D): rank 0 prints and\n"
+    "Several processes: mpirun -np N aerodem run SCENE.ini (backend mpi, 2D and 3D): rank 0 prints and\n"
     "writes DIR; the results are bit-identical for any N.\n";
 
 static const char *USAGE_RESUME =
@@ -338,7 +338,7 @@ static int cmd_info(int argc, char **argv)
     }
     printf("reference backend: yes (one thread, the plain grid pipeline: the yardstick of the others, slow)\n");
     if (ad_parallel_available())
-        printf("mpi backend: yes (mpirun -np N aerodem run SCENE.ini: 2D, slabs along the stream; this job: %d %s)\n",
+        printf("mpi backend: yes (mpirun -np N aerodem run SCENE.ini: 2D and 3D, slabs along the stream; this job: %d %s)\n",
                ranks_count(), ranks_count() == 1 ? "process" : "processes");
     else printf("mpi backend: not built (libopenmpi-dev was not found at build time)\n");
 #ifdef AD_HAVE_LIVE

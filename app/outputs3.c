@@ -325,8 +325,10 @@ void out3_print_start(run *r)
     const ad_scene *sc = &r->sc;
     const ad_flow_numbers *f = &r->flow;
     say(r, "aerodem: %s\n", sc->source);
-    say(r, "  3D tunnel %g x %g x %g m, %zu spheres of radius %g m, volume fraction %g, backend %s (%d threads)\n",
-        sc->width, sc->height, sc->depth, s.count, sc->radius, sc->volume_fraction, ad_backend_name(s.backend),
+    char ranks[48] = "";
+    if (s.ranks > 1) snprintf(ranks, sizeof ranks, "%d ranks x ", s.ranks);
+    say(r, "  3D tunnel %g x %g x %g m, %zu spheres of radius %g m, volume fraction %g, backend %s (%s%d threads)\n",
+        sc->width, sc->height, sc->depth, s.count, sc->radius, sc->volume_fraction, ad_backend_name(s.backend), ranks,
         s.threads);
     if (sc->kind == AD_TUNNEL_FLOW && sc->collisions)
         say(r, "  free stream U = %g m/s: speed ratio S = %.3g, Mach M = %.3g (dilute, gamma = 5/3) or %.3g (with the "

@@ -17,6 +17,12 @@
  *             discs and statistics those of the uninterrupted run bit for bit; its field sums, reloaded
  *             into the column groups, differ from the uninterrupted run's in rounding only (the line's
  *             density, the sum of the density field, agrees to 9 digits).
+ * and in 3D (spheres; slabs along x, y and z whole on every rank):
+ *   crossing3: a box of fast spheres, periodic along x and z, solid along y, 2000 steps, spheres crossing
+ *             the slabs' edges every step;
+ *   tunnel3:  open inlet and outlet with the reservoir, an octahedron of 8 triangles in the stream, fields
+ *             and a probe (3D grids); verlet3 and rk43: the same with velocity Verlet and with RK4;
+ *   resume3:  the resume case on tunnel3.
  * Usage: test_mpi_world CASE [STEPS] [CHECKPOINT]; exit 0 when the case's own checks pass. */
 #include <math.h>
 #include <mpi.h>
@@ -33,6 +39,7 @@
 static int rank;
 static ad_backend backend = AD_BACKEND_MPI; /* AERODEM_TEST_BACKEND=cpu: one process, for comparison */
 static ad_integrator integrator;           /* the default's (symplectic Euler); case verlet: velocity Verlet */
+static int three;                          /* the case's world is 3D (spheres) */
 
 #define CHECK(cond, ...)                                                                                               \
     do {                                                                                                               \
@@ -64,20 +71,24 @@ static uint64_t discs_print(ad_world *w)
     OK(ad_world_get_stats(w, &s));
     size_t n = s.count, got = 0;
     ad_particle *st = malloc((n + 1) * sizeof *st);
+    ad_particle3 *st3 = malloc((n + 1) * sizeof *st3);
     uint32_t *id = malloc((n + 1) * sizeof *id);
-    CHECK(st && id, "out of memory");
+    CHECK(st && st3 && id, "out of memory");
     ad_particle_out out = {0};
-    out.state = st;
+    if (three) out.state3 = st3;
+    else out.state = st;
     out.id = id;
     OK(ad_world_read(w, AD_READ_BY_ID, n, &out, &got));
     CHECK(got == n, "read %zu discs of %zu", got, n);
     for (size_t i = 1; i < n; i++) CHECK(id[i] > id[i - 1], "id %u read twice or out of order", id[i]);
-    uint64_t h = fnv(1469598103934665603ull, st, n * sizeof *st);
+    uint64_t h = three ? fnv(1469598103934665603ull, st3, n * sizeof *st3)
+                       : fnv(1469598103934665603ull, st, n * sizeof *st);
     h = fnv(h, id, n * sizeof *id);
     uint64_t all = h;
     MPI_Bcast(&all, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
     CHECK(all == h, "the ranks read different worlds");
     free(st);
+    free(st3);
     free(id);
     return h;
 }
@@ -87,7 +98,9 @@ static uint64_t stats_print(ad_world *w, ad_stats *s)
     OK(ad_world_get_stats(w, s));
     double v[] = {s->time, s->dt, s->kinetic_energy, s->body_force_x, s->body_force_y, s->body_impulse_x, s->body_impulse_y, (double)s->count, (double)s->entered,
                   (double)s->left, (double)s->reservoir_added, (double)s->reservoir_removed};
-    return fnv(1469598103934665603ull, v, sizeof v);
+    uint64_t h = fnv(1469598103934665603ull, v, sizeof v);
+    double v3[] = {s->body_force_z, s->body_impulse_z, s->body_torque_x, s->body_torque_y, s->body_torque_z};
+    return three ? fnv(h, v3, sizeof v3) : h;
 }
 
 static uint64_t fields_print(ad_world *w, double *density)
@@ -95,7 +108,7 @@ static uint64_t fields_print(ad_world *w, double *density)
     *density = 0.0;
     ad_field_def d;
     if (ad_world_get_fields(w, &d).code) return 0;
-    size_t cells = (size_t)d.nx * (size_t)d.ny;
+    size_t cells = (size_t)d.nx * (size_t)d.ny * (size_t)(three ? d.nz : 1);
     float *v = malloc((cells + 1) * sizeof *v);
     CHECK(v != NULL, "out of memory");
     uint64_t h = 1469598103934665603ull;
@@ -199,7 +212,77 @@ static ad_world *narrow_box(double width, ad_status *refused)
     return w;
 }
 
+/* 3D: a box of x by y by z m on the case's backend, its capacity cap. */
+static ad_world_def box3(double x, double y, double z, size_t cap)
+{
+    ad_world_def def = ad_default_world_def();
+    def.dimensions = 3;
+    def.backend = backend;
+    def.x_max = x, def.y_max = y, def.z_max = z;
+    def.capacity = cap;
+    if (integrator) def.integrator = integrator;
+    return def;
+}
+
+/* 3D: a box of fast spheres, periodic along x and z, solid along y: spheres cross the slabs' edges
+ * every step. */
+static ad_world *crossing3(void)
+{
+    ad_world_def def = box3(24, 6, 6, 2000);
+    ad_world *w;
+    OK(ad_world_create(&def, &w));
+    ad_fill_def fill = {0, 0, 24, 6, 0.2, 4.0, 0.5, 2.0, 7, 0, 6, -0.3};
+    OK(ad_world_fill(w, &fill, NULL));
+    return w;
+}
+
+/* 3D: open inlet and outlet along x with the reservoir, solid walls along y, periodic along z, an
+ * octahedron (8 triangles) in the stream, fields and a probe. */
+static ad_world *tunnel3(void)
+{
+    ad_world_def def = box3(24, 10, 6, 6000);
+    def.boundary_x = AD_BOUNDARY_OPEN;
+    def.boundary_y = AD_BOUNDARY_SOLID;
+    def.boundary_z = AD_BOUNDARY_PERIODIC;
+    def.stream_vx = 3.0;
+    def.stream_temperature = 1.0;
+    def.stream_density = 0.15 / (4.0 / 3.0 * PI * 0.125);
+    def.reservoir = 3.0;
+    ad_world *w;
+    OK(ad_world_create(&def, &w));
+    const float c[3] = {9, 5, 3}, h = 2;
+    ad_triangle oct[8];
+    for (int k = 0; k < 8; k++) { /* the face of octant k: the vertices on its three half axes */
+        float sx = k & 1 ? h : -h, sy = k & 2 ? h : -h, sz = k & 4 ? h : -h;
+        float v[3][3] = {{c[0] + sx, c[1], c[2]}, {c[0], c[1] + sy, c[2]}, {c[0], c[1], c[2] + sz}};
+        memcpy(oct[k].v, v, sizeof v);
+    }
+    OK(ad_world_add_triangles(w, oct, 8));
+    ad_fill_def fill = {0, 0, 24, 10, 0.15, 3.0, 0, 1.0, 3, 0, 6, 0};
+    OK(ad_world_fill(w, &fill, NULL));
+    ad_field_def f = {0};
+    f.nx = 12, f.ny = 5, f.nz = 3, f.x1 = 24, f.y1 = 10, f.z1 = 6, f.interval = 5;
+    OK(ad_world_set_fields(w, &f));
+    ad_probe_def pr = {0};
+    pr.x0 = 3, pr.x1 = 6, pr.y0 = 2, pr.y1 = 8, pr.z0 = 0, pr.z1 = 6, pr.dir_x = 1;
+    OK(ad_world_set_probe(w, &pr));
+    return w;
+}
+
 /* Steps in chunks, checking the discs after each; the fingerprints at the end. */
+static void run(ad_world *w, uint64_t steps, uint64_t chunk, const char *name);
+
+/* run, in a closed box: the count the same at the end. */
+static void run_closed(ad_world *w, uint64_t steps, uint64_t chunk, const char *name)
+{
+    ad_stats s0;
+    OK(ad_world_get_stats(w, &s0));
+    run(w, steps, chunk, name);
+    ad_stats s1;
+    OK(ad_world_get_stats(w, &s1));
+    CHECK(s1.count == s0.count, "%s: a closed box went from %zu to %zu particles", name, s0.count, s1.count);
+}
+
 static void run(ad_world *w, uint64_t steps, uint64_t chunk, const char *name)
 {
     for (uint64_t done = 0; done < steps; done += chunk) {
@@ -228,12 +311,7 @@ int main(int argc, char **argv)
     ad_world *w = NULL;
     if (!strcmp(which, "crossing")) {
         w = crossing();
-        ad_stats s0;
-        OK(ad_world_get_stats(w, &s0));
-        run(w, steps ? steps : 10000, 500, which);
-        ad_stats s1;
-        OK(ad_world_get_stats(w, &s1));
-        CHECK(s1.count == s0.count, "a closed box went from %zu to %zu discs", s0.count, s1.count);
+        run_closed(w, steps ? steps : 10000, 500, which);
     } else if (!strcmp(which, "tunnel")) {
         w = tunnel();
         run(w, steps ? steps : 3000, 250, which);
@@ -272,15 +350,29 @@ int main(int argc, char **argv)
             CHECK(!bad && st.code != AD_OK && !strcmp(st.field, "ranks") && strstr(st.message, "at least 2 columns"),
                   "two ranks on a periodic box three columns wide: %s (%s)", st.message, st.field);
         }
-    } else if (!strcmp(which, "resume")) {
+    } else if (!strcmp(which, "crossing3")) {
+        three = 1;
+        w = crossing3();
+        run_closed(w, steps ? steps : 2000, 250, which);
+    } else if (!strcmp(which, "tunnel3") || !strcmp(which, "verlet3") || !strcmp(which, "rk43")) {
+        three = 1; /* symplectic Euler, velocity Verlet or RK4 */
+        integrator = which[0] == 'v' ? AD_INTEGRATOR_VERLET : which[0] == 'r' ? AD_INTEGRATOR_RK4 : integrator;
+        w = tunnel3();
+        run(w, steps ? steps : which[0] == 't' ? 1500 : which[0] == 'v' ? 1000 : 500, 250, which);
+        ad_stats s;
+        OK(ad_world_get_stats(w, &s));
+        CHECK(s.entered + s.reservoir_added > 0 && s.left > 0, "the stream neither entered nor left");
+        CHECK(s.body_impulse_x > 0.0, "the stream pushed the body upstream: %g N s", s.body_impulse_x);
+    } else if (!strcmp(which, "resume") || !strcmp(which, "resume3")) {
+        three = which[6] == '3';
         const char *path = argc > 3 ? argv[3] : "test_mpi_world.ckpt";
-        uint64_t total = steps ? steps : 3000, half = total / 2;
+        uint64_t total = steps ? steps : three ? 1500 : 3000, half = total / 2;
         FILE *f = fopen(path, "rb");
         int saved = f != NULL;
         if (f) fclose(f);
         MPI_Barrier(MPI_COMM_WORLD);
         if (!saved) { /* the first run: half way, saved */
-            w = tunnel();
+            w = three ? tunnel3() : tunnel();
             OK(ad_world_step(w, half));
             OK(ad_world_save(w, path, NULL, 0));
         } else { /* the second (any number of ranks): loaded, to the end */
@@ -292,10 +384,11 @@ int main(int argc, char **argv)
             OK(ad_world_get_stats(w, &s));
             CHECK(s.step == half, "the checkpoint holds step %llu, not %llu", (unsigned long long)s.step,
                   (unsigned long long)half);
-            run(w, total - half, 250, "tunnel");
+            run(w, total - half, 250, three ? "tunnel3" : "tunnel");
         }
     } else {
-        CHECK(0, "unknown case %s (crossing, tunnel, verlet, rk4, pile, narrow, resume)", which);
+        CHECK(0, "unknown case %s (crossing, tunnel, verlet, rk4, pile, narrow, resume; crossing3, tunnel3, verlet3, "
+                 "rk43, resume3)", which);
     }
     ad_world_destroy(w);
     ad_parallel_finalize();

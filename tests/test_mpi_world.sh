@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# backend = mpi on 1, 2, 3 and 4 ranks (tests/test_mpi_world.c): every case's fingerprints (the discs by id,
-# the statistics, the body's impulse, the fields) must be the same for every rank count, bit for bit;
-# each run checks on its own that no disc is lost or duplicated. A checkpoint written by 4 ranks is
-# resumed by 2, and must end where the uninterrupted run ends (the field sums to rounding).
+# backend = mpi on 1, 2, 3 and 4 ranks (tests/test_mpi_world.c): every case's fingerprints (the discs or
+# spheres by id, the statistics, the body's impulse, the fields) must be the same for every rank count, bit
+# for bit; each run checks on its own that no particle is lost or duplicated. The 2D cases and the 3D ones
+# (crossing3, tunnel3, verlet3, rk43). A checkpoint written by 4 ranks is resumed by 2, in 2D and in 3D,
+# and must end where the uninterrupted run ends (the field sums to rounding).
 # Usage: test_mpi_world.sh BIN_DIR [RANKS...]
 set -uo pipefail
 bin=$1; shift
@@ -20,10 +21,10 @@ line() { # CASE NP [ARGS]: the run's line, its output kept
   timeout 300 "${mpi[@]}" -np "$np" "$exe" "$c" "$@" > "$work/$c.$np.out" 2> "$work/$c.$np.err"
   local rc=$?
   if [ $rc -ne 0 ]; then echo "FAIL: $c on $np ranks exited $rc:"; tail -5 "$work/$c.$np.err"; fail=1; fi
-  grep -E "^(tunnel|crossing|verlet|rk4|pile|narrow) \[" "$work/$c.$np.out" | tail -1
+  grep -E "^(tunnel|crossing|verlet|rk4|pile|narrow)3? \[" "$work/$c.$np.out" | tail -1
   grep "^pile slabs" "$work/$c.$np.out" >&2
 }
-for c in crossing tunnel verlet rk4 pile narrow; do
+for c in crossing tunnel verlet rk4 pile narrow crossing3 tunnel3 verlet3 rk43; do
   ref=""
   for np in "${ranks[@]}"; do
     got=$(line "$c" "$np")
@@ -32,29 +33,32 @@ for c in crossing tunnel verlet rk4 pile narrow; do
     if [ -z "$ref" ]; then ref=$got
     elif [ "$got" != "$ref" ]; then echo "FAIL: $c on $np ranks differs from ${ranks[0]} ranks"; fail=1; fi
   done
-  [ "$c" = tunnel ] && tunnel_ref=$ref
-  [ "$c" = rk4 ] && rk4_ref=$ref
+  declare "ref_$c=$ref"
 done
 # a checkpoint of 4 ranks resumed on 2: the resume case on 4 ranks runs half way and saves, on 2 it loads
-for np in 4 2; do
-  timeout 300 "${mpi[@]}" -np $np "$exe" resume 3000 "$work/half.ckpt" > "$work/r$np.out" 2> "$work/r$np.err" ||
-    { echo "FAIL: the resume case on $np ranks"; tail -5 "$work/r$np.err"; fail=1; }
-done
-got=$(grep "^tunnel \[" "$work/r2.out" | tail -1)
-echo "tunnel saved on 4 ranks, resumed on 2: $got"
+# (resume: the 2D tunnel, 3000 steps; resume3: the 3D one, 1500)
 # the discs and the statistics bit for bit; the fields' sums to rounding (mpi_fields.c: reloaded sums go to
 # one column group), so the fields' fingerprint is left out and their density total compared to 9 digits
 strip() { sed 's/ fields [0-9a-f]*//'; }
-[ "$(echo "$got" | strip)" = "$(echo "$tunnel_ref" | strip)" ] ||
-  { echo "FAIL: saved and resumed on 4 ranks differs from the uninterrupted run"; fail=1; }
-# the same tunnel (symplectic Euler, then RK4) on one process with backend = cpu: the same physics, its
-# sums in another order
-for c in tunnel rk4; do
+for d in "" 3; do
+  for np in 4 2; do
+    timeout 300 "${mpi[@]}" -np $np "$exe" resume$d 0 "$work/half$d.ckpt" > "$work/r$d.$np.out" 2> "$work/r$d.$np.err" ||
+      { echo "FAIL: the resume$d case on $np ranks"; tail -5 "$work/r$d.$np.err"; fail=1; }
+  done
+  got=$(grep "^tunnel$d \[" "$work/r$d.2.out" | tail -1)
+  echo "tunnel$d saved on 4 ranks, resumed on 2: $got"
+  want_ref=ref_tunnel$d
+  [ -n "$got" ] && [ "$(echo "$got" | strip)" = "$(echo "${!want_ref}" | strip)" ] ||
+    { echo "FAIL: tunnel$d saved on 4 ranks and resumed on 2 differs from the uninterrupted run"; fail=1; }
+done
+# the same tunnels (symplectic Euler, then RK4; 2D and 3D) on one process with backend = cpu: the same
+# physics, its sums in another order
+for c in tunnel rk4 tunnel3 rk43; do
   timeout 300 "${mpi[@]}" -x AERODEM_TEST_BACKEND=cpu -np 1 "$exe" $c > "$work/cpu.$c.out" 2> "$work/cpu.$c.err" ||
     { echo "FAIL: the $c case on backend = cpu"; tail -5 "$work/cpu.$c.err"; fail=1; }
   cpu=$(grep "^$c \[" "$work/cpu.$c.out" | tail -1)
   echo "$c on backend = cpu: $cpu"
-  ref=$tunnel_ref; [ $c = rk4 ] && ref=$rk4_ref
+  ref_name=ref_$c; ref=${!ref_name}
   # the disc count within 2 %, the body's impulse within 5 % (they agree bit for bit today: the sums of
   # float terms are exact in double, and a cell's discs mostly come in id order on the CPU too)
   python3 - "$cpu" "$ref" "$c" <<'PY' || fail=1

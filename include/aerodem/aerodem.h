@@ -70,8 +70,8 @@ typedef enum ad_backend {
                                  (rank_backend = cuda: a GPU each, ad_world_def.rank_backend says what runs).
                                  Every call on such a world is collective (all ranks, in the same order);
                                  reads return the whole world on every rank, in a rank-independent order,
-                                 and its results are bit-identical for any number of ranks (2D; grid broad
-                                 phase; symplectic or Euler integrator; specular surfaces for now) */
+                                 and on CPU ranks its results are bit-identical for any number of ranks
+                                 (2D and 3D; the grid broad phase) */
 } ad_backend;
 
 typedef enum ad_broad_phase {

@@ -687,6 +687,7 @@ static ad_status build(loader *ld, ad_backend backend, int threads, ad_world **o
     w->stats = ld->stats;
     w->stats.backend = mine.backend;
     w->stats.threads = mine.threads;
+    w->stats.ranks = mine.ranks; /* the job that resumes, not the one that saved */
     w->stats.cell_counter_bits = mine.cell_counter_bits;
     w->stats.cell_capacity = mine.cell_capacity;
     w->stats.grid_nx = mine.grid_nx;

@@ -130,7 +130,7 @@ const key KEYS[] = {
     {"run", "backend", K_ENUM, OFF(backend), 0, 0, 0, 0, 0, "", "auto|cpu|cuda|reference|mpi",
      "auto picks CUDA when a GPU is present (mpi under mpirun -np N, N > 1); reference: the plain one-thread "
      "yardstick of the others (slow); mpi: the domain cut into slabs along the stream over the job's processes "
-     "(2D; mpirun -np N aerodem run SCENE.ini)"},
+     "(2D and 3D; mpirun -np N aerodem run SCENE.ini)"},
     {"run", "rank_backend", K_ENUM, OFF(rank_backend), 0, 0, 0, 0, 0, "", "auto|cpu|cuda",
      "backend = mpi: what each rank runs. cpu (default): the plain pipeline on its cores, the same bits for any "
      "number of ranks; cuda: a GPU per rank (the ranks of a host share its GPUs in turn), the halo through pinned "

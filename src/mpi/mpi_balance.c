@@ -152,7 +152,7 @@ ad_status mpi_balance(ad_world *w, mpi_world *m)
     AD_TRY(hand_fields(w, m, old));
     m->moves++;
     /* the discs of the groups that changed hands go to their new ranks, as migrants do */
-    return mpi_migrate(w, m);
+    return mpi_migrate_any(w, m);
 }
 
 int mpi_slab_edges(const ad_world *w, double *x, int max, unsigned long long *moves)

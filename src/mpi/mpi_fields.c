@@ -1,18 +1,21 @@
-/* backend = mpi: the field sums over the ranks (mpi_world.h). Each column group keeps its own sums over
- * the field columns its discs can reach and its own probe record; a sample adds a group's discs in the
- * cell order of a fresh sort; the world's sums are the groups' added in group order, gathered on every
- * rank when read (fields_to_host). A field cell's sum is so the same whichever rank holds its groups.
+/* backend = mpi: the field sums over the ranks (mpi_world.h), in both dimensions (the sample written once:
+ * mpi_fields_dim.h, included for 2D and 3D). Each column group keeps its own sums over the field columns
+ * its particles can reach (every field row: y, and z in 3D) and its own probe record; a sample adds a
+ * group's particles in the cell order of a fresh sort; the world's sums are the groups' added in group
+ * order, gathered on every rank when read (fields_to_host). A field cell's sum is so the same whichever rank holds its groups.
  * Sums loaded into the world (a checkpoint, a reset) go to the first group that covers the cell. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "mpi_world.h"
 
-#define NF AD_FS_COUNT
+/* A field cell's sums (AD_FS_COUNT in 2D, AD_FS3_COUNT in 3D), and the field grid's rows (y, then z). */
+#define NF AD_FS_COUNT_DIM(w->fields.dims)
+static size_t field_rows(const ad_field_grid *fg) { return (size_t)fg->ny * (size_t)fg->nz; }
 
-static size_t group_doubles(const ad_field_grid *fg, const mpi_field_group *q)
+static size_t group_doubles(const ad_world *w, const mpi_field_group *q)
 {
-    return ((size_t)(q->fb - q->fa + 1) * (size_t)fg->ny + 1) * NF;
+    return ((size_t)(q->fb - q->fa + 1) * field_rows(&w->fields.grid) + 1) * (size_t)NF;
 }
 
 void mpi_fields_free(mpi_world *m)
@@ -45,7 +48,7 @@ size_t mpi_field_group_doubles(const ad_world *w, const mpi_world *m, int k, int
     mpi_field_group q;
     group_cover(&w->params, &w->fields.grid, m, k, &q.fa, &q.fb);
     *fa = q.fa, *fb = q.fb;
-    return group_doubles(&w->fields.grid, &q);
+    return group_doubles(w, &q);
 }
 
 /* The own groups' sums laid out for the world's field grid (all zero). */
@@ -56,7 +59,7 @@ static ad_status layout(ad_world *w, mpi_world *m)
     for (int k = m->g_lo; k < m->g_hi; k++) {
         mpi_field_group *q = &m->fg[k];
         group_cover(&w->params, fg, m, k, &q->fa, &q->fb);
-        q->sums = calloc(group_doubles(fg, q), sizeof(double));
+        q->sums = calloc(group_doubles(w, q), sizeof(double));
         if (!q->sums) return ad_fail(AD_ERR_NO_MEMORY, "", "out of host memory for the field sums of rank %d", m->rank);
     }
     m->fg_def = w->fields.def;
@@ -73,19 +76,19 @@ ad_status mpi_fields_to_device(ad_world *w)
     const ad_field_grid *fg = &w->fields.grid;
     int fa_all[MPI_GROUPS_MAX], fb_all[MPI_GROUPS_MAX];
     for (int k = 0; k < m->ngroups; k++) group_cover(&w->params, fg, m, k, &fa_all[k], &fb_all[k]);
-    for (int fy = 0; fy < fg->ny; fy++)
+    for (size_t fy = 0; fy < field_rows(fg); fy++)
         for (int fx = 0; fx < fg->nx; fx++) {
             int k = 0;
             while (k < m->ngroups - 1 && !(fx >= fa_all[k] && fx <= fb_all[k])) k++;
             if (k < m->g_lo || k >= m->g_hi) continue;
             mpi_field_group *q = &m->fg[k];
-            const double *src = w->fields.sums + ((size_t)fy * (size_t)fg->nx + (size_t)fx) * NF;
-            memcpy(q->sums + ((size_t)fy * (size_t)(q->fb - q->fa + 1) + (size_t)(fx - q->fa)) * NF, src,
+            const double *src = w->fields.sums + (fy * (size_t)fg->nx + (size_t)fx) * NF;
+            memcpy(q->sums + (fy * (size_t)(q->fb - q->fa + 1) + (size_t)(fx - q->fa)) * NF, src,
                    NF * sizeof(double));
         }
     if (m->g_lo == 0) {
         mpi_field_group *q = &m->fg[0];
-        memcpy(q->sums + group_doubles(fg, q) - NF, ad_field_probe_sums(&w->fields), NF * sizeof(double));
+        memcpy(q->sums + group_doubles(w, q) - NF, ad_field_probe_sums(&w->fields), NF * sizeof(double));
     }
     return ad_ok();
 }
@@ -103,8 +106,8 @@ ad_status mpi_fields_to_host(ad_world *w)
     for (int k = 0; k < m->ngroups; k++) {
         group_cover(&w->params, fg, m, k, &fa_all[k], &fb_all[k]);
         mpi_field_group q = {fa_all[k], fb_all[k], NULL};
-        at[k + 1] = at[k] + group_doubles(fg, &q);
-        if (k >= m->g_lo && k < m->g_hi) mine += group_doubles(fg, &q);
+        at[k + 1] = at[k] + group_doubles(w, &q);
+        if (k >= m->g_lo && k < m->g_hi) mine += group_doubles(w, &q);
     }
     total = at[m->ngroups];
     double *all = malloc((total + 1) * sizeof *all), *out = malloc((mine + 1) * sizeof *out);
@@ -121,18 +124,18 @@ ad_status mpi_fields_to_host(ad_world *w)
             counts[r] = (int)(at[m->rank_group[r + 1]] - at[m->rank_group[r]]);
         }
         MPI_Allgatherv(out, (int)mine, MPI_DOUBLE, all, counts, displs, MPI_DOUBLE, m->comm);
-        size_t cells = (size_t)fg->nx * (size_t)fg->ny;
+        size_t cells = (size_t)fg->nx * field_rows(fg);
         memset(w->fields.sums, 0, (cells + 1) * NF * sizeof(double));
         for (int k = 0; k < m->ngroups; k++) { /* in group order */
             const double *src = all + at[k];
             int wdt = fb_all[k] - fa_all[k] + 1;
-            for (int fy = 0; fy < fg->ny; fy++)
+            for (size_t fy = 0; fy < field_rows(fg); fy++)
                 for (int fx = fa_all[k]; fx <= fb_all[k]; fx++) {
-                    double *dst = w->fields.sums + ((size_t)fy * (size_t)fg->nx + (size_t)fx) * NF;
-                    const double *v = src + ((size_t)fy * (size_t)wdt + (size_t)(fx - fa_all[k])) * NF;
+                    double *dst = w->fields.sums + (fy * (size_t)fg->nx + (size_t)fx) * NF;
+                    const double *v = src + (fy * (size_t)wdt + (size_t)(fx - fa_all[k])) * NF;
                     for (int j = 0; j < NF; j++) dst[j] += v[j];
                 }
-            const double *pv = src + (size_t)wdt * (size_t)fg->ny * NF;
+            const double *pv = src + (size_t)wdt * field_rows(fg) * NF;
             double *probe = ad_field_probe_sums(&w->fields);
             for (int j = 0; j < NF; j++) probe[j] += pv[j];
         }
@@ -144,49 +147,9 @@ ad_status mpi_fields_to_host(ad_world *w)
     return st;
 }
 
-/* One sample: the rank's discs, sorted afresh (every cell by id), group by group, row by row. */
-ad_status mpi_fields_sample(ad_world *w, mpi_world *m)
-{
-    ad_fields *f = &w->fields;
-    if (!m->fg_ready || memcmp(&m->fg_def, &f->def, sizeof f->def)) AD_TRY(mpi_check(m, mpi_fields_to_device(w)));
-    mpi_sort(w, m);
-    const ad_params *P = &w->params;
-    const ad_plain *g = &m->g;
-    uint64_t lost = 0;
-    for (int k = m->g_lo; k < m->g_hi; k++) {
-        mpi_field_group *q = &m->fg[k];
-        int wdt = q->fb - q->fa + 1;
-        double *probe = q->sums + (size_t)wdt * (size_t)f->grid.ny * NF;
-        for (int cy = 0; cy < P->ny; cy++) {
-            uint32_t row = (uint32_t)cy * (uint32_t)P->nx;
-            for (uint32_t s = g->start[row + (uint32_t)m->group_col[k]]; s < g->start[row + (uint32_t)m->group_col[k + 1]];
-                 s++) {
-                ad_state st = g->state[s];
-                if (ad_in_probe(&f->grid, st)) {
-                    double u[AD_PS_COUNT];
-                    ad_probe_values(&f->grid, st, u);
-                    for (int j = 0; j < AD_PS_COUNT; j++) probe[j] += u[j];
-                }
-                int cell = ad_field_cell(&f->grid, st.x, st.y);
-                if (cell < 0) continue;
-                int fx = cell % f->grid.nx, fy = cell / f->grid.nx;
-                if (fx < q->fa || fx > q->fb) {
-                    lost++;
-                    continue;
-                }
-                double v[NF];
-                ad_field_values(st, g->virial[s], g->pressure[s], g->acc[s].ax, g->acc[s].ay, v);
-                double *dst = q->sums + ((size_t)fy * (size_t)wdt + (size_t)(fx - q->fa)) * NF;
-                for (int j = 0; j < NF; j++) dst[j] += v[j];
-            }
-        }
-    }
-    f->samples++;
-    if (f->grid.probe) f->probe_samples++;
-    ad_status st = lost ? ad_fail(AD_ERR_BACKEND, "fields",
-                                  "rank %d: %llu discs fell outside their column group's field columns (an internal "
-                                  "error of backend = mpi)",
-                                  m->rank, (unsigned long long)lost)
-                        : ad_ok();
-    return mpi_check(m, st);
-}
+#define AD_DIM 2
+#include "mpi_fields_dim.h"
+#undef AD_DIM
+#define AD_DIM 3
+#include "mpi_fields_dim.h"
+#undef AD_DIM

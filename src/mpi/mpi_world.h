@@ -1,5 +1,13 @@
-/* backend = mpi: a 2D world decomposed over MPI ranks (what mpi_backend.c, mpi_exchange.c, mpi_open.c and
- * mpi_fields.c share).
+/* backend = mpi: a 2D or 3D world decomposed over MPI ranks (what mpi_backend.c, mpi_exchange.c, mpi_open.c,
+ * mpi_fields.c and mpi_balance.c share).
+ *
+ * Both dimensions. What depends on the dimension is written once, in the _dim.h files (mpi_dim.h's
+ * declarations; mpi_backend_dim.h, mpi_exchange_dim.h, mpi_open_dim.h, mpi_fields_dim.h), each included
+ * by its .c file with AD_DIM 2 and then 3 (physics/dim.h), as plain.h includes plain_dim.h: mpi_ghosts
+ * and mpi_ghosts3 are one text. A world uses g, sp and the exchange buffers (2D) or g3, sp3 and their
+ * 3D twins; the rest (the slabs, the groups' sums, the balance, the field groups) serves both. Below,
+ * "disc" reads "sphere" in 3D, and a "row" is a row of cells along x: in 3D one for each (y, z), so a
+ * column is every cell of one x and the y and z axes are whole on every rank.
  *
  * The decomposition. The grid's columns (cells along x) are cut into column groups (at most
  * MPI_GROUPS_MAX, of equal width to one column), and each rank owns a run of whole groups: a slab along
@@ -8,7 +16,7 @@
  * its slab and its ghost layer stay empty), and a copy of the open sides' state (the entries owed and
  * waiting, the id counter, the reservoir's controllers), which every rank updates alike.
  *
- * One step (mpi_backend.c), 2D, grid broad phase, symplectic Euler, Euler, velocity Verlet (whose prime,
+ * One step (mpi_backend_dim.h), grid broad phase, symplectic Euler, Euler, velocity Verlet (whose prime,
  * once, and drift come first, and a disc the drift took into a neighbour's column migrates before 1) or
  * RK4 (its four gathers on the grid of 2, the ghosts' stage states sent after each of the first three):
  *   1. ghosts: each rank sends the discs of its reach_x outermost columns to the neighbour on that side
@@ -18,12 +26,12 @@
  *   3. the reservoir's plan with its box counts summed over the ranks and the removals picked among all
  *      ranks' discs (mpi_open.c);
  *   4. the pass over the rank's own cells, group by group, row by row: a disc's contacts are those of
- *      the plain pipeline (its cells, ghosts included, the body, the walls), its sums those of its group;
- *      the ghosts' slots become removed discs;
+ *      the plain pipeline (its cells, ghosts included, the body's segments or triangles, the walls), its
+ *      sums those of its group; the ghosts' slots become removed discs;
  *   5. the entries and the reservoir's additions: the step's spots listed alike on every rank, room in
  *      the gas judged by each rank against its own discs and combined (a spot has room where no rank
- *      objects), room among the spots alike everywhere, a spot placed by the rank that owns its column,
- *      ids given in the list's order on every rank;
+ *      objects), room among the spots alike everywhere (3D: from the gas's combined answers, open3.h),
+ *      a spot placed by the rank that owns its column, ids given in the list's order on every rank;
  *   6. the groups' sums gathered on every rank and folded in group order (ad_stats_fold): the statistics,
  *      the forces and the next step are the same on every rank and for any number of ranks; where the
  *      panels are sampled, their step sums (integers, panel.h) summed over the ranks (exact in any order);
@@ -43,31 +51,31 @@
 #define MPI_GROUPS_MAX 256 /* column groups: the most ranks, and the grain of a slab's edge */
 #define MPI_BALANCE_STEPS 100 /* the slabs' edges are reconsidered every this many steps (mpi_balance.c) */
 
-/* A disc as the ranks send it (ghosts, migrants, read-back): its whole per-disc state. */
-typedef struct mpi_disc {
-    ad_state state;
-    uint32_t id, touch;
-    ad_accel acc;
-    float pressure, virial;
-} mpi_disc;
+typedef struct mpi_world mpi_world;
 
-/* A buffer of discs grown as needed. */
-typedef struct mpi_discs {
-    mpi_disc *d;
-    size_t n, cap;
-} mpi_discs;
+/* The particles as the ranks send them and their buffers, and what is written once for both dimensions
+ * (mpi_dim.h): mpi_disc and mpi_ghosts in 2D, mpi_disc3 and mpi_ghosts3 in 3D, and so on. */
+#define AD_DIM 2
+#include "mpi_dim.h"
+#undef AD_DIM
+#define AD_DIM 3
+#include "mpi_dim.h"
+#undef AD_DIM
 
 /* Field sums kept per column group (mpi_fields.c): a group's sums over the field columns [fa, fb] its
- * discs can reach, and its probe's record; the world's sums are the groups' added in group order. */
+ * particles can reach, and its probe's record; the world's sums are the groups' added in group order. */
 typedef struct mpi_field_group {
     int fa, fb;    /* field columns covered */
-    double *sums;  /* (fb - fa + 1) * field ny cells, AD_FS_COUNT each, then the probe's AD_FS_COUNT */
+    double *sums;  /* (fb - fa + 1) * field ny * nz cells, AD_FS_COUNT (3D: AD_FS3_COUNT) each, then the probe's */
 } mpi_field_group;
 
-typedef struct mpi_world {
-    ad_plain g;        /* own discs (then, during a step, the ghosts), plain_dim.h's arrays */
+struct mpi_world {
+    int dims;          /* 2 or 3: which of g, sp, out_l, out_r, in (2D) or their 3D twins is used */
+    ad_plain g;        /* 2D: own discs (then, during a step, the ghosts), plain_dim.h's arrays */
+    ad_plain3 g3;      /* 3D: own spheres (then the ghosts) */
     ad_open_state open; /* the open sides' state: the same on every rank */
     ad_plain_spots sp;
+    ad_plain_spots3 sp3;
     MPI_Comm comm;
     int rank, ranks;
     int left, right;   /* neighbour ranks (-1: none; on a periodic x ring they wrap) */
@@ -83,6 +91,7 @@ typedef struct mpi_world {
     ad_step_sums *sums; /* ngroups: every group's sums of the step (own filled, then gathered) */
     int *sum_counts, *sum_displs; /* per rank, in bytes: the groups' sums gathered */
     mpi_discs out_l, out_r, in; /* exchange buffers */
+    mpi_discs3 out_l3, out_r3, in3;
     size_t in_left;    /* the records of `in` that came from the left neighbour (the first ones) */
     float *p_spare, *v_spare; /* per slot: the sort's pressure and virial output */
     mpi_field_group fg[MPI_GROUPS_MAX];
@@ -91,26 +100,21 @@ typedef struct mpi_world {
     double busy_max, busy_mean; /* the ranks' step times: sums over steps of the slowest and the mean */
     double group_busy[MPI_GROUPS_MAX]; /* own groups: seconds of their passes since the edges were last set */
     unsigned long long moves;  /* times the edges moved */
-} mpi_world;
+};
 
 /* A column's index of x (clamped to the grid, as the bin does). */
 static inline int mpi_column(const ad_params *P, float x) { return ad_cell_coord(x, P->origin_x, P->inv_cell_x, P->nx); }
 
-/* mpi_exchange.c */
-ad_status mpi_discs_reserve(mpi_discs *b, size_t n);
-void mpi_discs_free(mpi_discs *b);
-void mpi_disc_pack(const ad_plain *g, size_t s, mpi_disc *d);
-void mpi_disc_append(ad_plain *g, const mpi_disc *d);
-ad_status mpi_ghosts(ad_world *w, mpi_world *m);
-ad_status mpi_ghost_states(ad_world *w, mpi_world *m, ad_state *st); /* RK4: a stage's states of the ghosts */
-ad_status mpi_migrate(ad_world *w, mpi_world *m);
-ad_status mpi_gather_all(const ad_world *w, const mpi_world *m, int by_id, mpi_discs *all);
-void mpi_sort(ad_world *w, mpi_world *m);
-ad_status mpi_check(const mpi_world *m, ad_status mine);
+/* The grid's rows: its cells in cell order are nx columns of each row, row by row (cy, then cz in 3D). */
+static inline int mpi_rows(const ad_params *P) { return P->ny * P->nz; }
 
-/* mpi_open.c */
-ad_status mpi_reservoir_plan(ad_world *w, mpi_world *m, float dt);
-ad_status mpi_enter(ad_world *w, mpi_world *m, float dt, float *vmax2);
+/* mpi_exchange.c */
+ad_status mpi_check(const mpi_world *m, ad_status mine);
+ad_status mpi_migrate_any(ad_world *w, mpi_world *m); /* mpi_migrate or mpi_migrate3 */
+
+/* mpi_open.c: the reservoir's plan over the ranks, from the step's grid (start, ids) of either dimension */
+ad_status mpi_reservoir_plan(ad_world *w, mpi_world *m, const uint32_t *start, const uint32_t *id,
+                             unsigned char *doomed, uint32_t *res_add, float dt);
 
 /* mpi_balance.c: the slabs' edges set (rank_group: ranks + 1 group indices) and moved */
 ad_status mpi_assign(mpi_world *m, const int *rank_group);
@@ -119,7 +123,6 @@ int mpi_slab_edges(const ad_world *w, double *x, int max, unsigned long long *mo
 
 /* mpi_fields.c */
 size_t mpi_field_group_doubles(const ad_world *w, const mpi_world *m, int k, int *fa, int *fb);
-ad_status mpi_fields_sample(ad_world *w, mpi_world *m);
 ad_status mpi_fields_to_host(ad_world *w);
 ad_status mpi_fields_to_device(ad_world *w);
 void mpi_fields_free(mpi_world *m);

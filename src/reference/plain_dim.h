@@ -457,26 +457,35 @@ static inline ad_status AD_D(ad_plain_finite)(const ad_world *w, const AD_D(ad_p
                    (double)dt, AD_DIM == 3 ? "spheres" : "discs");
 }
 
+/* Slot s in a field sample: added to the probe's sums `probe` where it counts there, and its field cell
+ * returned (-1: none; a removed particle falls in no cell and outside the probe) with the values it adds
+ * to that cell's sums in v, from the observables of the last force evaluation. */
+static inline int AD_D(ad_plain_sample_slot)(const ad_field_grid *fg, const AD_D(ad_plain) *r, size_t s,
+                                             double *probe, double v[AD_FS_COUNT_DIM(AD_DIM)])
+{
+    AD_STATE q = r->state[s];
+    if (AD_D(ad_in_probe)(fg, q)) {
+        double u[AD_PS_COUNT];
+        AD_D(ad_probe_values)(fg, q, u);
+        for (int k = 0; k < AD_PS_COUNT; k++) probe[k] += u[k];
+    }
+#define AD_M(c) q.c
+    int cell = AD_D(ad_field_cell)(fg, AD_LIST(AD_M));
+#undef AD_M
+    if (cell >= 0) AD_D(ad_field_values)(q, r->virial[s], r->pressure[s], AD_PASS(r->acc[s].a), v);
+    return cell;
+}
+
 /* Step 6's field sample: the current particles added to the field sums and the probe's in slot order
- * (physics/fields.h; a removed one falls in no cell and outside the probe), with the observables of the
- * last force evaluation. */
+ * (physics/fields.h). */
 static inline void AD_D(ad_plain_sample_fields)(ad_world *w, const AD_D(ad_plain) *r)
 {
     ad_fields *f = &w->fields;
     double *probe = ad_field_probe_sums(f);
     for (size_t s = 0; s < r->n; s++) {
-        AD_STATE q = r->state[s];
-        if (AD_D(ad_in_probe)(&f->grid, q)) {
-            double u[AD_PS_COUNT];
-            AD_D(ad_probe_values)(&f->grid, q, u);
-            for (int k = 0; k < AD_PS_COUNT; k++) probe[k] += u[k];
-        }
-#define AD_M(c) q.c
-        int cell = AD_D(ad_field_cell)(&f->grid, AD_LIST(AD_M));
-#undef AD_M
-        if (cell < 0) continue;
         double v[AD_FS_COUNT_DIM(AD_DIM)];
-        AD_D(ad_field_values)(q, r->virial[s], r->pressure[s], AD_PASS(r->acc[s].a), v);
+        int cell = AD_D(ad_plain_sample_slot)(&f->grid, r, s, probe, v);
+        if (cell < 0) continue;
         double *dst = f->sums + (size_t)cell * AD_FS_COUNT_DIM(AD_DIM);
         for (int k = 0; k < AD_FS_COUNT_DIM(AD_DIM); k++) dst[k] += v[k];
     }

@@ -123,6 +123,42 @@ static inline void AD_D(ad_plain_append)(AD_D(ad_plain) *g, ad_open_state *o, AD
     g->pressure[s] = g->virial[s] = 0.0f;
 }
 
+/* Whether this world holds a placed particle (ad_plain_place; NULL: always): where another process
+ * holds it (backend = mpi), only its id is counted here. */
+typedef int (*AD_D(ad_plain_keep))(const void *ctx, AD_STATE q);
+
+/* Step 5's placement of the ns spots (the first ne entering particles), in list order: a spot with room
+ * becomes a particle with the next id (appended where `keep` says this world holds it), its speed
+ * squared into *vmax2 and its count into the statistics; an entering one without room waits. */
+static inline void AD_D(ad_plain_place)(ad_world *w, AD_D(ad_plain) *g, ad_open_state *o,
+                                        const AD_D(ad_plain_spots) *sp, size_t ne, size_t ns,
+                                        AD_D(ad_plain_keep) keep, const void *ctx, float *vmax2)
+{
+    uint32_t waiting = 0;
+    for (size_t i = 0; i < ns; i++) {
+        if (sp->room[i]) {
+            AD_STATE q = sp->spots[i];
+            if (!keep || keep(ctx, q)) AD_D(ad_plain_append)(g, o, q);
+            else o->next_id++;
+#define AD_M(c) q.v##c *q.v##c
+            float v2 = AD_SUM(AD_M);
+#undef AD_M
+            *vmax2 = *vmax2 > v2 ? *vmax2 : v2;
+            if (i < ne) {
+                w->stats.entered++;
+            } else {
+                w->stats.reservoir_added++;
+                o->res_state[2 * sp->spot_box[i]] -= 1.0; /* settled */
+            }
+        } else if (i < ne) {
+            if (waiting < AD_WAITING_MAX) o->AD_WAITING[waiting++] = sp->entries[i];
+            else w->stats.entries_lost++;
+        }
+    }
+    o->nwaiting = waiting;
+    w->stats.entries_waiting = waiting;
+}
+
 /* After the pass: the free stream's entering particles and the reservoir's additions, placed in list
  * order where they have room (without contacts every spot has room; the plain room test compares every
  * earlier spot); entering ones without room wait. *vmax2: the largest speed squared of those placed. */
@@ -151,28 +187,7 @@ static inline ad_status AD_D(ad_plain_enter)(ad_world *w, AD_D(ad_plain) *g, ad_
     if (g->n + placed > g->cap)
         return ad_fail(AD_ERR_CAPACITY, "capacity", "capacity: at step %llu the free stream brings the world to %zu "
                        AD_WHAT ", past its capacity of %zu", (unsigned long long)w->stats.step, g->n + placed, g->cap);
-    uint32_t waiting = 0;
-    for (size_t i = 0; i < ns; i++) {
-        if (sp->room[i]) {
-            AD_STATE q = sp->spots[i];
-            AD_D(ad_plain_append)(g, o, q);
-#define AD_M(c) q.v##c *q.v##c
-            float v2 = AD_SUM(AD_M);
-#undef AD_M
-            *vmax2 = *vmax2 > v2 ? *vmax2 : v2;
-            if (i < ne) {
-                w->stats.entered++;
-            } else {
-                w->stats.reservoir_added++;
-                o->res_state[2 * sp->spot_box[i]] -= 1.0; /* settled */
-            }
-        } else if (i < ne) {
-            if (waiting < AD_WAITING_MAX) o->AD_WAITING[waiting++] = sp->entries[i];
-            else w->stats.entries_lost++;
-        }
-    }
-    o->nwaiting = waiting;
-    w->stats.entries_waiting = waiting;
+    AD_D(ad_plain_place)(w, g, o, sp, ne, ns, NULL, NULL, vmax2);
     return ad_ok();
 }
 
