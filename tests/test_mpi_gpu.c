@@ -29,28 +29,7 @@
 static int rank;
 static ad_backend backend = AD_BACKEND_MPI; /* AERODEM_TEST_BACKEND=cuda: one process, for comparison */
 
-#define CHECK(cond, ...)                                                                                               \
-    do {                                                                                                               \
-        if (!(cond)) {                                                                                                 \
-            fprintf(stderr, "rank %d: FAIL %s:%d: ", rank, __FILE__, __LINE__);                                       \
-            fprintf(stderr, __VA_ARGS__);                                                                              \
-            fprintf(stderr, "\n");                                                                                     \
-            MPI_Abort(MPI_COMM_WORLD, 1);                                                                              \
-        }                                                                                                              \
-    } while (0)
-
-#define OK(expr)                                                                                                       \
-    do {                                                                                                               \
-        ad_status st_ = (expr);                                                                                        \
-        CHECK(st_.code == AD_OK, "%s: %s (%s)", #expr, st_.message, st_.field);                                        \
-    } while (0)
-
-static uint64_t fnv(uint64_t h, const void *p, size_t n)
-{
-    const unsigned char *b = p;
-    for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 1099511628211ull;
-    return h;
-}
+#include "mpi_test_checks.h"
 
 /* What a read of the world gives: its count, momentum along x, kinetic energy, fingerprint. */
 typedef struct look {

@@ -41,28 +41,7 @@ static ad_backend backend = AD_BACKEND_MPI; /* AERODEM_TEST_BACKEND=cpu: one pro
 static ad_integrator integrator;           /* the default's (symplectic Euler); case verlet: velocity Verlet */
 static int three;                          /* the case's world is 3D (spheres) */
 
-#define CHECK(cond, ...)                                                                                               \
-    do {                                                                                                               \
-        if (!(cond)) {                                                                                                 \
-            fprintf(stderr, "rank %d: FAIL %s:%d: ", rank, __FILE__, __LINE__);                                       \
-            fprintf(stderr, __VA_ARGS__);                                                                              \
-            fprintf(stderr, "\n");                                                                                     \
-            MPI_Abort(MPI_COMM_WORLD, 1);                                                                              \
-        }                                                                                                              \
-    } while (0)
-
-#define OK(expr)                                                                                                       \
-    do {                                                                                                               \
-        ad_status st_ = (expr);                                                                                        \
-        CHECK(st_.code == AD_OK, "%s: %s (%s)", #expr, st_.message, st_.field);                                        \
-    } while (0)
-
-static uint64_t fnv(uint64_t h, const void *p, size_t n)
-{
-    const unsigned char *b = p;
-    for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 1099511628211ull;
-    return h;
-}
+#include "mpi_test_checks.h"
 
 /* The discs by id: every id once, as many as the count; their fingerprint, the same on every rank. */
 static uint64_t discs_print(ad_world *w)

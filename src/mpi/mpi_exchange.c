@@ -9,15 +9,20 @@
 
 enum { TAG_COUNT_L = 11, TAG_COUNT_R, TAG_DATA_L, TAG_DATA_R };
 
-ad_status mpi_check(const mpi_world *m, ad_status mine)
+ad_status mpi_agree_on(MPI_Comm comm, ad_status mine)
 {
-    int me = mine.code ? m->rank : m->ranks, first;
-    MPI_Allreduce(&me, &first, 1, MPI_INT, MPI_MIN, m->comm);
-    if (first == m->ranks) return ad_ok();
+    int rank, ranks;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &ranks);
+    int me = mine.code ? rank : ranks, first;
+    MPI_Allreduce(&me, &first, 1, MPI_INT, MPI_MIN, comm);
+    if (first == ranks) return ad_ok();
     ad_status st = mine;
-    MPI_Bcast(&st, (int)sizeof st, MPI_BYTE, first, m->comm);
+    MPI_Bcast(&st, (int)sizeof st, MPI_BYTE, first, comm);
     return st;
 }
+
+ad_status mpi_check(const mpi_world *m, ad_status mine) { return mpi_agree_on(m->comm, mine); }
 
 /* The rank-independent order of a read: by cell (the grid's order), then id; or by id. */
 static const ad_params *cmp_params;

@@ -17,6 +17,7 @@
 #include "../cuda/cuda_ranks.h"
 #include "../physics/grid.h"
 #include "../physics/integrate.h"
+#include "mpi_world.h"
 
 enum { TAG_COUNT_L = 41, TAG_COUNT_R, TAG_DATA_L, TAG_DATA_R };
 
@@ -35,16 +36,8 @@ typedef struct mpi_gpu {
 
 static mpi_gpu *G(const ad_world *w) { return (mpi_gpu *)w->outer; }
 
-/* A status agreed by every rank: the lowest failing rank's, else ad_ok(). */
-static ad_status agree(const mpi_gpu *g, ad_status mine)
-{
-    int me = mine.code ? g->rank : g->ranks, first;
-    MPI_Allreduce(&me, &first, 1, MPI_INT, MPI_MIN, g->comm);
-    if (first == g->ranks) return ad_ok();
-    ad_status st = mine;
-    MPI_Bcast(&st, (int)sizeof st, MPI_BYTE, first, g->comm);
-    return st;
-}
+/* A status agreed by every rank: the lowest failing rank's, else ad_ok() (mpi_exchange.c). */
+static ad_status agree(const mpi_gpu *g, ad_status mine) { return mpi_agree_on(g->comm, mine); }
 
 /* What GPU ranks do not run yet, by the key that asks for it; NULL when they run the world. */
 static const char *unsupported(const ad_world *w, const char **why)

@@ -110,6 +110,8 @@ static inline int mpi_rows(const ad_params *P) { return P->ny * P->nz; }
 
 /* mpi_exchange.c */
 ad_status mpi_check(const mpi_world *m, ad_status mine);
+/* A status agreed by every rank of comm: the lowest failing rank's, else ad_ok() (GPU ranks use it too). */
+ad_status mpi_agree_on(MPI_Comm comm, ad_status mine);
 ad_status mpi_migrate_any(ad_world *w, mpi_world *m); /* mpi_migrate or mpi_migrate3 */
 
 /* mpi_open.c: the reservoir's plan over the ranks, from the step's grid (start, ids) of either dimension */
