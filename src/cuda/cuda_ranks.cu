@@ -132,8 +132,10 @@ extern "C" ad_status ad_cuda_ranks_attach(ad_world *w, const ad_rank_cut *cut)
     r->cut = *cut;
     r->cut.dest = NULL;
     CU(cudaMemcpy(r->dest, cut->dest, (size_t)P.nx, cudaMemcpyHostToDevice));
-    w->params.own_lo = cut->col_lo;
-    w->params.own_hi = cut->col_hi;
+    /* a rank that owns every column (a job of one) leaves the pass's test off (ad_not_own: own_hi 0) */
+    int all = cut->col_lo == 0 && cut->col_hi == P.nx;
+    w->params.own_lo = all ? 0 : cut->col_lo;
+    w->params.own_hi = all ? 0 : cut->col_hi;
     c->sums_keep = &r->sums[0];
     ad_cuda_invalidate_graphs(c);
     return ad_ok();

@@ -213,14 +213,10 @@ static ad_status AD_D(mpi_step)(ad_world *w, uint64_t nsteps)
 
 /* ------------------------------------------------- read-back and checkpoints -- */
 
-static ad_status AD_D(mpi_read)(const ad_world *w, int flags, size_t max, const ad_particle_out *out, size_t *count)
+/* n gathered particles written into out's arrays (reads on the CPU ranks and the GPU ranks). */
+void AD_D(mpi_put_out)(const MPI_DISC *d, size_t n, const ad_particle_out *out)
 {
-    const mpi_world *m = w->impl;
-    AD_D(mpi_discs) all = {0};
-    AD_TRY(AD_D(mpi_gather_all)(w, m, (flags & AD_READ_BY_ID) != 0, &all));
-    size_t n = all.n < max ? all.n : max;
-    for (size_t o = 0; o < n; o++) {
-        const MPI_DISC *d = &all.d[o];
+    for (size_t o = 0; o < n; o++, d++) {
 #define AD_M(c) d->state.c
         const float x[AD_DIM] = {AD_LIST(AD_M)};
 #undef AD_M
@@ -232,6 +228,43 @@ static ad_status AD_D(mpi_read)(const ad_world *w, int flags, size_t max, const 
 #undef AD_M
         ad_particle_out_put(out, o, AD_DIM, x, v, d->id, d->pressure, d->virial, a);
     }
+}
+
+/* A snapshot of n gathered particles: its arrays allocated (owned) and filled, the open sides' state left
+ * to the caller; on failure the snapshot is freed (checkpoints of the CPU ranks and the GPU ranks). */
+ad_status AD_D(mpi_snapshot_of)(const MPI_DISC *d, size_t n, ad_snapshot *s)
+{
+    memset(s, 0, sizeof *s);
+    s->owned = 1;
+    s->MPI_SNAP_STATE = malloc(n * sizeof *s->MPI_SNAP_STATE + 1);
+    s->id = malloc(n * sizeof *s->id + 1);
+    s->touch = malloc(n * sizeof *s->touch + 1);
+    s->pressure = malloc(n * sizeof *s->pressure + 1);
+    s->virial = malloc(n * sizeof *s->virial + 1);
+    s->MPI_SNAP_ACCEL = malloc(n * sizeof *s->MPI_SNAP_ACCEL + 1);
+    if (!s->MPI_SNAP_STATE || !s->id || !s->touch || !s->pressure || !s->virial || !s->MPI_SNAP_ACCEL) {
+        ad_snapshot_free(s);
+        return ad_fail(AD_ERR_NO_MEMORY, "", "out of host memory for a snapshot of %zu " MPI_WHAT, n);
+    }
+    for (size_t k = 0; k < n; k++) {
+        s->MPI_SNAP_STATE[k] = d[k].state;
+        s->id[k] = d[k].id;
+        s->touch[k] = d[k].touch;
+        s->pressure[k] = d[k].pressure;
+        s->virial[k] = d[k].virial;
+        s->MPI_SNAP_ACCEL[k] = d[k].acc;
+    }
+    s->n = n;
+    return ad_ok();
+}
+
+static ad_status AD_D(mpi_read)(const ad_world *w, int flags, size_t max, const ad_particle_out *out, size_t *count)
+{
+    const mpi_world *m = w->impl;
+    AD_D(mpi_discs) all = {0};
+    AD_TRY(AD_D(mpi_gather_all)(w, m, (flags & AD_READ_BY_ID) != 0, &all));
+    size_t n = all.n < max ? all.n : max;
+    AD_D(mpi_put_out)(all.d, n, out);
     AD_D(mpi_discs_free)(&all);
     if (count) *count = n;
     return ad_ok();
@@ -244,28 +277,8 @@ static ad_status AD_D(mpi_export)(const ad_world *w, ad_snapshot *s)
     AD_D(mpi_discs) all = {0};
     memset(s, 0, sizeof *s);
     AD_TRY(AD_D(mpi_gather_all)(w, m, 0, &all));
-    size_t n = all.n;
-    s->owned = 1;
-    s->MPI_SNAP_STATE = malloc(n * sizeof *s->MPI_SNAP_STATE + 1);
-    s->id = malloc(n * sizeof *s->id + 1);
-    s->touch = malloc(n * sizeof *s->touch + 1);
-    s->pressure = malloc(n * sizeof *s->pressure + 1);
-    s->virial = malloc(n * sizeof *s->virial + 1);
-    s->MPI_SNAP_ACCEL = malloc(n * sizeof *s->MPI_SNAP_ACCEL + 1);
-    ad_status st = s->MPI_SNAP_STATE && s->id && s->touch && s->pressure && s->virial && s->MPI_SNAP_ACCEL
-                       ? ad_ok()
-                       : ad_fail(AD_ERR_NO_MEMORY, "", "out of host memory for a snapshot of %zu " MPI_WHAT, n);
-    for (size_t k = 0; k < n && !st.code; k++) {
-        s->MPI_SNAP_STATE[k] = all.d[k].state;
-        s->id[k] = all.d[k].id;
-        s->touch[k] = all.d[k].touch;
-        s->pressure[k] = all.d[k].pressure;
-        s->virial[k] = all.d[k].virial;
-        s->MPI_SNAP_ACCEL[k] = all.d[k].acc;
-    }
-    s->n = n;
+    ad_status st = mpi_check(m, AD_D(mpi_snapshot_of)(all.d, all.n, s));
     AD_D(mpi_discs_free)(&all);
-    st = mpi_check(m, st);
     if (st.code) ad_snapshot_free(s);
     else s->open = m->open;
     return st;

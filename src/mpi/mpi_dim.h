@@ -33,6 +33,10 @@ ad_status AD_D(mpi_ghosts)(ad_world *w, mpi_world *m);
 ad_status AD_D(mpi_ghost_states)(ad_world *w, mpi_world *m, AD_STATE *st); /* RK4: a stage's states of the ghosts */
 ad_status AD_D(mpi_migrate)(ad_world *w, mpi_world *m);
 ad_status AD_D(mpi_gather_all)(const ad_world *w, const mpi_world *m, int by_id, AD_D(mpi_discs) *all);
+
+/* mpi_backend_dim.h: gathered particles into a read's arrays, and into a snapshot (also the GPU ranks') */
+void AD_D(mpi_put_out)(const AD_D(mpi_disc) *d, size_t n, const ad_particle_out *out);
+ad_status AD_D(mpi_snapshot_of)(const AD_D(mpi_disc) *d, size_t n, ad_snapshot *s);
 void AD_D(mpi_sort)(ad_world *w, mpi_world *m);
 
 /* mpi_open_dim.h */

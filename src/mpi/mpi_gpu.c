@@ -328,36 +328,29 @@ static ad_status gpu_step(ad_world *w, uint64_t nsteps)
 
 /* ------------------------------------------------- read-back and checkpoints -- */
 
-/* A disc of the whole world, as gathered. */
-typedef struct gpu_disc {
-    ad_state state;
-    uint32_t id, touch;
-    ad_accel acc;
-    float pressure, virial;
-} gpu_disc;
-
+/* A disc of the whole world as gathered: the CPU ranks' record (mpi_dim.h). */
 static int gpu_by_id(const void *a, const void *b)
 {
-    uint32_t x = ((const gpu_disc *)a)->id, y = ((const gpu_disc *)b)->id;
+    uint32_t x = ((const mpi_disc *)a)->id, y = ((const mpi_disc *)b)->id;
     return x < y ? -1 : x > y;
 }
 
 /* Every rank's discs on every rank, by id: *all (free it), *n of them. */
-static ad_status gather_all(const ad_world *w, gpu_disc **all, size_t *n)
+static ad_status gather_all(const ad_world *w, mpi_disc **all, size_t *n)
 {
     const mpi_gpu *g = G(w);
     *all = NULL;
     *n = 0;
     ad_snapshot loc;
     AD_TRY(agree(g, ad_cuda_backend.export_state(w, &loc)));
-    gpu_disc *mine = malloc((loc.n + 1) * sizeof *mine);
+    mpi_disc *mine = malloc((loc.n + 1) * sizeof *mine);
     int *counts = malloc((size_t)g->ranks * sizeof *counts), *displs = malloc((size_t)g->ranks * sizeof *displs);
     ad_status st = mine && counts && displs ? ad_ok() : ad_fail(AD_ERR_NO_MEMORY, "", "out of host memory");
-    long long bytes = (long long)loc.n * (long long)sizeof(gpu_disc), total = 0;
+    long long bytes = (long long)loc.n * (long long)sizeof(mpi_disc), total = 0;
     if (!st.code && bytes > INT_MAX)
         st = ad_fail(AD_ERR_CAPACITY, "ranks", "rank %d holds %zu discs: more than one gather moves", g->rank, loc.n);
     for (size_t k = 0; k < loc.n && !st.code; k++)
-        mine[k] = (gpu_disc){loc.state[k], loc.id[k], loc.touch ? loc.touch[k] : 0u, loc.accel[k], loc.pressure[k],
+        mine[k] = (mpi_disc){loc.state[k], loc.id[k], loc.touch ? loc.touch[k] : 0u, loc.accel[k], loc.pressure[k],
                              loc.virial[k]};
     ad_snapshot_free(&loc);
     st = agree(g, st);
@@ -369,12 +362,12 @@ static ad_status gather_all(const ad_world *w, gpu_disc **all, size_t *n)
     }
     if (!st.code && total > INT_MAX)
         st = ad_fail(AD_ERR_CAPACITY, "ranks", "the world's %lld bytes of discs are more than one gather moves", total);
-    gpu_disc *every = st.code ? NULL : malloc((size_t)total + 1);
+    mpi_disc *every = st.code ? NULL : malloc((size_t)total + 1);
     if (!st.code && !every) st = ad_fail(AD_ERR_NO_MEMORY, "", "out of host memory for %lld bytes of discs", total);
     st = agree(g, st);
     if (!st.code) {
         MPI_Allgatherv(mine, b, MPI_BYTE, every, counts, displs, MPI_BYTE, g->comm);
-        *n = (size_t)total / sizeof(gpu_disc);
+        *n = (size_t)total / sizeof(mpi_disc);
         qsort(every, *n, sizeof *every, gpu_by_id);
         *all = every;
     } else {
@@ -391,16 +384,11 @@ static ad_status gather_all(const ad_world *w, gpu_disc **all, size_t *n)
 static ad_status gpu_read(const ad_world *w, int flags, size_t max, const ad_particle_out *out, size_t *count)
 {
     (void)flags;
-    gpu_disc *all;
+    mpi_disc *all;
     size_t n;
     AD_TRY(gather_all(w, &all, &n));
     if (n > max) n = max;
-    for (size_t o = 0; o < n; o++) {
-        const gpu_disc *d = &all[o];
-        ad_particle_out_put(out, o, 2, (const float[2]){d->state.x, d->state.y},
-                            (const float[2]){d->state.vx, d->state.vy}, d->id, d->pressure, d->virial,
-                            (const float[2]){d->acc.ax, d->acc.ay});
-    }
+    mpi_put_out(all, n, out);
     free(all);
     if (count) *count = n;
     return ad_ok();
@@ -409,30 +397,13 @@ static ad_status gpu_read(const ad_world *w, int flags, size_t max, const ad_par
 static ad_status gpu_export(const ad_world *w, ad_snapshot *s)
 {
     memset(s, 0, sizeof *s);
-    gpu_disc *all;
+    mpi_disc *all;
     size_t n;
     AD_TRY(gather_all(w, &all, &n));
-    s->owned = 1;
-    s->state = malloc(n * sizeof *s->state + 1);
-    s->id = malloc(n * sizeof *s->id + 1);
-    s->pressure = malloc(n * sizeof *s->pressure + 1);
-    s->virial = malloc(n * sizeof *s->virial + 1);
-    s->accel = malloc(n * sizeof *s->accel + 1);
-    ad_status st = s->state && s->id && s->pressure && s->virial && s->accel
-                       ? ad_ok()
-                       : ad_fail(AD_ERR_NO_MEMORY, "", "out of host memory for a snapshot of %zu discs", n);
-    for (size_t k = 0; k < n && !st.code; k++) {
-        s->state[k] = all[k].state;
-        s->id[k] = all[k].id;
-        s->pressure[k] = all[k].pressure;
-        s->virial[k] = all[k].virial;
-        s->accel[k] = all[k].acc;
-    }
-    s->n = n;
-    s->open.next_id = G(w)->next_id;
+    ad_status st = agree(G(w), mpi_snapshot_of(all, n, s));
     free(all);
-    st = agree(G(w), st);
     if (st.code) ad_snapshot_free(s);
+    else s->open.next_id = G(w)->next_id;
     return st;
 }
 
