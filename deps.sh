@@ -7,7 +7,7 @@ pkgs=(build-essential cmake pkg-config libinih-dev libpng-dev libmicrohttpd-dev 
 [ "${1:-}" = "--test" ] && pkgs+=(clang libclang-rt-dev libomp-dev chromium)
 missing=()
 for p in "${pkgs[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  [[ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" == *"install ok installed"* ]] || missing+=("$p")
 done
 if [ ${#missing[@]} -gt 0 ]; then
   echo "deps.sh: installing ${missing[*]}"

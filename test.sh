@@ -28,7 +28,7 @@ cmake --build build-asan -j"$jobs"
 echo "== a build without MPI (AERODEM_MPI=OFF): the program builds and runs as one process"
 cmake -S . -B build-nompi -DCMAKE_BUILD_TYPE=Release -DAERODEM_MPI=OFF -DAERODEM_CUDA=OFF -DAERODEM_WERROR=ON >/dev/null
 cmake --build build-nompi -j"$jobs" --target aerodem_cli
-build-nompi/aerodem info | grep -q "^mpi backend: not built" || { echo "build-nompi: info does not say mpi is not built"; exit 1; }
+grep -q "^mpi backend: not built" <<< "$(build-nompi/aerodem info)" || { echo "build-nompi: info does not say mpi is not built"; exit 1; }
 build-nompi/aerodem run scenes/default.ini --steps 50 --quiet --out build-nompi/run
 [ -s build-nompi/run/forces.csv ] || { echo "build-nompi: the run wrote no forces.csv"; exit 1; }
 echo "== fuzzers (libFuzzer, ASan + UBSan), ${AERODEM_FUZZ_SECONDS:-45} s each"

@@ -65,7 +65,7 @@ no_scratch "the diffuse airfoil"
 rank_pid() { # OUT RANK: the pid of that rank of the run writing to OUT
   local p
   for p in $(pgrep -f -- "--out $1\$"); do
-    tr '\0' '\n' < /proc/$p/environ 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$2" && { echo "$p"; return; }
+    grep -qx "OMPI_COMM_WORLD_RANK=$2" < <(tr '\0' '\n' < /proc/$p/environ 2>/dev/null) && { echo "$p"; return; }
   done
 }
 long=(--steps 30000 --set run.settle_steps=500 --set output.video=no --set output.frame_interval=100000)
@@ -111,7 +111,7 @@ no_scratch "the resumed run"
 touch "$work/afile"
 out=$(timeout 120 "${mpi[@]}" -np 2 "$exe" run "$scene" "${short[@]}" --out "$work/afile/x" 2>&1); rc=$?
 [ $rc -ne 0 ] && [ $rc -ne 124 ] || bad "a folder rank 0 cannot make: exit $rc"
-echo "$out" | grep -q "cannot create the output folder $work/afile/x" || bad "a folder rank 0 cannot make: no message"
+grep -q "cannot create the output folder $work/afile/x" <<< "$out" || bad "a folder rank 0 cannot make: no message"
 echo "a folder rank 0 cannot make: exit $rc, $(echo "$out" | grep -c "aerodem: error") error line"
 # a silent rank's own error (rank 1's scratch folder under a TMPDIR so long that its run folder's path
 # does not fit): rank 1 tells it, prefixed, and ends the job; rank 0, waiting in a step, goes with it
@@ -122,7 +122,7 @@ mkdir -p "$deep"
 printf '%s\n' "if [ \"\$OMPI_COMM_WORLD_RANK\" = 1 ]; then export TMPDIR='$deep'; fi" 'exec "$@"' > "$work/rank1_tmp.sh"
 out=$(timeout 120 "${mpi[@]}" -np 2 bash "$work/rank1_tmp.sh" "$exe" run "$scene" "${short[@]}" --out "$work/own" 2>&1); rc=$?
 [ $rc -ne 0 ] && [ $rc -ne 124 ] || bad "rank 1's own error: exit $rc"
-echo "$out" | grep -q "^aerodem: rank 1 of 2 failed:" && echo "$out" | grep -q "^  rank 1: aerodem: error: rank 1: its scratch" ||
+grep -q "^aerodem: rank 1 of 2 failed:" <<< "$out" && grep -q "^  rank 1: aerodem: error: rank 1: its scratch" <<< "$out" ||
   { bad "rank 1's own error is not told"; echo "$out" | head -8; }
 [ -z "$(ls -A "$deep")" ] || bad "rank 1 left its scratch folder: $(ls "$deep")"
 echo "rank 1's own error: told by rank 1, exit $rc"
@@ -151,7 +151,7 @@ timeout 300 "${mpi[@]}" -np 2 "$exe" run "$src/scenes/sphere3d.ini" "${s3[@]}" -
   { bad "the 3D sphere on 2 ranks"; tail -5 "$work/t2.log"; }
 grep -q "backend mpi (2 ranks x" "$work/t2.log" || bad "the 3D sphere on 2 ranks: the start line does not say 2 ranks"
 files3=$(cd "$work/t1" && find . -type f ! -name checkpoint.ckpt ! -name scene.ini | sort)
-for f in ./forces.csv ./surface.csv ./summary.txt; do echo "$files3" | grep -qx "$f" || bad "the 3D sphere wrote no $f"; done
+for f in ./forces.csv ./surface.csv ./summary.txt; do grep -qx "$f" <<< "$files3" || bad "the 3D sphere wrote no $f"; done
 differ=""
 for f in $files3; do cmp -s "$work/t1/$f" "$work/t2/$f" || differ="$differ $f"; done
 [ -z "$differ" ] || bad "the 3D sphere on 2 ranks differs from one process:$differ"
@@ -176,7 +176,7 @@ refused "--live on 2 ranks" "live watches one process" \
 # outlive its mpirun for a moment: another job a second later)
 for k in 1 2 3 4; do
   info=$("${mpi[@]}" -np 2 "$exe" info 2>&1)
-  echo "$info" | grep -q "mpi backend: yes .*this job: 2 processes" || bad "info on 2 ranks: $info"
+  grep -q "mpi backend: yes .*this job: 2 processes" <<< "$info" || bad "info on 2 ranks: $info"
   [ -z "$(ls -A "$TMPDIR")" ] && break
   sleep 1
 done
