@@ -97,6 +97,7 @@ static uint64_t fields_print(ad_world *w, double *density)
         h = fnv(h, v, cells * sizeof *v);
     }
     ad_probe_sums p;
+    memset(&p, 0, sizeof p); /* the bytes are hashed: its padding too (the library clears it as well) */
     if (!ad_world_read_probe(w, &p).code) h = fnv(h, &p, sizeof p);
     *density = 0.0;
     OK(ad_world_read_field(w, AD_FIELD_DENSITY, v, NULL));

@@ -125,6 +125,7 @@ ad_status ad_world_read_probe(const ad_world *w, ad_probe_sums *out)
         if (st.code) return st;
     }
     const double *q = ad_field_probe_sums(f);
+    memset(out, 0, sizeof *out); /* its padding too: a caller may compare or hash the bytes */
     out->samples = f->probe_samples;
     out->count = q[AD_PS_N];
     out->v_par = q[AD_PS_PAR];
