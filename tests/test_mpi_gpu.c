@@ -11,7 +11,13 @@
  *             run's second half and its spread (the script compares the rank counts within their
  *             errors), the density field summed over its cells exactly the discs' count;
  *   resume:   without CHECKPOINT, the crossing run half way and saved; with it, loaded (any number of
- *             ranks) and run to the end: no disc lost, momentum kept.
+ *             ranks) and run to the end: no disc lost, momentum kept;
+ *   tunnel:   open sides all round with the reservoir (the stream enters, leaves and is held at the free
+ *             stream in the bands outside), a flat plate at 20 degrees, fields and a probe, 5000 steps:
+ *             every 500 the count is the start's plus what entered and the reservoir added less what left
+ *             and it removed; the plate's mean force over the second half and its spread;
+ *   tunnel_resume: the tunnel saved half way (without CHECKPOINT) or loaded and run to the end, the same
+ *             balance of discs across the save (its totals continue, whatever the rank counts).
  * Usage: test_mpi_gpu CASE [CHECKPOINT]; exit 0 when the case's own checks pass. */
 #include <math.h>
 #include <mpi.h>
@@ -163,6 +169,118 @@ static void body_case(void)
     ad_world_destroy(w);
 }
 
+/* The open tunnel: inlet and outlet, far-field top and bottom, the reservoir, a plate, fields and a probe. */
+static ad_world *tunnel(void)
+{
+    ad_world_def def = ad_default_world_def();
+    def.backend = backend;
+    def.rank_backend = AD_BACKEND_CUDA;
+    def.x_max = 240, def.y_max = 60;
+    def.boundary_x = def.boundary_y = AD_BOUNDARY_OPEN;
+    def.stream_vx = 3.0;
+    def.stream_temperature = 1.0;
+    def.stream_density = 0.3 / (PI * 0.25);
+    def.reservoir = 6.0;
+    def.capacity = 40000;
+    ad_world *w;
+    OK(ad_world_create(&def, &w));
+    double a = 20.0 * PI / 180.0, cx = 100, cy = 30, h = 8;
+    ad_segment plate = {(float)(cx - h * cos(a)), (float)(cy + h * sin(a)), (float)(cx + h * cos(a)), (float)(cy - h * sin(a))};
+    OK(ad_world_add_segments(w, &plate, 1));
+    ad_fill_def fill = {0, 0, 240, 60, 0.3, 3.0, 0, 1.0, 3, 0, 0, 0};
+    OK(ad_world_fill(w, &fill, NULL));
+    ad_field_def f = {0};
+    f.nx = 120, f.ny = 30, f.x1 = 240, f.y1 = 60, f.interval = 5;
+    OK(ad_world_set_fields(w, &f));
+    ad_probe_def pr = {0};
+    pr.x0 = 10, pr.x1 = 30, pr.y0 = 10, pr.y1 = 50, pr.dir_x = 1;
+    OK(ad_world_set_probe(w, &pr));
+    return w;
+}
+
+/* The discs the world should hold: n0 at the start plus what came less what went since (its totals). */
+static long long balance(const ad_stats *s, long long n0)
+{
+    return n0 + (long long)(s->entered + s->reservoir_added) - (long long)(s->left + s->reservoir_removed);
+}
+
+/* The tunnel from step a to b, looking every CHECK_EVERY: every id once, the same world on every rank, the
+ * count the balance of what came and went; the plate's force in blocks over [STEPS / 2, STEPS). */
+static void tunnel_run(ad_world *w, int a, int b, long long n0, double *fx, double *fy)
+{
+    ad_stats s0, s1;
+    OK(ad_world_get_stats(w, &s0));
+    for (int k = a; k < b; k += CHECK_EVERY) {
+        OK(ad_world_step(w, CHECK_EVERY));
+        look l = look_at(w);
+        OK(ad_world_get_stats(w, &s1));
+        CHECK((long long)l.n == balance(&s1, n0), "step %d: %zu discs, the balance of what came and went says %lld",
+              k + CHECK_EVERY, l.n, balance(&s1, n0));
+        CHECK(s1.entered > s0.entered && s1.left > s0.left, "step %d: the stream neither entered nor left", k + CHECK_EVERY);
+        int blk = (k - STEPS / 2) / CHECK_EVERY;
+        if (k >= STEPS / 2) {
+            fx[blk] = (s1.body_impulse_x - s0.body_impulse_x) / (s1.time - s0.time);
+            fy[blk] = (s1.body_impulse_y - s0.body_impulse_y) / (s1.time - s0.time);
+        }
+        s0 = s1;
+    }
+}
+
+static void tunnel_print(const char *name, ad_world *w, const double *fx, const double *fy)
+{
+    look l = look_at(w);
+    ad_stats s;
+    OK(ad_world_get_stats(w, &s));
+    ad_probe_sums pr;
+    OK(ad_world_read_probe(w, &pr));
+    enum { B = STEPS / 2 / CHECK_EVERY };
+    double mx = 0, my = 0, vx = 0, vy = 0;
+    for (int b = 0; b < B; b++) mx += fx[b] / B, my += fy[b] / B;
+    for (int b = 0; b < B; b++) vx += (fx[b] - mx) * (fx[b] - mx) / (B - 1), vy += (fy[b] - my) * (fy[b] - my) / (B - 1);
+    if (rank == 0)
+        printf("%s [count %zu entered %llu left %llu added %llu removed %llu probe_n %.6g fx %.6g fx_se %.4g fy %.6g "
+               "fy_se %.4g ke %.9g hash %016llx]\n",
+               name, l.n, (unsigned long long)s.entered, (unsigned long long)s.left, (unsigned long long)s.reservoir_added,
+               (unsigned long long)s.reservoir_removed, pr.count / (double)(pr.samples ? pr.samples : 1), mx,
+               sqrt(vx / B), my, sqrt(vy / B), l.ke, (unsigned long long)l.hash);
+}
+
+/* tunnel, and tunnel_resume (path: the checkpoint, saved where it is not there, else loaded). */
+static void tunnel_case(const char *path)
+{
+    double fx[STEPS / 2 / CHECK_EVERY] = {0}, fy[STEPS / 2 / CHECK_EVERY] = {0};
+    int have = 0;
+    if (path) {
+        FILE *f = fopen(path, "rb");
+        have = f != NULL;
+        if (f) fclose(f);
+        MPI_Bcast(&have, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    }
+    ad_world *w;
+    long long n0;
+    if (!have) {
+        w = tunnel();
+        n0 = (long long)look_at(w).n;
+        tunnel_run(w, 0, path ? STEPS / 2 : STEPS, n0, fx, fy);
+        if (path) {
+            OK(ad_world_save(w, path, &n0, sizeof n0));
+            if (rank == 0) printf("saved at step %d\n", STEPS / 2);
+            ad_world_destroy(w);
+            return;
+        }
+    } else {
+        void *user = NULL;
+        size_t ub = 0;
+        OK(ad_world_load(path, backend, 1, &w, &user, &ub));
+        CHECK(ub == sizeof n0, "the checkpoint's user bytes: %zu", ub);
+        memcpy(&n0, user, sizeof n0);
+        free(user);
+        tunnel_run(w, STEPS / 2, STEPS, n0, fx, fy);
+    }
+    tunnel_print(path ? "tunnel_resumed" : "tunnel", w, fx, fy);
+    ad_world_destroy(w);
+}
+
 int main(int argc, char **argv)
 {
     OK(ad_parallel_init(&argc, &argv));
@@ -180,6 +298,11 @@ int main(int argc, char **argv)
         ad_world_destroy(w);
     } else if (!strcmp(which, "body")) {
         body_case();
+    } else if (!strcmp(which, "tunnel")) {
+        tunnel_case(NULL);
+    } else if (!strcmp(which, "tunnel_resume")) {
+        CHECK(argc > 2, "tunnel_resume CHECKPOINT");
+        tunnel_case(argv[2]);
     } else if (!strcmp(which, "resume")) {
         CHECK(argc > 2, "resume CHECKPOINT");
         const char *path = argv[2];
@@ -207,7 +330,7 @@ int main(int argc, char **argv)
         }
         ad_world_destroy(w);
     } else {
-        CHECK(0, "unknown case %s (crossing, body, resume)", which);
+        CHECK(0, "unknown case %s (crossing, body, resume, tunnel, tunnel_resume)", which);
     }
     ad_parallel_finalize();
     return 0;

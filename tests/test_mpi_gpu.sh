@@ -5,7 +5,10 @@
 # process; a run repeated on as many ranks gives the same bits, and in the crossing case 2 and 3 ranks the
 # discs of one rank bit for bit (true of this gas, not promised in general); 2 and 3 ranks give the count, the momentum
 # and the energy of one rank (momentum to float rounding, kinetic energy 1 %), and the plate's mean force within
-# 3 of their combined standard errors; a checkpoint of 2 ranks resumes on 1 and on 3. Skipped (77) without
+# 3 of their combined standard errors; a checkpoint of 2 ranks resumes on 1 and on 3. The open tunnel: one
+# rank the bits of backend = cuda, a repeated run on 2 ranks the same bits, 2 and 3 ranks (and a checkpoint of 2
+# resumed on 3) the count, the stream's traffic and the probe within 3 % and the plate's force within 3
+# combined standard errors of one rank's; each run checks its own balance of discs. Skipped (77) without
 # a GPU. Usage: test_mpi_gpu.sh BIN_DIR [BIG]   (BIG: also the mpi_scaling benchmark's closed box)
 set -uo pipefail
 bin=$1
@@ -18,7 +21,7 @@ run() { # NAME NP CASE [ARGS]: the run's result line
   timeout 600 "${mpi[@]}" -np "$np" "$exe" "$@" > "$work/$name.out" 2> "$work/$name.err"
   local rc=$?
   if [ $rc -ne 0 ]; then echo "FAIL: $name ($np ranks) exited $rc:" >&2; grep -m3 -E "FAIL|error" "$work/$name.err" >&2; fail=1; fi
-  grep -E "^(crossing|body|resumed) \[" "$work/$name.out" | tail -1
+  grep -E "^(crossing|body|resumed|tunnel|tunnel_resumed) \[" "$work/$name.out" | tail -1
 }
 field() { sed -n "s/.* $2 \([^] ]*\).*/\1/p" <<< "$1"; }
 cuda=$(AERODEM_TEST_BACKEND=cuda run cuda 1 crossing)
@@ -71,6 +74,37 @@ for np in 1 3; do
   got=$(run resumed$np $np resume "$work/half.ckpt")
   echo "saved on 2 ranks, resumed on $np: $got"
   [ -n "$got" ] && [ "$(field "$got" count)" = "$(field "$one" count)" ] || { echo "FAIL: the resume on $np ranks"; fail=1; }
+done
+# open sides (the wind tunnel): the reservoir's plan and the entries' room combined over the ranks
+t_cuda=$(AERODEM_TEST_BACKEND=cuda run tcuda 1 tunnel)
+t1=$(run t1 1 tunnel)
+t2=$(run t2 2 tunnel)
+t2_again=$(run t2_again 2 tunnel)
+t3=$(run t3 3 tunnel)
+printf 'tunnel, backend = cuda: %s\n1 rank:  %s\n2 ranks: %s\n2 again: %s\n3 ranks: %s\n' "$t_cuda" "$t1" "$t2" "$t2_again" "$t3"
+[ -n "$t1" ] && [ "$t1" = "$t_cuda" ] || { echo "FAIL: the tunnel on one GPU rank differs from backend = cuda"; fail=1; }
+[ -n "$t2" ] && [ "$t2" = "$t2_again" ] || { echo "FAIL: two runs of the tunnel on 2 GPU ranks differ"; fail=1; }
+run tsaved 2 tunnel_resume "$work/tunnel.ckpt" > /dev/null
+tr3=$(run tres3 3 tunnel_resume "$work/tunnel.ckpt")
+echo "tunnel saved on 2 ranks, resumed on 3: $tr3"
+for got in "$t2" "$t3" "$tr3"; do
+  python3 - "$t1" "$got" <<'PY' || fail=1
+import math, re, sys
+def v(line): return {k: float(x) for k, x in re.findall(r"(\w+) ([-+0-9.e]+)", line)}
+a, b = v(sys.argv[1]), v(sys.argv[2])
+ok = bool(a and b)
+for k in ("count", "entered", "left", "probe_n"):
+    if not ok: break
+    ok = abs(a[k] - b[k]) <= 0.03 * abs(a[k])
+    print(f"{k}: {a[k]:.6g} and {b[k]:.6g}")
+for f in ("fx", "fy"):
+    if not ok or f not in b: break
+    se = math.hypot(a[f + "_se"], b[f + "_se"])
+    print(f"{f}: {a[f]:.5g} and {b[f]:.5g}, {abs(a[f] - b[f]) / se:.2f} combined SE")
+    ok = abs(a[f] - b[f]) <= 3 * se
+print(("ok" if ok else "FAIL") + ": the tunnel's count, stream and plate against one rank")
+sys.exit(0 if ok else 1)
+PY
 done
 [ $fail -eq 0 ] && echo "mpi_gpu: all passed"
 exit $fail

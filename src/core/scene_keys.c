@@ -134,8 +134,8 @@ const key KEYS[] = {
     {"run", "rank_backend", K_ENUM, OFF(rank_backend), 0, 0, 0, 0, 0, "", "auto|cpu|cuda",
      "backend = mpi: what each rank runs. cpu (default): the plain pipeline on its cores, the same bits for any "
      "number of ranks; cuda: a GPU per rank (the ranks of a host share its GPUs in turn), the halo through pinned "
-     "host buffers (2D, grid, symplectic or Euler, closed or periodic sides, specular surfaces); auto: cuda where "
-     "a GPU is found"},
+     "host buffers (2D, grid, symplectic or Euler; open sides, the reservoir and every surface model too); auto: "
+     "cuda where a GPU is found"},
     {"run", "threads", K_INT, OFF(threads), 0, 0, 4096, 0, 0, "", NULL, "CPU threads; 0 = the cores free of other work when the run starts (all of them: then fewer while the cores are shared, measured as it runs)"},
     {"run", "integrator", K_ENUM, OFF(integrator), 0, 0, 0, 0, 0, "", "symplectic_euler|euler|verlet|rk4",
      "time integration scheme"},

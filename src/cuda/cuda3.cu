@@ -284,7 +284,7 @@ static void enqueue_enter(ad_world *w, cuda3_world *c)
     int nb = w->params.res_boxes;
     if (nb) ad_cuda_reservoir_scan(c->res_scan_temp, c->res_scan_bytes, c->res_add, c->res_add_start, nb, c->stream);
     const ad_enter_lists<ad_entry3> l{c->waiting, c->waiting_next, c->res_add, c->res_add_start, c->res_state,
-                                      c->vmax2_new, (unsigned)c->cap};
+                                      c->vmax2_new, (unsigned)c->cap, NULL};
     const ad_enter_spheres d{l, c->state, c->id, c->pressure, c->virial, c->acc, touch_of(c, 0), c->spots, c->spot_gas};
     k_enter_new<<<1, AD_ENTER_THREADS, 0, c->stream>>>(w->params, c->ctrl, c->start, d);
 }

@@ -7,6 +7,7 @@
 #include "cuda_ranks.h"
 #include "cuda_world.cuh"
 #include "fold.cuh"
+#include "open.cuh"
 
 struct cuda_ranks {
     ad_rank_cut cut;
@@ -20,9 +21,180 @@ struct cuda_ranks {
     size_t in_cap;
     ad_step_sums *sums;       /* device: [0] the rank's step sums (the fold's keep), [1] all ranks' */
     ad_step_sums *host_sums;  /* pinned: the same two */
+    ad_rank_links links;      /* the other ranks (open sides) */
+    ad_status fail;           /* the first failure inside the step's open-sides parts */
+    /* open sides: the entries' room (AD_ROOM_MAX), the reservoir's counts, removals and candidates (res_boxes
+     * each; candidates AD_RES_PICK_MAX a box), device and pinned host; mine, chosen, rm, kbox: the host's
+     * lists of the boxes that remove */
+    unsigned char *room, *host_room;
+    unsigned *res_cnt, *host_res_cnt, *res_rm, *host_res_rm, *res_n, *host_res_n;
+    ad_res_pick *res_picks, *host_res_picks, *mine, *chosen;
+    uint32_t *rm;
+    int *kbox;
+    int64_t *host_fix; /* pinned: the panels' step sums (fix_cap words) */
+    size_t fix_cap;
 };
 
+/* A failure inside the step's open-sides parts, kept (the first); the collectives go on, so that no rank
+ * waits for one that left. */
+static void note(cuda_ranks *r, cudaError_t e, const char *what)
+{
+    if (e && !r->fail.code)
+        r->fail = ad_fail(AD_ERR_BACKEND, "cuda", "GPU ranks, %s: %s", what, cudaGetErrorString(e));
+}
+
+/* ------------------------------------------------ open sides over the ranks -- */
+
+/* The reservoir's plan (k_reservoir_plan's, enter.cuh) in three kernels with the ranks between them: each
+ * box's count of the rank's own columns [c0, c1); with the world's counts, the controller's decision (the
+ * same on every rank) and the rank's candidates for removal; with the chosen ones, the rank's marks. */
+__global__ void k_rank_res_count(ad_params p, const unsigned *__restrict__ start, int c0, int c1,
+                                 unsigned *__restrict__ cnt)
+{
+    int b = (int)(blockIdx.x * blockDim.x + threadIdx.x);
+    if (b < p.res_boxes) cnt[b] = ad_reservoir_box_count_in(&p, start, b, c0, c1);
+}
+
+__global__ void k_rank_res_decide(ad_params p, const unsigned *__restrict__ start, const unsigned *__restrict__ ids,
+                                  const ad_ctrl *__restrict__ ctrl, double *__restrict__ state,
+                                  const unsigned *__restrict__ total, unsigned *__restrict__ add,
+                                  unsigned *__restrict__ rm_out, ad_res_pick *__restrict__ picks, int c0, int c1)
+{
+    int b = (int)(blockIdx.x * blockDim.x + threadIdx.x);
+    if (b >= p.res_boxes) return;
+    double nu = (double)p.res_rate / AD_RES_CONTROL_SLOWER;
+    float dt = (float)ctrl->stats.dt; /* the step's, as the pass and the CPU's plan take it */
+    uint32_t a;
+    uint32_t rm = ad_reservoir_decide(&state[2 * b], ad_reservoir_want_dim<2>(p, b), total[b], nu, dt, &a);
+    add[b] = a;
+    rm_out[b] = rm;
+    ad_reservoir_picks_in(&p, start, ids, b, ctrl->stats.step, rm, c0, c1, picks + (size_t)b * AD_RES_PICK_MAX);
+}
+
+__global__ void k_rank_res_doom(ad_params p, const unsigned *__restrict__ start, const unsigned *__restrict__ ids,
+                                int c0, int c1, const ad_res_pick *__restrict__ chosen, const unsigned *__restrict__ n,
+                                const unsigned *__restrict__ rm, double *__restrict__ state,
+                                unsigned char *__restrict__ doomed)
+{
+    int b = (int)(blockIdx.x * blockDim.x + threadIdx.x);
+    if (b >= p.res_boxes || !rm[b]) return;
+    const ad_res_pick *c = chosen + (size_t)b * AD_RES_PICK_MAX;
+    int lo[3], hi[3];
+    ad_reservoir_box_cells(&p, b, lo, hi);
+    int a = max(lo[0], c0), e = min(hi[0], c1);
+    for (int cy = lo[1]; cy < hi[1] && a < e; cy++) {
+        uint32_t row = ad_reservoir_row(&p, cy, 0);
+        for (uint32_t j = start[row + (uint32_t)a]; j < start[row + (uint32_t)e]; j++)
+            for (unsigned q = 0; q < n[b]; q++)
+                if (c[q].id == ids[j]) doomed[j] = 1;
+    }
+    state[2 * b] -= (double)(rm[b] - n[b]); /* the ones not marked stay owed */
+}
+
 static unsigned blocks_of(size_t n) { return (unsigned)((n + AD_CUDA_BLOCK - 1) / AD_CUDA_BLOCK); }
+
+/* The rank's own columns, as the plan counts them (a rank of every column: all). */
+static void own_cols(const ad_world *w, const cuda_ranks *r, int *c0, int *c1)
+{
+    *c0 = w->params.own_hi > 0 ? r->cut.col_lo : 0;
+    *c1 = w->params.own_hi > 0 ? r->cut.col_hi : w->params.nx;
+}
+
+void ad_cuda_ranks_plan(ad_world *w)
+{
+    cuda_world *c = CW(w);
+    cuda_ranks *r = c->ranks;
+    const ad_params &P = w->params;
+    const int nb = P.res_boxes;
+    const size_t picks = (size_t)nb * AD_RES_PICK_MAX * sizeof(ad_res_pick);
+    cudaStream_t st = c->stream;
+    int c0, c1;
+    own_cols(w, r, &c0, &c1);
+    k_rank_res_count<<<blocks_of((size_t)nb), AD_CUDA_BLOCK, 0, st>>>(P, c->start, c0, c1, r->res_cnt);
+    cudaError_t e = cudaGetLastError();
+    if (!e) e = cudaMemcpyAsync(r->host_res_cnt, r->res_cnt, nb * sizeof(unsigned), cudaMemcpyDeviceToHost, st);
+    if (!e) e = cudaStreamSynchronize(st);
+    note(r, e, "the reservoir's counts");
+    r->links.sum_u32(r->links.ctx, r->host_res_cnt, nb);
+    e = cudaMemcpyAsync(r->res_cnt, r->host_res_cnt, nb * sizeof(unsigned), cudaMemcpyHostToDevice, st);
+    if (!e)
+        k_rank_res_decide<<<blocks_of((size_t)nb), AD_CUDA_BLOCK, 0, st>>>(P, c->start, c->id[c->idp], c->ctrl,
+                                                                         c->res_state, r->res_cnt, c->res_add,
+                                                                         r->res_rm, r->res_picks, c0, c1);
+    if (!e) e = cudaGetLastError();
+    if (!e) e = cudaMemcpyAsync(r->host_res_rm, r->res_rm, nb * sizeof(unsigned), cudaMemcpyDeviceToHost, st);
+    if (!e) e = cudaMemcpyAsync(r->host_res_picks, r->res_picks, picks, cudaMemcpyDeviceToHost, st);
+    if (!e) e = cudaStreamSynchronize(st);
+    note(r, e, "the reservoir's decisions");
+    int K = 0; /* the boxes that remove: the same on every rank (the same decisions) */
+    for (int b = 0; b < nb; b++) {
+        if (e || !r->host_res_rm[b]) continue;
+        r->kbox[K] = b;
+        r->rm[K] = r->host_res_rm[b];
+        memcpy(r->mine + (size_t)K * AD_RES_PICK_MAX, r->host_res_picks + (size_t)b * AD_RES_PICK_MAX,
+               AD_RES_PICK_MAX * sizeof(ad_res_pick));
+        K++;
+    }
+    memset(r->host_res_n, 0, nb * sizeof(unsigned));
+    if (K) {
+        r->links.choose(r->links.ctx, K, r->mine, r->rm, r->chosen, r->host_res_n + nb);
+        for (int k = 0; k < K; k++) {
+            int b = r->kbox[k];
+            r->host_res_n[b] = r->host_res_n[nb + k];
+            memcpy(r->host_res_picks + (size_t)b * AD_RES_PICK_MAX, r->chosen + (size_t)k * AD_RES_PICK_MAX,
+                   AD_RES_PICK_MAX * sizeof(ad_res_pick));
+        }
+    }
+    e = cudaMemcpyAsync(r->res_n, r->host_res_n, nb * sizeof(unsigned), cudaMemcpyHostToDevice, st);
+    if (!e) e = cudaMemcpyAsync(r->res_picks, r->host_res_picks, picks, cudaMemcpyHostToDevice, st);
+    if (!e)
+        k_rank_res_doom<<<blocks_of((size_t)nb), AD_CUDA_BLOCK, 0, st>>>(P, c->start, c->id[c->idp], c0, c1,
+                                                                       r->res_picks, r->res_n, r->res_rm,
+                                                                       c->res_state, c->doomed);
+    if (!e) e = cudaGetLastError();
+    note(r, e, "the reservoir's removals");
+}
+
+const unsigned char *ad_cuda_ranks_gas_room(ad_world *w, const ad_enter_discs &d)
+{
+    cuda_world *c = CW(w);
+    cuda_ranks *r = c->ranks;
+    cudaStream_t st = c->stream;
+    k_enter_gas_room<ad_enter_discs><<<1, AD_ENTER_THREADS, 0, st>>>(w->params, c->ctrl, c->start, d, r->room);
+    cudaError_t e = cudaGetLastError();
+    if (!e) e = cudaMemcpyAsync(r->host_room, r->room, AD_ROOM_MAX, cudaMemcpyDeviceToHost, st);
+    if (!e) e = cudaStreamSynchronize(st);
+    note(r, e, "the entries' room");
+    r->links.min_u8(r->links.ctx, r->host_room, AD_ROOM_MAX);
+    note(r, cudaMemcpyAsync(r->room, r->host_room, AD_ROOM_MAX, cudaMemcpyHostToDevice, st), "the entries' room");
+    return r->room;
+}
+
+void ad_cuda_ranks_panel_sums(ad_world *w)
+{
+    cuda_world *c = CW(w);
+    cuda_ranks *r = c->ranks;
+    cudaStream_t st = c->stream;
+    size_t words = c->panels.count * AD_PANEL_WORDS;
+    if (!words) return;
+    if (words > r->fix_cap) {
+        cudaFreeHost(r->host_fix);
+        r->host_fix = NULL;
+        r->fix_cap = 0;
+        if (!cudaMallocHost((void **)&r->host_fix, words * sizeof(int64_t))) r->fix_cap = words;
+    }
+    cudaError_t e = r->host_fix ? cudaSuccess : cudaErrorMemoryAllocation;
+    if (!e) e = cudaMemcpyAsync(r->host_fix, c->panels.fix, words * sizeof(int64_t), cudaMemcpyDeviceToHost, st);
+    if (!e) e = cudaStreamSynchronize(st);
+    note(r, e, "the panels' sums");
+    r->links.sum_i64(r->links.ctx, r->host_fix, r->host_fix ? (int)words : 0); /* the collective all the same */
+    if (r->host_fix)
+        note(r, cudaMemcpyAsync(c->panels.fix, r->host_fix, words * sizeof(int64_t), cudaMemcpyHostToDevice, st),
+             "the panels' sums");
+}
+
+/* ------------------------------------------------------------------ the halo -- */
+
 
 /* Step 1 on the GPU: each disc of the rank that a neighbour needs, into that side's buffer (in any order:
  * the receiver sorts them by id). A disc outside the own columns crossed in the last step: it goes to its
@@ -77,6 +249,28 @@ static void free_buffers(cuda_ranks *r)
     cudaFreeHost(r->host_out);
     cudaFreeHost(r->host_n);
     cudaFreeHost(r->host_sums);
+    cudaFree(r->room);
+    cudaFree(r->res_cnt);
+    cudaFree(r->res_rm);
+    cudaFree(r->res_n);
+    cudaFree(r->res_picks);
+    cudaFreeHost(r->host_room);
+    cudaFreeHost(r->host_res_cnt);
+    cudaFreeHost(r->host_res_rm);
+    cudaFreeHost(r->host_res_n);
+    cudaFreeHost(r->host_res_picks);
+    free(r->mine);
+    free(r->chosen);
+    free(r->rm);
+    free(r->kbox);
+    cudaFreeHost(r->host_fix);
+    r->host_fix = NULL;
+    r->fix_cap = 0;
+    r->room = r->host_room = NULL;
+    r->res_cnt = r->host_res_cnt = r->res_rm = r->host_res_rm = r->res_n = r->host_res_n = NULL;
+    r->res_picks = r->host_res_picks = r->mine = r->chosen = NULL;
+    r->rm = NULL;
+    r->kbox = NULL;
     r->dest = NULL;
     r->out = r->host_out = r->in = NULL;
     r->out_n = r->host_n = NULL;
@@ -93,6 +287,28 @@ static cudaError_t size_sides(cuda_ranks *r, size_t side_cap)
     cudaError_t e = cudaMalloc((void **)&r->out, 2 * side_cap * sizeof(ad_halo_disc));
     if (!e) e = cudaMallocHost((void **)&r->host_out, 2 * side_cap * sizeof(ad_halo_disc));
     if (!e) r->side_cap = side_cap;
+    return e;
+}
+
+/* The open sides' buffers (res_boxes boxes). */
+static cudaError_t open_buffers(cuda_ranks *r, int boxes)
+{
+    size_t nb = (size_t)boxes + 1, picks = nb * AD_RES_PICK_MAX;
+    cudaError_t e = cudaMalloc((void **)&r->room, AD_ROOM_MAX);
+    if (!e) e = cudaMallocHost((void **)&r->host_room, AD_ROOM_MAX);
+    if (!e) e = cudaMalloc((void **)&r->res_cnt, nb * sizeof(unsigned));
+    if (!e) e = cudaMalloc((void **)&r->res_rm, nb * sizeof(unsigned));
+    if (!e) e = cudaMalloc((void **)&r->res_n, nb * sizeof(unsigned));
+    if (!e) e = cudaMalloc((void **)&r->res_picks, picks * sizeof(ad_res_pick));
+    if (!e) e = cudaMallocHost((void **)&r->host_res_cnt, nb * sizeof(unsigned));
+    if (!e) e = cudaMallocHost((void **)&r->host_res_rm, nb * sizeof(unsigned));
+    if (!e) e = cudaMallocHost((void **)&r->host_res_n, 2 * nb * sizeof(unsigned));
+    if (!e) e = cudaMallocHost((void **)&r->host_res_picks, picks * sizeof(ad_res_pick));
+    r->mine = (ad_res_pick *)malloc(picks * sizeof(ad_res_pick));
+    r->chosen = (ad_res_pick *)malloc(picks * sizeof(ad_res_pick));
+    r->rm = (uint32_t *)malloc(nb * sizeof(uint32_t));
+    r->kbox = (int *)malloc(nb * sizeof(int));
+    if (!e && (!r->mine || !r->chosen || !r->rm || !r->kbox)) e = cudaErrorMemoryAllocation;
     return e;
 }
 
@@ -121,6 +337,7 @@ extern "C" ad_status ad_cuda_ranks_attach(ad_world *w, const ad_rank_cut *cut)
          * pack grows it when a side holds more */
         size_t guess = c->cap / (size_t)P.nx * (size_t)(2 * cut->reach + 2) + 4096;
         if (!e) e = size_sides(r, guess < c->cap ? guess : c->cap);
+        if (!e && c->open) e = open_buffers(r, P.res_boxes);
         if (e) {
             cudaGetLastError();
             ad_cuda_ranks_detach(w);
@@ -131,6 +348,8 @@ extern "C" ad_status ad_cuda_ranks_attach(ad_world *w, const ad_rank_cut *cut)
     cuda_ranks *r = c->ranks;
     r->cut = *cut;
     r->cut.dest = NULL;
+    r->cut.links = NULL;
+    if (cut->links) r->links = *cut->links;
     CU(cudaMemcpy(r->dest, cut->dest, (size_t)P.nx, cudaMemcpyHostToDevice));
     /* a rank that owns every column (a job of one) leaves the pass's test off (ad_not_own: own_hi 0) */
     int all = cut->col_lo == 0 && cut->col_hi == P.nx;
@@ -231,7 +450,11 @@ extern "C" ad_status ad_cuda_ranks_pass(ad_world *w, int obs, uint64_t stand_for
     cuda_world *c = CW(w);
     cuda_ranks *r = c->ranks;
     c->sums_on_host = 0; /* the step samples the fields on the device */
+    r->fail = ad_ok();
+    int changed = 0; /* sampling starts, or the body grew (no graphs here) */
+    AD_TRY(ad_dev_panels_sync(&c->panels, w, c->cap, c->stream, &changed));
     cudaError_t e = ad_cuda_enqueue_step(w, ad_cuda_launch_n(w), stand_for > 0, obs);
+    if (r->fail.code) return r->fail;
     if (e) return ad_fail(AD_ERR_BACKEND, "cuda", "launching a step: %s", cudaGetErrorString(e));
     if (stand_for) c->phase_steps = stand_for;
     CU(cudaMemcpyAsync(&r->host_sums[0], &r->sums[0], sizeof(ad_step_sums), cudaMemcpyDeviceToHost, c->stream));
@@ -252,7 +475,12 @@ extern "C" ad_status ad_cuda_ranks_apply(ad_world *w, const ad_step_sums *all, i
     return ad_ok();
 }
 
-extern "C" ad_status ad_cuda_ranks_pull_stats(ad_world *w) { return ad_cuda_pull_ctrl(w); }
+extern "C" ad_status ad_cuda_ranks_pull_stats(ad_world *w, uint32_t *next_id)
+{
+    ad_status st = ad_cuda_pull_ctrl(w);
+    if (next_id) *next_id = CW(w)->ctrl_host->next_id;
+    return st;
+}
 
 extern "C" ad_status ad_cuda_ranks_vmax2(ad_world *w, float *v2)
 {

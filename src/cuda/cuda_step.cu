@@ -202,17 +202,20 @@ static void enqueue_enter(ad_world *w, cuda_world *c, int nx, int bin)
     int nb = w->params.res_boxes;
     if (nb) ad_cuda_reservoir_scan(c->res_scan_temp, c->res_scan_bytes, c->res_add, c->res_add_start, nb, st);
     const ad_enter_lists<ad_entry> l{c->waiting, c->waiting_next, c->res_add, c->res_add_start, c->res_state,
-                                     c->vmax2_new, (unsigned)c->cap};
+                                     c->vmax2_new, (unsigned)c->cap, NULL};
     const ad_enter_slots slots{c->state[nx], c->id[c->idp], c->pressure, c->virial, c->acc[nx], touch_of(c, c->idp)};
-    const ad_enter_discs d{l, slots, c->spots, c->spot_next, bin, bin_next(w, c)};
+    ad_enter_discs d{l, slots, c->spots, c->spot_next, bin, bin_next(w, c)};
+    /* GPU ranks: the room in the gas, judged by every rank over its own discs and combined (a host round trip) */
+    if (c->ranks && w->params.disc_contacts) d.l.gas_room = ad_cuda_ranks_gas_room(w, d);
     k_enter_new<<<1, AD_ENTER_THREADS, 0, st>>>(w->params, c->ctrl, c->start, d);
 }
 
-/* Before the pass: the reservoir's plan on the step's grid (enter.cuh). */
+/* Before the pass: the reservoir's plan on the step's grid (enter.cuh); GPU ranks plan over the ranks. */
 static void enqueue_reservoir_plan(ad_world *w, cuda_world *c)
 {
     int nb = w->params.res_boxes;
     if (!nb) return;
+    if (c->ranks) return ad_cuda_ranks_plan(w);
     k_reservoir_plan<2><<<grid_of((size_t)nb), AD_CUDA_BLOCK, 0, c->stream>>>(w->params, c->start, c->id[c->idp], c->ctrl,
                                                                            c->res_state, c->res_add, c->doomed);
 }
@@ -408,6 +411,7 @@ static cudaError_t enqueue_step(ad_world *w, cuda_world *c, unsigned n, int time
     unsigned nb = grid_of(n), nr = (nb + AD_FOLD_SHARE - 1) / AD_FOLD_SHARE;
     if (nr > AD_REDUCE_BLOCKS) nr = AD_REDUCE_BLOCKS;
     /* the panels' sums over this step's dt, before the fold chooses the next */
+    if (c->panels.on && c->ranks) ad_cuda_ranks_panel_sums(w); /* GPU ranks: the world's step sums */
     if (c->panels.on && (e = ad_dev_panels_fold(&c->panels, &w->params, c->ctrl, st)) != cudaSuccess) return e;
     k_fold_step<<<nr, AD_CUDA_BLOCK, 0, st>>>(c->blocks, nb, c->blocks2, c->ctrl, w->dt_rule,
                                               (float)(1.0 / w->def.radius), c->open ? c->vmax2_new : NULL, c->sums_keep);

@@ -127,6 +127,12 @@ unsigned ad_cuda_launch_n(const ad_world *w);
 cudaError_t ad_cuda_enqueue_step(ad_world *w, unsigned n, int timed, int obs);
 ad_status ad_cuda_sample_fields(ad_world *w);
 cudaError_t ad_cuda_vmax2(cuda_world *c, unsigned n, float *v2);
+/* cuda_ranks.cu, inside a GPU rank's step with open sides: the reservoir's plan over the ranks (instead of
+ * k_reservoir_plan; a failure is kept for ad_cuda_ranks_pass to return). The entries' room in the gas:
+ * open.cuh's ad_cuda_ranks_gas_room. */
+void ad_cuda_ranks_plan(ad_world *w);
+/* cuda_ranks.cu: the panels' step sums summed over the ranks, before the panels' fold. */
+void ad_cuda_ranks_panel_sums(ad_world *w);
 
 /* cuda_readback.cu */
 ad_status ad_cuda_push_ctrl(ad_world *w);

@@ -135,6 +135,9 @@ template <class E> struct ad_enter_lists {
     double *res_state;
     unsigned *vmax2_bits;
     unsigned cap;
+    /* GPU ranks (cuda_ranks.cu): the room in the gas of the step's first AD_ROOM_MAX spots, judged by every
+     * rank over its own discs (k_enter_gas_room) and combined; NULL: judged here, over the world's gas */
+    const unsigned char *gas_room;
 };
 
 /* Candidate i of the step: its spot, and its entry (where it is one: a waiting entry, or entry j of its
@@ -162,14 +165,15 @@ __device__ __forceinline__ typename D::state ad_enter_candidate(const D &d, cons
 /* The block's running counts of the step's new discs (shared memory). */
 struct ad_enter_tally {
     unsigned placed, waited, entered, added, n0, id0, full;
+    unsigned mine; /* of the placed, those in the rank's own columns (GPU ranks; else all of them) */
 };
 
 /* Thread 0, at the end: the world's count and ids, the waiting list's length, the counts. */
 __device__ __forceinline__ void ad_enter_finish(ad_ctrl *ctrl, const ad_enter_tally &n, unsigned keep, unsigned cap)
 {
-    unsigned got = n.full ? (n.n0 < cap ? cap - n.n0 : 0) : n.placed;
+    unsigned got = n.full ? (n.n0 < cap ? cap - n.n0 : 0) : n.mine;
     ctrl->n = n.n0 + got;
-    ctrl->next_id = n.id0 + got;
+    ctrl->next_id = n.id0 + (n.full ? got : n.placed);
     ctrl->nwaiting = keep;
     ctrl->entries_lost += n.waited - keep;
     ctrl->entered += n.entered;
@@ -197,7 +201,7 @@ __global__ void __launch_bounds__(AD_ENTER_THREADS) k_enter_new(ad_params p, ad_
     const uint64_t step = ctrl->stats.step;
     if (t == 0) {
         pl = ad_enter_plan_step(p, ctrl, l.res_add, l.res_add_start, cap, dt);
-        n = ad_enter_tally{0, 0, 0, 0, ctrl->n, ctrl->next_id, 0};
+        n = ad_enter_tally{0, 0, 0, 0, ctrl->n, ctrl->next_id, 0, 0};
         *l.vmax2_bits = 0;
     }
     d.begin(sh, t, AD_ENTER_THREADS);
@@ -216,10 +220,17 @@ __global__ void __launch_bounds__(AD_ENTER_THREADS) k_enter_new(ad_params p, ad_
         unsigned pre, sum;
         scan_t(tmp).ExclusiveSum(ok, pre, sum);
         __syncthreads();
+        /* GPU ranks: every rank counts every placed disc (its id, the controllers) and keeps those of its own
+         * columns (ad_not_own: none elsewhere), in slots of their own count */
+        unsigned own = ok && !ad_not_own(&p, q.x), opre = pre, osum = sum;
+        if (p.own_hi > 0) {
+            scan_t(tmp).ExclusiveSum(own, opre, osum);
+            __syncthreads();
+        }
         if (ok) {
-            unsigned slot = n.n0 + n.placed + pre;
-            if (slot < cap) {
-                d.place(p, slot, n.id0 + n.placed + pre, q);
+            unsigned slot = n.n0 + n.mine + opre;
+            if (own && slot < cap) d.place(p, slot, n.id0 + n.placed + pre, q);
+            if (!own || slot < cap) { /* another rank's disc takes no slot here */
                 atomicMax(l.vmax2_bits, __float_as_uint(D::speed2(q)));
                 if (box < 0) atomicAdd(&n.entered, 1u);
                 else {
@@ -236,6 +247,7 @@ __global__ void __launch_bounds__(AD_ENTER_THREADS) k_enter_new(ad_params p, ad_
         __syncthreads();
         if (t == 0) {
             n.placed += sum;
+            n.mine += osum;
             n.waited += wsum;
         }
         __syncthreads();
@@ -243,6 +255,36 @@ __global__ void __launch_bounds__(AD_ENTER_THREADS) k_enter_new(ad_params p, ad_
     unsigned keep = min(n.waited, (unsigned)AD_WAITING_MAX);
     for (unsigned k = t; k < keep; k += AD_ENTER_THREADS) l.waiting[k] = l.waiting_next[k];
     if (t == 0) ad_enter_finish(ctrl, n, keep, cap);
+}
+
+/* GPU ranks, before k_enter_new: the step's candidates as k_enter_new will list them (the plan on a copy of
+ * the control record: nothing is changed), and for the first AD_ROOM_MAX of them the room in the gas that
+ * this rank's discs leave (D::gas: its own discs only, the pass having written the others dead); 1 past
+ * them, so that the ranks' minimum is the world's answer. One block. */
+template <class D>
+__global__ void __launch_bounds__(AD_ENTER_THREADS) k_enter_gas_room(ad_params p, const ad_ctrl *ctrl,
+                                                                     const unsigned *__restrict__ start, D d,
+                                                                     unsigned char *__restrict__ room)
+{
+    __shared__ ad_enter_plan pl;
+    const unsigned t = threadIdx.x;
+    const float dt = (float)ctrl->stats.dt;
+    const uint64_t step = ctrl->stats.step;
+    if (t == 0) {
+        ad_ctrl copy = *ctrl;
+        pl = ad_enter_plan_step(p, &copy, d.l.res_add, d.l.res_add_start, d.l.cap, dt);
+    }
+    __syncthreads();
+    for (unsigned i = t; i < AD_ROOM_MAX; i += AD_ENTER_THREADS) {
+        unsigned char r = 1;
+        if (i < pl.total) {
+            typename D::entry e;
+            int box;
+            typename D::state q = ad_enter_candidate(d, p, pl, i, dt, step, &e, &box);
+            r = (unsigned char)d.gas(p, start, q);
+        }
+        room[i] = r;
+    }
 }
 
 #endif

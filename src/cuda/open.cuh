@@ -60,7 +60,14 @@ struct ad_enter_discs {
     }
     __device__ __forceinline__ int room(const ad_params &p, const unsigned *start, const shared &sh, unsigned i) const
     {
+        if (l.gas_room) /* GPU ranks: the gas's answer is every rank's, combined (cuda_ranks.cu) */
+            return ad_room_among_spots(&p, sh.head, spot_next, spots, i) && l.gas_room[i];
         return ad_room_for(&p, start, NULL, slots.state, sh.head, spot_next, spots, i);
+    }
+    /* the room the gas leaves at q (k_enter_gas_room) */
+    __device__ __forceinline__ int gas(const ad_params &p, const unsigned *start, ad_state q) const
+    {
+        return ad_room_in_gas(&p, start, NULL, slots.state, q.x, q.y);
     }
     /* a new disc q in slot `slot` (below the capacity) with id `id`: zero observables, binned where the
      * pass binned */
@@ -78,5 +85,10 @@ struct ad_enter_discs {
         }
     }
 };
+
+/* GPU ranks (cuda_ranks.cu): the room in the gas of the step's first AD_ROOM_MAX spots, each rank's answer
+ * about its own discs combined over the ranks (the minimum), on the device; d: the step's enter_discs as
+ * k_enter_new takes them. A failure is kept for ad_cuda_ranks_pass to return. */
+const unsigned char *ad_cuda_ranks_gas_room(ad_world *w, const ad_enter_discs &d);
 
 #endif

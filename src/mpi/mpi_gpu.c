@@ -30,6 +30,11 @@ typedef struct mpi_gpu {
     ad_halo_disc *in;     /* what came in a swap */
     size_t in_cap;
     uint32_t next_id;     /* the id of the next disc added: the same on every rank */
+    ad_rank_links links;  /* what a step with open sides asks of the other ranks */
+    ad_res_pick *picks_all; /* every rank's removal candidates: ranks x res_boxes x AD_RES_PICK_MAX */
+    /* the discs that left and that the reservoir removed, as every rank's device held them when they were
+     * loaded (a checkpoint's totals; each rank counts from there its own) */
+    unsigned long long left0, removed0;
     double busy_max, busy_mean; /* sums over steps of the slowest rank's pass and the mean */
     int fields_summed;    /* the host's field sums are the world's, summed since the last step */
 } mpi_gpu;
@@ -48,12 +53,33 @@ static const char *unsupported(const ad_world *w, const char **why)
     if (d->integrator == AD_INTEGRATOR_VERLET || d->integrator == AD_INTEGRATOR_RK4)
         return *why = "GPU ranks run symplectic_euler or euler (velocity Verlet and RK4 run on rank_backend = cpu)",
                "integrator";
-    if (ad_world_open(w))
-        return *why = "open sides (far_field, an inlet or outlet, the reservoir) run on rank_backend = cpu for now",
-               "walls";
-    if (w->params.surfaces)
-        return *why = "sampled or non-specular surfaces run on rank_backend = cpu for now", "surface";
     return NULL;
+}
+
+/* ------------------------------------------------ the links (cuda_ranks.h) -- */
+
+static void link_sum_u32(void *ctx, uint32_t *v, int n)
+{
+    MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_UINT32_T, MPI_SUM, ((mpi_gpu *)ctx)->comm);
+}
+
+static void link_sum_i64(void *ctx, int64_t *v, int n)
+{
+    MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_INT64_T, MPI_SUM, ((mpi_gpu *)ctx)->comm);
+}
+
+static void link_min_u8(void *ctx, unsigned char *v, int n)
+{
+    MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_UNSIGNED_CHAR, MPI_MIN, ((mpi_gpu *)ctx)->comm);
+}
+
+/* The boxes' removals chosen among every rank's candidates, as the CPU ranks choose them (mpi_open.c). */
+static void link_choose(void *ctx, int K, const ad_res_pick *mine, const uint32_t *rm, ad_res_pick *chosen, uint32_t *n)
+{
+    mpi_gpu *g = ctx;
+    int bytes = K * AD_RES_PICK_MAX * (int)sizeof(ad_res_pick);
+    MPI_Allgather(mine, bytes, MPI_BYTE, g->picks_all, bytes, MPI_BYTE, g->comm);
+    for (int k = 0; k < K; k++) n[k] = mpi_res_merge(g->picks_all, g->ranks, K, k, rm[k], chosen + (size_t)k * AD_RES_PICK_MAX);
 }
 
 /* Each rank takes the GPU of its place among the host's ranks, in turn. */
@@ -98,14 +124,16 @@ static ad_status cut_slabs(ad_world *w, mpi_gpu *g)
                        g->ranks, nx, least);
     g->rank_col = calloc((size_t)g->ranks + 1, sizeof *g->rank_col);
     g->dest = malloc((size_t)nx);
-    if (!g->rank_col || !g->dest) return ad_fail(AD_ERR_NO_MEMORY, "", "out of host memory for the slabs");
+    g->picks_all = malloc((size_t)g->ranks * ((size_t)P->res_boxes + 1) * AD_RES_PICK_MAX * sizeof *g->picks_all);
+    if (!g->rank_col || !g->dest || !g->picks_all) return ad_fail(AD_ERR_NO_MEMORY, "", "out of host memory for the slabs");
     for (int r = 0; r <= g->ranks; r++) g->rank_col[r] = (int)((long long)r * nx / g->ranks);
     int lo = g->rank_col[g->rank], hi = g->rank_col[g->rank + 1];
     int ring = P->periodic_x && g->ranks > 1;
     g->left = g->rank > 0 ? g->rank - 1 : ring ? g->ranks - 1 : -1;
     g->right = g->rank < g->ranks - 1 ? g->rank + 1 : ring ? 0 : -1;
     fill_dest(P, lo, hi, g->dest);
-    ad_rank_cut cut = {lo, hi, reach, g->left >= 0, g->right >= 0, g->dest};
+    g->links = (ad_rank_links){g, link_sum_u32, link_min_u8, link_sum_i64, link_choose};
+    ad_rank_cut cut = {lo, hi, reach, g->left >= 0, g->right >= 0, g->dest, &g->links};
     return ad_cuda_ranks_attach(w, &cut);
 }
 
@@ -119,6 +147,7 @@ static void gpu_destroy(ad_world *w)
     if (!g) return;
     free(g->rank_col);
     free(g->dest);
+    free(g->picks_all);
     free(g->in);
     if (g->comm != MPI_COMM_NULL) MPI_Comm_free(&g->comm);
     free(g);
@@ -156,15 +185,22 @@ static ad_status gpu_create(ad_world *w)
 static ad_status pull_global(ad_world *w)
 {
     mpi_gpu *g = G(w);
-    ad_status st = agree(g, ad_cuda_ranks_pull_stats(w));
+    uint32_t next_id = g->next_id;
+    ad_status st = agree(g, ad_cuda_ranks_pull_stats(w, &next_id));
     if (st.code) return st;
-    unsigned long long sum[3] = {w->count, w->stats.outside_grid, w->stats.cell_overflow};
+    g->next_id = next_id; /* the entries' ids: the same on every rank */
+    /* what each rank counts of its own discs: the discs, the grid's diagnostics, those that left and that
+     * the reservoir removed (from the totals they were loaded with) */
+    unsigned long long sum[5] = {w->count, w->stats.outside_grid, w->stats.cell_overflow, w->stats.left - g->left0,
+                                 w->stats.reservoir_removed - g->removed0};
     unsigned most = w->stats.max_cell_occupancy;
-    MPI_Allreduce(MPI_IN_PLACE, sum, 3, MPI_UNSIGNED_LONG_LONG, MPI_SUM, g->comm);
+    MPI_Allreduce(MPI_IN_PLACE, sum, 5, MPI_UNSIGNED_LONG_LONG, MPI_SUM, g->comm);
     MPI_Allreduce(MPI_IN_PLACE, &most, 1, MPI_UNSIGNED, MPI_MAX, g->comm);
     w->count = w->stats.count = (size_t)sum[0];
     w->stats.outside_grid = sum[1];
     w->stats.cell_overflow = sum[2];
+    w->stats.left = g->left0 + sum[3];
+    w->stats.reservoir_removed = g->removed0 + sum[4];
     w->stats.max_cell_occupancy = most;
     w->stats.ranks = g->ranks;
     w->stats.rank_imbalance = g->busy_mean > 0.0 ? g->busy_max / g->busy_mean : 1.0;
@@ -335,8 +371,9 @@ static int gpu_by_id(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Every rank's discs on every rank, by id: *all (free it), *n of them. */
-static ad_status gather_all(const ad_world *w, mpi_disc **all, size_t *n)
+/* Every rank's discs on every rank, by id: *all (free it), *n of them; where open is not NULL, the open sides'
+ * state into it (its arrays its own: the same on every rank). */
+static ad_status gather_all(const ad_world *w, mpi_disc **all, size_t *n, ad_snapshot *open)
 {
     const mpi_gpu *g = G(w);
     *all = NULL;
@@ -352,6 +389,11 @@ static ad_status gather_all(const ad_world *w, mpi_disc **all, size_t *n)
     for (size_t k = 0; k < loc.n && !st.code; k++)
         mine[k] = (mpi_disc){loc.state[k], loc.id[k], loc.touch ? loc.touch[k] : 0u, loc.accel[k], loc.pressure[k],
                              loc.virial[k]};
+    if (open) { /* the arrays move to it */
+        open->open = loc.open;
+        open->open_alloc = loc.open_alloc;
+        memset(&loc.open_alloc, 0, sizeof loc.open_alloc);
+    }
     ad_snapshot_free(&loc);
     st = agree(g, st);
     int b = (int)bytes;
@@ -386,7 +428,7 @@ static ad_status gpu_read(const ad_world *w, int flags, size_t max, const ad_par
     (void)flags;
     mpi_disc *all;
     size_t n;
-    AD_TRY(gather_all(w, &all, &n));
+    AD_TRY(gather_all(w, &all, &n, NULL));
     if (n > max) n = max;
     mpi_put_out(all, n, out);
     free(all);
@@ -399,11 +441,19 @@ static ad_status gpu_export(const ad_world *w, ad_snapshot *s)
     memset(s, 0, sizeof *s);
     mpi_disc *all;
     size_t n;
-    AD_TRY(gather_all(w, &all, &n));
+    ad_snapshot open;
+    memset(&open, 0, sizeof open);
+    AD_TRY(gather_all(w, &all, &n, &open));
     ad_status st = agree(G(w), mpi_snapshot_of(all, n, s));
     free(all);
-    if (st.code) ad_snapshot_free(s);
-    else s->open.next_id = G(w)->next_id;
+    if (st.code) {
+        ad_snapshot_free(s);
+        ad_snapshot_free(&open);
+        return st;
+    }
+    s->open = open.open; /* the device's (the entries' ids, the waiting ones, the reservoir's controllers) */
+    s->open_alloc = open.open_alloc;
+    s->open.next_id = G(w)->next_id;
     return st;
 }
 
@@ -413,13 +463,13 @@ static ad_status gpu_import(ad_world *w, const ad_snapshot *s)
     mpi_gpu *g = G(w);
     ad_snapshot mine = *s;
     mine.owned = 0;
-    mine.touch = NULL;
+    mine.touch = s->touch ? malloc(s->n * sizeof *mine.touch + 1) : NULL;
     mine.state = malloc(s->n * sizeof *mine.state + 1);
     mine.id = malloc(s->n * sizeof *mine.id + 1);
     mine.pressure = malloc(s->n * sizeof *mine.pressure + 1);
     mine.virial = malloc(s->n * sizeof *mine.virial + 1);
     mine.accel = malloc(s->n * sizeof *mine.accel + 1);
-    ad_status st = mine.state && mine.id && mine.pressure && mine.virial && mine.accel
+    ad_status st = mine.state && mine.id && mine.pressure && mine.virial && mine.accel && (mine.touch || !s->touch)
                        ? ad_ok()
                        : ad_fail(AD_ERR_NO_MEMORY, "", "out of host memory loading %zu discs", s->n);
     size_t m = 0;
@@ -430,13 +480,16 @@ static ad_status gpu_import(ad_world *w, const ad_snapshot *s)
         mine.pressure[m] = s->pressure[k];
         mine.virial[m] = s->virial[k];
         mine.accel[m] = s->accel[k];
+        if (mine.touch) mine.touch[m] = s->touch[k];
         m++;
     }
     mine.n = m;
     if (!st.code) st = ad_cuda_backend.import_state(w, &mine);
-    AD_FREE_EACH(mine.state, mine.id, mine.pressure, mine.virial, mine.accel);
+    AD_FREE_EACH(mine.state, mine.id, mine.pressure, mine.virial, mine.accel, mine.touch);
     AD_TRY(agree(g, st));
     g->next_id = s->open.next_id;
+    g->left0 = w->stats.left; /* every rank's device holds the loaded totals */
+    g->removed0 = w->stats.reservoir_removed;
     w->count = w->stats.count = s->n;
     return ad_ok();
 }
@@ -474,6 +527,11 @@ static ad_status gpu_fields_to_device(ad_world *w)
     return agree(g, st);
 }
 
+/* The panels' totals: every rank's device holds the world's (the step sums are summed over the ranks
+ * before the fold, cuda_ranks.h). */
+static ad_status gpu_panels_to_host(ad_world *w) { return agree(G(w), ad_cuda_backend.panels_to_host(w)); }
+static ad_status gpu_panels_reset(ad_world *w) { return agree(G(w), ad_cuda_backend.panels_reset(w)); }
+
 static size_t gpu_bytes_needed(const ad_world_def *d, const ad_params *p) { return ad_cuda_backend.bytes_needed(d, p); }
 
 static int gpu_writer(const ad_world *w) { return G(w)->rank == 0; }
@@ -506,6 +564,8 @@ const ad_backend_ops ad_mpi_gpu_backend = {
     .fields_to_host = gpu_fields_to_host,
     .fields_to_device = gpu_fields_to_device,
     .pull_stats = pull_global,
+    .panels_to_host = gpu_panels_to_host,
+    .panels_reset = gpu_panels_reset,
     .bytes_needed = gpu_bytes_needed,
     .writer = gpu_writer,
     .agree = gpu_agree,

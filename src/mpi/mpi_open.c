@@ -35,41 +35,9 @@ static box_rows own_rows(const ad_params *P, const mpi_world *m, int b)
     return r;
 }
 
-/* A removal's candidate: the key of the step, the id. */
-typedef struct pick {
-    uint64_t key;
-    uint64_t id; /* UINT64_MAX: none */
-} pick;
-
-static int pick_cmp(const void *x, const void *y)
-{
-    const pick *a = x, *b = y;
-    if (a->key != b->key) return a->key < b->key ? -1 : 1;
-    return a->id < b->id ? -1 : a->id > b->id;
-}
-
-/* The rank's smallest `rm` candidates of box b into c[0..AD_RES_PICK_MAX) (the rest none). */
-static void own_picks(const ad_world *w, const mpi_world *m, const plan_grid *g, int b, uint32_t rm, pick *c)
-{
-    const ad_params *P = &w->params;
-    for (int k = 0; k < AD_RES_PICK_MAX; k++) c[k] = (pick){UINT64_MAX, UINT64_MAX};
-    box_rows r = own_rows(P, m, b);
-    uint32_t n = 0;
-    for (int cz = r.lo[2]; cz < r.hi[2]; cz++)
-        for (int cy = r.lo[1]; cy < r.hi[1] && r.a < r.e; cy++) {
-            uint32_t row = ad_reservoir_row(P, cy, cz);
-            for (uint32_t j = g->start[row + (uint32_t)r.a]; j < g->start[row + (uint32_t)r.e]; j++) {
-                pick p = {ad_reservoir_key(P, w->stats.step, g->id[j]), g->id[j]};
-                if (n == rm && pick_cmp(&p, &c[n - 1]) >= 0) continue;
-                uint32_t at = n < rm ? n++ : n - 1;
-                while (at > 0 && pick_cmp(&c[at - 1], &p) > 0) c[at] = c[at - 1], at--;
-                c[at] = p;
-            }
-        }
-}
-
 /* Marks doomed the rank's discs of box b whose ids are among chosen[0..k). */
-static void doom_own(const ad_world *w, const mpi_world *m, const plan_grid *g, int b, const pick *chosen, uint32_t k)
+static void doom_own(const ad_world *w, const mpi_world *m, const plan_grid *g, int b, const ad_res_pick *chosen,
+                     uint32_t k)
 {
     const ad_params *P = &w->params;
     box_rows r = own_rows(P, m, b);
@@ -80,6 +48,16 @@ static void doom_own(const ad_world *w, const mpi_world *m, const plan_grid *g, 
                 for (uint32_t q = 0; q < k; q++)
                     if (chosen[q].id == g->id[j]) g->doomed[j] = 1;
         }
+}
+
+uint32_t mpi_res_merge(const ad_res_pick *all, int ranks, int K, int k, uint32_t rm, ad_res_pick *best)
+{
+    uint32_t want = rm > AD_RES_PICK_MAX ? AD_RES_PICK_MAX : rm, n = 0;
+    for (int r = 0; r < ranks; r++) { /* the ranks' few, merged into the smallest `want` */
+        const ad_res_pick *c = all + ((size_t)r * (size_t)K + (size_t)k) * AD_RES_PICK_MAX;
+        for (int q = 0; q < AD_RES_PICK_MAX && c[q].id != UINT64_MAX; q++) ad_res_pick_keep(best, &n, want, c[q]);
+    }
+    return n;
 }
 
 ad_status mpi_reservoir_plan(ad_world *w, mpi_world *m, const uint32_t *start, const uint32_t *id,
@@ -93,14 +71,7 @@ ad_status mpi_reservoir_plan(ad_world *w, mpi_world *m, const uint32_t *start, c
     int *boxes = malloc(((size_t)nb + 1) * sizeof *boxes);
     ad_status st = cnt && rm && boxes ? ad_ok() : ad_fail(AD_ERR_NO_MEMORY, "", "out of host memory for the reservoir's plan");
     AD_TRY(mpi_check(m, st));
-    for (int b = 0; b < nb; b++) {
-        box_rows r = own_rows(P, m, b);
-        for (int cz = r.lo[2]; cz < r.hi[2]; cz++)
-            for (int cy = r.lo[1]; cy < r.hi[1] && r.a < r.e; cy++) {
-                uint32_t row = ad_reservoir_row(P, cy, cz);
-                cnt[b] += start[row + (uint32_t)r.e] - start[row + (uint32_t)r.a];
-            }
-    }
+    for (int b = 0; b < nb; b++) cnt[b] = ad_reservoir_box_count_in(P, start, b, m->c_lo, m->c_hi);
     MPI_Allreduce(cnt, cnt + nb, nb, MPI_UINT32_T, MPI_SUM, m->comm);
     double nu = (double)P->res_rate / AD_RES_CONTROL_SLOWER;
     int K = 0;
@@ -111,30 +82,20 @@ ad_status mpi_reservoir_plan(ad_world *w, mpi_world *m, const uint32_t *start, c
         res_add[b] = add;
         if (rm[b]) boxes[K++] = b;
     }
-    pick *mine = K ? malloc((size_t)K * AD_RES_PICK_MAX * sizeof *mine) : NULL;
-    pick *all = K ? malloc((size_t)K * AD_RES_PICK_MAX * (size_t)m->ranks * sizeof *all) : NULL;
+    ad_res_pick *mine = K ? malloc((size_t)K * AD_RES_PICK_MAX * sizeof *mine) : NULL;
+    ad_res_pick *all = K ? malloc((size_t)K * AD_RES_PICK_MAX * (size_t)m->ranks * sizeof *all) : NULL;
     st = !K || (mine && all) ? ad_ok() : ad_fail(AD_ERR_NO_MEMORY, "", "out of host memory for the reservoir's removals");
     st = mpi_check(m, st);
     if (!st.code && K) {
-        for (int k = 0; k < K; k++) {
-            uint32_t want = rm[boxes[k]] > AD_RES_PICK_MAX ? AD_RES_PICK_MAX : rm[boxes[k]];
-            own_picks(w, m, &grid, boxes[k], want, mine + (size_t)k * AD_RES_PICK_MAX);
-        }
-        int bytes = K * AD_RES_PICK_MAX * (int)sizeof(pick);
+        for (int k = 0; k < K; k++)
+            ad_reservoir_picks_in(P, start, id, boxes[k], w->stats.step, rm[boxes[k]], m->c_lo, m->c_hi,
+                                  mine + (size_t)k * AD_RES_PICK_MAX);
+        int bytes = K * AD_RES_PICK_MAX * (int)sizeof(ad_res_pick);
         MPI_Allgather(mine, bytes, MPI_BYTE, all, bytes, MPI_BYTE, m->comm);
         for (int k = 0; k < K; k++) {
             int b = boxes[k];
-            uint32_t want = rm[b] > AD_RES_PICK_MAX ? AD_RES_PICK_MAX : rm[b], n = 0;
-            pick best[AD_RES_PICK_MAX];
-            for (int r = 0; r < m->ranks; r++) { /* the ranks' few, merged into the smallest `want` */
-                const pick *c = all + ((size_t)r * (size_t)K + (size_t)k) * AD_RES_PICK_MAX;
-                for (int q = 0; q < AD_RES_PICK_MAX && c[q].id != UINT64_MAX; q++) {
-                    if (n == want && pick_cmp(&c[q], &best[n - 1]) >= 0) continue;
-                    uint32_t at = n < want ? n++ : n - 1;
-                    while (at > 0 && pick_cmp(&best[at - 1], &c[q]) > 0) best[at] = best[at - 1], at--;
-                    best[at] = c[q];
-                }
-            }
+            ad_res_pick best[AD_RES_PICK_MAX];
+            uint32_t n = mpi_res_merge(all, m->ranks, K, k, rm[b], best);
             doom_own(w, m, &grid, b, best, n);
             o->res_state[2 * b] -= (double)(rm[b] - n); /* those not marked stay owed */
         }

@@ -117,6 +117,9 @@ ad_status mpi_migrate_any(ad_world *w, mpi_world *m); /* mpi_migrate or mpi_migr
 /* mpi_open.c: the reservoir's plan over the ranks, from the step's grid (start, ids) of either dimension */
 ad_status mpi_reservoir_plan(ad_world *w, mpi_world *m, const uint32_t *start, const uint32_t *id,
                              unsigned char *doomed, uint32_t *res_add, float dt);
+/* Box k of K's removals: the `rm` (at most AD_RES_PICK_MAX) smallest of every rank's candidates, gathered in
+ * `all` (rank by rank, K boxes of AD_RES_PICK_MAX each), into best; their number returned (CPU and GPU ranks). */
+uint32_t mpi_res_merge(const ad_res_pick *all, int ranks, int K, int k, uint32_t rm, ad_res_pick *best);
 
 /* mpi_balance.c: the slabs' edges set (rank_group: ranks + 1 group indices) and moved */
 ad_status mpi_assign(mpi_world *m, const int *rank_group);

@@ -351,18 +351,25 @@ AD_HD static inline uint32_t ad_reservoir_row(const ad_params *p, int cy, int cz
     return ((uint32_t)cz * (uint32_t)p->ny + (uint32_t)cy) * (uint32_t)p->nx;
 }
 
-/* Discs (spheres) of box b in the grid's cell order (`start`): row by row. */
-AD_HD static inline uint32_t ad_reservoir_box_count(const ad_params *p, const uint32_t *start, int b)
+/* Discs (spheres) of box b in the grid's cell order (`start`) within columns [c0, c1): row by row. */
+AD_HD static inline uint32_t ad_reservoir_box_count_in(const ad_params *p, const uint32_t *start, int b, int c0, int c1)
 {
     int lo[3], hi[3];
     ad_reservoir_box_cells(p, b, lo, hi);
+    int a = lo[0] > c0 ? lo[0] : c0, e = hi[0] < c1 ? hi[0] : c1;
     uint32_t n = 0;
-    for (int cz = lo[2]; cz < hi[2]; cz++)
+    for (int cz = lo[2]; cz < hi[2] && a < e; cz++)
         for (int cy = lo[1]; cy < hi[1]; cy++) {
             uint32_t row = ad_reservoir_row(p, cy, cz);
-            n += start[row + (uint32_t)hi[0]] - start[row + (uint32_t)lo[0]];
+            n += start[row + (uint32_t)e] - start[row + (uint32_t)a];
         }
     return n;
+}
+
+/* Discs (spheres) of box b: all its columns. */
+AD_HD static inline uint32_t ad_reservoir_box_count(const ad_params *p, const uint32_t *start, int b)
+{
+    return ad_reservoir_box_count_in(p, start, b, 0, p->nx);
 }
 
 /* The rm (at most AD_RES_PICK_MAX) discs of box b with the smallest keys of the step, through the
@@ -394,6 +401,51 @@ AD_HD static inline uint32_t ad_reservoir_pick(const ad_params *p, const uint32_
             }
         }
     return m;
+}
+
+/* Over several processes (backend = mpi) a box's removals are chosen among every rank's candidates: a
+ * candidate is the key of the step and the id (none: both UINT64_MAX), ordered by key, then id. */
+typedef struct ad_res_pick {
+    uint64_t key, id;
+} ad_res_pick;
+
+AD_HD static inline int ad_res_pick_before(ad_res_pick a, ad_res_pick b)
+{
+    return a.key != b.key ? a.key < b.key : a.id < b.id;
+}
+
+/* q kept among best[0..*n), sorted, where it is among the `want` first. */
+AD_HD static inline void ad_res_pick_keep(ad_res_pick *best, uint32_t *n, uint32_t want, ad_res_pick q)
+{
+    if (!want || (*n == want && !ad_res_pick_before(q, best[*n - 1]))) return;
+    uint32_t at = *n < want ? (*n)++ : *n - 1;
+    while (at > 0 && ad_res_pick_before(q, best[at - 1])) {
+        best[at] = best[at - 1];
+        at--;
+    }
+    best[at] = q;
+}
+
+/* A rank's candidates of box b: the `want` (at most AD_RES_PICK_MAX) with the smallest keys among its
+ * particles of columns [c0, c1), into best[0..AD_RES_PICK_MAX) (the rest none); their number returned. */
+AD_HD static inline uint32_t ad_reservoir_picks_in(const ad_params *p, const uint32_t *start, const uint32_t *ids, int b,
+                                                   uint64_t step, uint32_t want, int c0, int c1, ad_res_pick *best)
+{
+    for (int k = 0; k < AD_RES_PICK_MAX; k++) best[k].key = best[k].id = UINT64_MAX;
+    if (want > AD_RES_PICK_MAX) want = AD_RES_PICK_MAX;
+    int lo[3], hi[3];
+    ad_reservoir_box_cells(p, b, lo, hi);
+    int a = lo[0] > c0 ? lo[0] : c0, e = hi[0] < c1 ? hi[0] : c1;
+    uint32_t n = 0;
+    for (int cz = lo[2]; cz < hi[2] && a < e; cz++)
+        for (int cy = lo[1]; cy < hi[1]; cy++) {
+            uint32_t row = ad_reservoir_row(p, cy, cz);
+            for (uint32_t j = start[row + (uint32_t)a]; j < start[row + (uint32_t)e]; j++) {
+                ad_res_pick q = {ad_reservoir_key(p, step, ids[j]), ids[j]};
+                ad_res_pick_keep(best, &n, want, q);
+            }
+        }
+    return n;
 }
 
 /* What depends on the dimension, written once (reservoir_dim.h): the stream's velocities, a position's
