@@ -24,14 +24,20 @@ run() { # NAME NP CASE [ARGS]: the run's result line
   grep -E "^(crossing|body|resumed|tunnel|tunnel_resumed) \[" "$work/$name.out" | tail -1
 }
 field() { sed -n "s/.* $2 \([^] ]*\).*/\1/p" <<< "$1"; }
-cuda=$(AERODEM_TEST_BACKEND=cuda run cuda 1 crossing)
-one=$(run one 1 crossing)
-two=$(run two 2 crossing)
-two_again=$(run two_again 2 crossing)
-three=$(run three 3 crossing)
-printf 'crossing, backend = cuda: %s\n1 rank:  %s\n2 ranks: %s\n2 again: %s\n3 ranks: %s\n' "$cuda" "$one" "$two" "$two_again" "$three"
-[ -n "$one" ] && [ "$one" = "$cuda" ] || { echo "FAIL: one GPU rank differs from backend = cuda"; fail=1; }
-[ -n "$two" ] && [ "$two" = "$two_again" ] || { echo "FAIL: two runs on 2 GPU ranks differ"; fail=1; }
+# CASE on backend = cuda, then on 1, 2, 2 again and 3 GPU ranks: one rank the bits of backend = cuda, the two
+# runs on 2 ranks the same bits; the lines into cuda, one, two, two_again, three
+five_runs() {
+  cuda=$(AERODEM_TEST_BACKEND=cuda run "$1_cuda" 1 "$1")
+  one=$(run "$1_1" 1 "$1")
+  two=$(run "$1_2" 2 "$1")
+  two_again=$(run "$1_2again" 2 "$1")
+  three=$(run "$1_3" 3 "$1")
+  printf '%s, backend = cuda: %s\n1 rank:  %s\n2 ranks: %s\n2 again: %s\n3 ranks: %s\n' "$1" "$cuda" "$one" "$two" \
+    "$two_again" "$three"
+  [ -n "$one" ] && [ "$one" = "$cuda" ] || { echo "FAIL: $1 on one GPU rank differs from backend = cuda"; fail=1; }
+  [ -n "$two" ] && [ "$two" = "$two_again" ] || { echo "FAIL: two runs of $1 on 2 GPU ranks differ"; fail=1; }
+}
+five_runs crossing
 # more than the GPU ranks promise in general, but true of this gas (a disc's contact sums are exact in
 # double whatever their order, and the discs that come are put in id order): the same discs, bit for bit,
 # on every rank count
@@ -76,19 +82,12 @@ for np in 1 3; do
   [ -n "$got" ] && [ "$(field "$got" count)" = "$(field "$one" count)" ] || { echo "FAIL: the resume on $np ranks"; fail=1; }
 done
 # open sides (the wind tunnel): the reservoir's plan and the entries' room combined over the ranks
-t_cuda=$(AERODEM_TEST_BACKEND=cuda run tcuda 1 tunnel)
-t1=$(run t1 1 tunnel)
-t2=$(run t2 2 tunnel)
-t2_again=$(run t2_again 2 tunnel)
-t3=$(run t3 3 tunnel)
-printf 'tunnel, backend = cuda: %s\n1 rank:  %s\n2 ranks: %s\n2 again: %s\n3 ranks: %s\n' "$t_cuda" "$t1" "$t2" "$t2_again" "$t3"
-[ -n "$t1" ] && [ "$t1" = "$t_cuda" ] || { echo "FAIL: the tunnel on one GPU rank differs from backend = cuda"; fail=1; }
-[ -n "$t2" ] && [ "$t2" = "$t2_again" ] || { echo "FAIL: two runs of the tunnel on 2 GPU ranks differ"; fail=1; }
+five_runs tunnel
 run tsaved 2 tunnel_resume "$work/tunnel.ckpt" > /dev/null
 tr3=$(run tres3 3 tunnel_resume "$work/tunnel.ckpt")
 echo "tunnel saved on 2 ranks, resumed on 3: $tr3"
-for got in "$t2" "$t3" "$tr3"; do
-  python3 - "$t1" "$got" <<'PY' || fail=1
+for got in "$two" "$three" "$tr3"; do
+  python3 - "$one" "$got" <<'PY' || fail=1
 import math, re, sys
 def v(line): return {k: float(x) for k, x in re.findall(r"(\w+) ([-+0-9.e]+)", line)}
 a, b = v(sys.argv[1]), v(sys.argv[2])

@@ -80,11 +80,10 @@ __global__ void k_rank_res_doom(ad_params p, const unsigned *__restrict__ start,
     if (b >= p.res_boxes || !rm[b]) return;
     const ad_res_pick *c = chosen + (size_t)b * AD_RES_PICK_MAX;
     int lo[3], hi[3];
-    ad_reservoir_box_cells(&p, b, lo, hi);
-    int a = max(lo[0], c0), e = min(hi[0], c1);
-    for (int cy = lo[1]; cy < hi[1] && a < e; cy++) {
+    ad_reservoir_box_cells_in(&p, b, c0, c1, lo, hi);
+    for (int cy = lo[1]; cy < hi[1] && lo[0] < hi[0]; cy++) {
         uint32_t row = ad_reservoir_row(&p, cy, 0);
-        for (uint32_t j = start[row + (uint32_t)a]; j < start[row + (uint32_t)e]; j++)
+        for (uint32_t j = start[row + (uint32_t)lo[0]]; j < start[row + (uint32_t)hi[0]]; j++)
             for (unsigned q = 0; q < n[b]; q++)
                 if (c[q].id == ids[j]) doomed[j] = 1;
     }

@@ -351,18 +351,23 @@ AD_HD static inline uint32_t ad_reservoir_row(const ad_params *p, int cy, int cz
     return ((uint32_t)cz * (uint32_t)p->ny + (uint32_t)cy) * (uint32_t)p->nx;
 }
 
+/* Box b's cells (ad_reservoir_box_cells) within columns [c0, c1): none where lo[0] >= hi[0]. */
+AD_HD static inline void ad_reservoir_box_cells_in(const ad_params *p, int b, int c0, int c1, int lo[3], int hi[3])
+{
+    ad_reservoir_box_cells(p, b, lo, hi);
+    lo[0] = lo[0] > c0 ? lo[0] : c0;
+    hi[0] = hi[0] < c1 ? hi[0] : c1;
+}
+
 /* Discs (spheres) of box b in the grid's cell order (`start`) within columns [c0, c1): row by row. */
 AD_HD static inline uint32_t ad_reservoir_box_count_in(const ad_params *p, const uint32_t *start, int b, int c0, int c1)
 {
     int lo[3], hi[3];
-    ad_reservoir_box_cells(p, b, lo, hi);
-    int a = lo[0] > c0 ? lo[0] : c0, e = hi[0] < c1 ? hi[0] : c1;
+    ad_reservoir_box_cells_in(p, b, c0, c1, lo, hi);
     uint32_t n = 0;
-    for (int cz = lo[2]; cz < hi[2] && a < e; cz++)
-        for (int cy = lo[1]; cy < hi[1]; cy++) {
-            uint32_t row = ad_reservoir_row(p, cy, cz);
-            n += start[row + (uint32_t)e] - start[row + (uint32_t)a];
-        }
+    for (int cz = lo[2]; cz < hi[2] && lo[0] < hi[0]; cz++)
+        for (int cy = lo[1]; cy < hi[1]; cy++)
+            n += start[ad_reservoir_row(p, cy, cz) + (uint32_t)hi[0]] - start[ad_reservoir_row(p, cy, cz) + (uint32_t)lo[0]];
     return n;
 }
 
@@ -434,13 +439,12 @@ AD_HD static inline uint32_t ad_reservoir_picks_in(const ad_params *p, const uin
     for (int k = 0; k < AD_RES_PICK_MAX; k++) best[k].key = best[k].id = UINT64_MAX;
     if (want > AD_RES_PICK_MAX) want = AD_RES_PICK_MAX;
     int lo[3], hi[3];
-    ad_reservoir_box_cells(p, b, lo, hi);
-    int a = lo[0] > c0 ? lo[0] : c0, e = hi[0] < c1 ? hi[0] : c1;
+    ad_reservoir_box_cells_in(p, b, c0, c1, lo, hi);
     uint32_t n = 0;
-    for (int cz = lo[2]; cz < hi[2] && a < e; cz++)
+    for (int cz = lo[2]; cz < hi[2] && lo[0] < hi[0]; cz++)
         for (int cy = lo[1]; cy < hi[1]; cy++) {
             uint32_t row = ad_reservoir_row(p, cy, cz);
-            for (uint32_t j = start[row + (uint32_t)a]; j < start[row + (uint32_t)e]; j++) {
+            for (uint32_t j = start[row + (uint32_t)lo[0]]; j < start[row + (uint32_t)hi[0]]; j++) {
                 ad_res_pick q = {ad_reservoir_key(p, step, ids[j]), ids[j]};
                 ad_res_pick_keep(best, &n, want, q);
             }
