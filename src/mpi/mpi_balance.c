@@ -1,7 +1,9 @@
 /* backend = mpi: the slabs' edges (mpi_world.h). A rank's run of column groups is set at the start as
  * an even split, then moved every MPI_BALANCE_STEPS steps from the measured time of each group's pass:
  * the groups' times are gathered on every rank (the same numbers everywhere, so every rank makes the same
- * choice), the edges that would split the total time evenly found, and each edge moved half way there
+ * choice) and smoothed over the windows (a running mean of the first BALANCE_MEMORY, then an exponential
+ * one of that memory: one window's noise on shared cores moves no edge), the edges that would split the
+ * total time evenly found, and each edge moved half way there
  * (all the way where half gains too little), never past its neighbours' old edges (a group so changes hands between neighbours only, and the discs
  * and field sums it carries go by the neighbour exchange) and never leaving a slab narrower than the
  * ghost layer. The results do not depend on where the edges are (every sum is a group's, in group
@@ -12,6 +14,7 @@
 #include "mpi_world.h"
 
 #define TAG_FIELDS 1000 /* + the group: its field sums, handed to its new rank */
+#define BALANCE_MEMORY 4 /* windows the smoothed group times remember */
 
 ad_status mpi_assign(mpi_world *m, const int *rank_group)
 {
@@ -134,6 +137,14 @@ static ad_status hand_fields(ad_world *w, mpi_world *m, const int *old)
     return mpi_check(m, st);
 }
 
+int mpi_balance_choose(mpi_world *m, const double *t, int *edge)
+{
+    m->windows++;
+    double keep = 1.0 / (m->windows < BALANCE_MEMORY ? m->windows : BALANCE_MEMORY);
+    for (int k = 0; k < m->ngroups; k++) m->group_avg[k] += keep * (t[k] - m->group_avg[k]);
+    return next_edges(m, m->group_avg, edge);
+}
+
 ad_status mpi_balance(ad_world *w, mpi_world *m)
 {
     double t[MPI_GROUPS_MAX];
@@ -146,7 +157,7 @@ ad_status mpi_balance(ad_world *w, mpi_world *m)
     MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DOUBLE, t, counts, displs, MPI_DOUBLE, m->comm);
     memset(m->group_busy, 0, sizeof m->group_busy);
     int edge[MPI_GROUPS_MAX + 1], old[MPI_GROUPS_MAX + 1];
-    if (!next_edges(m, t, edge)) return ad_ok();
+    if (!mpi_balance_choose(m, t, edge)) return ad_ok();
     memcpy(old, m->rank_group, (size_t)(m->ranks + 1) * sizeof *old);
     AD_TRY(mpi_check(m, mpi_assign(m, edge)));
     AD_TRY(hand_fields(w, m, old));

@@ -99,6 +99,8 @@ struct mpi_world {
     int fg_ready;
     double busy_max, busy_mean; /* the ranks' step times: sums over steps of the slowest and the mean */
     double group_busy[MPI_GROUPS_MAX]; /* own groups: seconds of their passes since the edges were last set */
+    double group_avg[MPI_GROUPS_MAX];  /* every group's time a window, smoothed over windows (mpi_balance.c) */
+    unsigned windows;          /* windows smoothed so far */
     unsigned long long moves;  /* times the edges moved */
 };
 
@@ -124,6 +126,10 @@ uint32_t mpi_res_merge(const ad_res_pick *all, int ranks, int K, int k, uint32_t
 /* mpi_balance.c: the slabs' edges set (rank_group: ranks + 1 group indices) and moved */
 ad_status mpi_assign(mpi_world *m, const int *rank_group);
 ad_status mpi_balance(ad_world *w, mpi_world *m);
+/* The load balance's choice, for its test: the window's group times t folded into m's smoothed ones
+ * (m->group_avg, m->windows), and from those the next edges (1) or none (0: the edges stay); m's edges are
+ * not changed. */
+int mpi_balance_choose(mpi_world *m, const double *t, int *edge);
 int mpi_slab_edges(const ad_world *w, double *x, int max, unsigned long long *moves);
 
 /* mpi_fields.c */
