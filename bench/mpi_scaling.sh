@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Scaling of backend = mpi on CPU ranks: the program as a user runs it (mpirun -np N aerodem run), the
 # shipped default tunnel (NACA 2412, Mach 3, area fraction 0.3) made larger. RANK_BACKEND=cuda: GPU ranks
-# (the ranks of the host share its GPUs in turn) on the shipped closed box (scenes/closed_box.ini: GPU
-# ranks do not run open sides yet) made larger, beside backend = cuda in one process; on a machine with
-# several GPUs it runs unchanged, one rank a GPU.
+# (the ranks of the host share its GPUs in turn) on the same tunnel (or BOX=1: the shipped closed box,
+# scenes/closed_box.ini, the case of the 2026-12-03 figures, before GPU ranks ran open sides) made larger,
+# beside backend = cuda in one process; on a machine with several GPUs it runs unchanged, one rank a GPU.
 #   strong: one tunnel of WIDTH x HEIGHT m on 1..N ranks (the same discs; efficiency = T1 / (N TN));
 #   weak:   a tunnel WEAK_WIDTH m long per rank (the slabs cut along the stream; efficiency = T1 / TN);
 #   beside them backend = cpu (the optimised CPU backend) on 1 and 2 threads on the strong case: each
@@ -11,7 +11,7 @@
 # Prints a table and writes CSV (OUT, default bench/results/cpu/mpi_scaling.csv). Every rate is the run's
 # own "done" line (disc-steps per second of wall time over the stepping, outputs included), the efficiency
 # is taken from the rates, and the rank imbalance is the slowest rank's busy time (sort and pass) over the mean.
-# Usage: [RANK_BACKEND=cpu|cuda] [RANKS="1 2"] [STEPS=1000] [WIDTH=480] [HEIGHT=240] [WEAK_WIDTH=240] [OUT=...]
+# Usage: [RANK_BACKEND=cpu|cuda] [BOX=1] [RANKS="1 2"] [STEPS=1000] [WIDTH=480] [HEIGHT=240] [WEAK_WIDTH=240] [OUT=...]
 #        bench/mpi_scaling.sh [BUILD]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -27,10 +27,11 @@ mpi=(mpirun --oversubscribe -x OMP_NUM_THREADS=1)
 common=(--steps "$steps" --set run.settle_steps=$((steps / 2)) --set output.frame_interval=1000000
         --set output.video=no --set body.y=$((height / 2)) --set tunnel.height="$height")
 scene=$here/../scenes/default.ini
-if [ "$rank_backend" = cuda ]; then
+[ "$rank_backend" = cuda ] && common+=(--set run.rank_backend=cuda)
+if [ "${BOX:-0}" = 1 ]; then
   scene=$here/../scenes/closed_box.ini
   common=(--steps "$steps" --set run.settle_steps=$((steps / 2)) --set output.frame_interval=1000000
-          --set output.video=no --set tunnel.height="$height" --set run.rank_backend=cuda)
+          --set output.video=no --set tunnel.height="$height" --set run.rank_backend="$rank_backend")
 fi
 cpu=$(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1)
 gpu=""; [ "$rank_backend" = cuda ] && gpu=", GPU $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)"
