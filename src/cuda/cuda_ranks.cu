@@ -31,8 +31,9 @@ struct cuda_ranks {
     ad_res_pick *res_picks, *host_res_picks, *mine, *chosen;
     uint32_t *rm;
     int *kbox;
-    int64_t *host_fix; /* pinned: the panels' step sums (fix_cap words) */
+    int64_t *host_fix; /* the panels' step sums (fix_cap words), pinned where fix_pinned */
     size_t fix_cap;
+    int fix_pinned;
 };
 
 /* A failure inside the step's open-sides parts, kept (the first); the collectives go on, so that no rank
@@ -125,9 +126,9 @@ void ad_cuda_ranks_plan(ad_world *w)
     if (!e) e = cudaMemcpyAsync(r->host_res_picks, r->res_picks, picks, cudaMemcpyDeviceToHost, st);
     if (!e) e = cudaStreamSynchronize(st);
     note(r, e, "the reservoir's decisions");
-    int K = 0; /* the boxes that remove: the same on every rank (the same decisions) */
-    for (int b = 0; b < nb; b++) {
-        if (e || !r->host_res_rm[b]) continue;
+    int K = 0; /* the boxes that remove: the same on every rank (the same decisions), checked below */
+    for (int b = 0; b < nb && !e; b++) {
+        if (!r->host_res_rm[b]) continue;
         r->kbox[K] = b;
         r->rm[K] = r->host_res_rm[b];
         memcpy(r->mine + (size_t)K * AD_RES_PICK_MAX, r->host_res_picks + (size_t)b * AD_RES_PICK_MAX,
@@ -135,6 +136,14 @@ void ad_cuda_ranks_plan(ad_world *w)
         K++;
     }
     memset(r->host_res_n, 0, nb * sizeof(unsigned));
+    /* every rank's K and failures summed: a rank that failed, or decided otherwise, stops every rank's choice
+     * alike (no collective left waiting) */
+    uint32_t check[2] = {(uint32_t)K, e ? 1u : 0u};
+    r->links.sum_u32(r->links.ctx, check, 2);
+    if (!check[1] && check[0] != (uint32_t)K * (uint32_t)r->links.ranks && !r->fail.code)
+        r->fail = ad_fail(AD_ERR_BACKEND, "ranks", "GPU ranks: the reservoir's controllers decided otherwise on another "
+                          "rank (step %llu)", (unsigned long long)w->stats.step);
+    if (check[1] || check[0] != (uint32_t)K * (uint32_t)r->links.ranks) K = 0;
     if (K) {
         r->links.choose(r->links.ctx, K, r->mine, r->rm, r->chosen, r->host_res_n + nb);
         for (int k = 0; k < K; k++) {
@@ -161,11 +170,12 @@ const unsigned char *ad_cuda_ranks_gas_room(ad_world *w, const ad_enter_discs &d
     cudaStream_t st = c->stream;
     k_enter_gas_room<ad_enter_discs><<<1, AD_ENTER_THREADS, 0, st>>>(w->params, c->ctrl, c->start, d, r->room);
     cudaError_t e = cudaGetLastError();
-    if (!e) e = cudaMemcpyAsync(r->host_room, r->room, AD_ROOM_MAX, cudaMemcpyDeviceToHost, st);
+    if (!e) e = cudaMemcpyAsync(r->host_room, r->room, AD_ROOM_MAX + 1, cudaMemcpyDeviceToHost, st);
     if (!e) e = cudaStreamSynchronize(st);
+    if (e) memset(r->host_room, 0, AD_ROOM_MAX + 1); /* no room, and no entries on any rank this step */
     note(r, e, "the entries' room");
-    r->links.min_u8(r->links.ctx, r->host_room, AD_ROOM_MAX);
-    note(r, cudaMemcpyAsync(r->room, r->host_room, AD_ROOM_MAX, cudaMemcpyHostToDevice, st), "the entries' room");
+    r->links.min_u8(r->links.ctx, r->host_room, AD_ROOM_MAX + 1);
+    note(r, cudaMemcpyAsync(r->room, r->host_room, AD_ROOM_MAX + 1, cudaMemcpyHostToDevice, st), "the entries' room");
     return r->room;
 }
 
@@ -174,22 +184,25 @@ void ad_cuda_ranks_panel_sums(ad_world *w)
     cuda_world *c = CW(w);
     cuda_ranks *r = c->ranks;
     cudaStream_t st = c->stream;
-    size_t words = c->panels.count * AD_PANEL_WORDS;
+    size_t words = w->panels.count * AD_PANEL_WORDS; /* the body's: the same on every rank */
     if (!words) return;
-    if (words > r->fix_cap) {
-        cudaFreeHost(r->host_fix);
-        r->host_fix = NULL;
-        r->fix_cap = 0;
-        if (!cudaMallocHost((void **)&r->host_fix, words * sizeof(int64_t))) r->fix_cap = words;
+    if (words > r->fix_cap) { /* pinned, else pageable (a few kB: MPI takes either) */
+        if (r->fix_pinned) cudaFreeHost(r->host_fix);
+        else free(r->host_fix);
+        r->fix_pinned = cudaMallocHost((void **)&r->host_fix, words * sizeof(int64_t)) == cudaSuccess;
+        if (!r->fix_pinned) r->host_fix = (int64_t *)malloc(words * sizeof(int64_t));
+        r->fix_cap = r->host_fix ? words : 0;
     }
-    cudaError_t e = r->host_fix ? cudaSuccess : cudaErrorMemoryAllocation;
-    if (!e) e = cudaMemcpyAsync(r->host_fix, c->panels.fix, words * sizeof(int64_t), cudaMemcpyDeviceToHost, st);
+    int64_t *v = r->host_fix;
+    cudaError_t e = v ? cudaSuccess : cudaErrorMemoryAllocation;
+    if (!e && (!c->panels.on || c->panels.count != w->panels.count)) e = cudaErrorInvalidValue;
+    if (!e) e = cudaMemcpyAsync(v, c->panels.fix, words * sizeof(int64_t), cudaMemcpyDeviceToHost, st);
     if (!e) e = cudaStreamSynchronize(st);
     note(r, e, "the panels' sums");
-    r->links.sum_i64(r->links.ctx, r->host_fix, r->host_fix ? (int)words : 0); /* the collective all the same */
-    if (r->host_fix)
-        note(r, cudaMemcpyAsync(c->panels.fix, r->host_fix, words * sizeof(int64_t), cudaMemcpyHostToDevice, st),
-             "the panels' sums");
+    if (e && v) memset(v, 0, words * sizeof(int64_t)); /* this rank's run is lost: zeros, the collective all the same */
+    r->links.sum_i64(r->links.ctx, v, (int)words);
+    if (!e)
+        note(r, cudaMemcpyAsync(c->panels.fix, v, words * sizeof(int64_t), cudaMemcpyHostToDevice, st), "the panels' sums");
 }
 
 /* ------------------------------------------------------------------ the halo -- */
@@ -262,7 +275,8 @@ static void free_buffers(cuda_ranks *r)
     free(r->chosen);
     free(r->rm);
     free(r->kbox);
-    cudaFreeHost(r->host_fix);
+    if (r->fix_pinned) cudaFreeHost(r->host_fix);
+    else free(r->host_fix);
     r->host_fix = NULL;
     r->fix_cap = 0;
     r->room = r->host_room = NULL;
@@ -293,8 +307,8 @@ static cudaError_t size_sides(cuda_ranks *r, size_t side_cap)
 static cudaError_t open_buffers(cuda_ranks *r, int boxes)
 {
     size_t nb = (size_t)boxes + 1, picks = nb * AD_RES_PICK_MAX;
-    cudaError_t e = cudaMalloc((void **)&r->room, AD_ROOM_MAX);
-    if (!e) e = cudaMallocHost((void **)&r->host_room, AD_ROOM_MAX);
+    cudaError_t e = cudaMalloc((void **)&r->room, AD_ROOM_MAX + 1); /* + the plans' overflow (enter.cuh) */
+    if (!e) e = cudaMallocHost((void **)&r->host_room, AD_ROOM_MAX + 1);
     if (!e) e = cudaMalloc((void **)&r->res_cnt, nb * sizeof(unsigned));
     if (!e) e = cudaMalloc((void **)&r->res_rm, nb * sizeof(unsigned));
     if (!e) e = cudaMalloc((void **)&r->res_n, nb * sizeof(unsigned));
@@ -449,9 +463,9 @@ extern "C" ad_status ad_cuda_ranks_pass(ad_world *w, int obs, uint64_t stand_for
     cuda_world *c = CW(w);
     cuda_ranks *r = c->ranks;
     c->sums_on_host = 0; /* the step samples the fields on the device */
-    r->fail = ad_ok();
     int changed = 0; /* sampling starts, or the body grew (no graphs here) */
-    AD_TRY(ad_dev_panels_sync(&c->panels, w, c->cap, c->stream, &changed));
+    r->fail = ad_dev_panels_sync(&c->panels, w, c->cap, c->stream, &changed); /* kept: the step's collectives
+                                                                                 still run */
     cudaError_t e = ad_cuda_enqueue_step(w, ad_cuda_launch_n(w), stand_for > 0, obs);
     if (r->fail.code) return r->fail;
     if (e) return ad_fail(AD_ERR_BACKEND, "cuda", "launching a step: %s", cudaGetErrorString(e));

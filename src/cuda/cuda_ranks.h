@@ -44,6 +44,7 @@ enum { AD_HALO_OWN = 0, AD_HALO_LEFT = 1, AD_HALO_RIGHT = 2 };
  * calls each in the same order. */
 typedef struct ad_rank_links {
     void *ctx;
+    int ranks;
     void (*sum_u32)(void *ctx, uint32_t *v, int n);     /* v: every rank's summed, in place */
     void (*min_u8)(void *ctx, unsigned char *v, int n); /* v: every rank's minimum, in place */
     void (*sum_i64)(void *ctx, int64_t *v, int n);      /* v: every rank's summed, in place (exact) */

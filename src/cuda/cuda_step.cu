@@ -206,7 +206,7 @@ static void enqueue_enter(ad_world *w, cuda_world *c, int nx, int bin)
     const ad_enter_slots slots{c->state[nx], c->id[c->idp], c->pressure, c->virial, c->acc[nx], touch_of(c, c->idp)};
     ad_enter_discs d{l, slots, c->spots, c->spot_next, bin, bin_next(w, c)};
     /* GPU ranks: the room in the gas, judged by every rank over its own discs and combined (a host round trip) */
-    if (c->ranks && w->params.disc_contacts) d.l.gas_room = ad_cuda_ranks_gas_room(w, d);
+    if (c->ranks) d.l.gas_room = ad_cuda_ranks_gas_room(w, d);
     k_enter_new<<<1, AD_ENTER_THREADS, 0, st>>>(w->params, c->ctrl, c->start, d);
 }
 
@@ -384,7 +384,8 @@ static cudaError_t enqueue_step(ad_world *w, cuda_world *c, unsigned n, int time
         k_verlet_drift<<<grid_of(n), AD_CUDA_BLOCK, 0, st>>>(w->params, count_of(c, n), c->state[c->cur],
                                                               c->acc[c->cur], c->id[c->idp], c->ctrl);
     cudaError_t e = enqueue_grid(w, c, n, timed, obs);
-    if (e) return e;
+    if (e && !c->ranks) return e;
+    cudaError_t grid_e = e; /* GPU ranks go on to the step's collectives, which every rank must reach */
     enqueue_reservoir_plan(w, c);
     if (integ == AD_INTEGRATOR_RK4) {
         const ad_state *base = c->state[c->cur];
@@ -411,11 +412,11 @@ static cudaError_t enqueue_step(ad_world *w, cuda_world *c, unsigned n, int time
     unsigned nb = grid_of(n), nr = (nb + AD_FOLD_SHARE - 1) / AD_FOLD_SHARE;
     if (nr > AD_REDUCE_BLOCKS) nr = AD_REDUCE_BLOCKS;
     /* the panels' sums over this step's dt, before the fold chooses the next */
-    if (c->panels.on && c->ranks) ad_cuda_ranks_panel_sums(w); /* GPU ranks: the world's step sums */
+    if (c->ranks && w->params.surfaces) ad_cuda_ranks_panel_sums(w); /* GPU ranks: the world's step sums */
     if (c->panels.on && (e = ad_dev_panels_fold(&c->panels, &w->params, c->ctrl, st)) != cudaSuccess) return e;
     k_fold_step<<<nr, AD_CUDA_BLOCK, 0, st>>>(c->blocks, nb, c->blocks2, c->ctrl, w->dt_rule,
                                               (float)(1.0 / w->def.radius), c->open ? c->vmax2_new : NULL, c->sums_keep);
-    e = cudaGetLastError();
+    e = grid_e ? grid_e : cudaGetLastError();
     return e || !timed ? e : cudaEventRecord(c->phase[4], st);
 }
 

@@ -169,16 +169,17 @@ struct ad_enter_tally {
 };
 
 /* Thread 0, at the end: the world's count and ids, the waiting list's length, the counts. */
-__device__ __forceinline__ void ad_enter_finish(ad_ctrl *ctrl, const ad_enter_tally &n, unsigned keep, unsigned cap)
+__device__ __forceinline__ void ad_enter_finish(ad_ctrl *ctrl, const ad_enter_tally &n, unsigned keep, unsigned cap,
+                                                int ranks)
 {
     unsigned got = n.full ? (n.n0 < cap ? cap - n.n0 : 0) : n.mine;
     ctrl->n = n.n0 + got;
-    ctrl->next_id = n.id0 + (n.full ? got : n.placed);
+    ctrl->next_id = n.id0 + (n.full && !ranks ? got : n.placed); /* GPU ranks: the ids of every rank's discs */
     ctrl->nwaiting = keep;
     ctrl->entries_lost += n.waited - keep;
     ctrl->entered += n.entered;
     ctrl->res_added += n.added;
-    if (n.full) ctrl->capacity_exceeded = n.n0 + n.placed;
+    if (n.full) ctrl->capacity_exceeded = n.n0 + n.mine; /* the slots it wanted (GPU ranks: this rank's) */
 }
 
 /* After the pass: the step's new particles appended at slot ctrl->n in a fixed order (one block, chunks
@@ -201,6 +202,8 @@ __global__ void __launch_bounds__(AD_ENTER_THREADS) k_enter_new(ad_params p, ad_
     const uint64_t step = ctrl->stats.step;
     if (t == 0) {
         pl = ad_enter_plan_step(p, ctrl, l.res_add, l.res_add_start, cap, dt);
+        if (l.gas_room && !l.gas_room[AD_ROOM_MAX]) /* GPU ranks: some rank's plan overflowed (it tells) */
+            pl.total = pl.ne = pl.nwait = 0;
         n = ad_enter_tally{0, 0, 0, 0, ctrl->n, ctrl->next_id, 0, 0};
         *l.vmax2_bits = 0;
     }
@@ -230,16 +233,17 @@ __global__ void __launch_bounds__(AD_ENTER_THREADS) k_enter_new(ad_params p, ad_
         if (ok) {
             unsigned slot = n.n0 + n.mine + opre;
             if (own && slot < cap) d.place(p, slot, n.id0 + n.placed + pre, q);
-            if (!own || slot < cap) { /* another rank's disc takes no slot here */
+            /* another rank's disc takes no slot here; under GPU ranks every placed disc counts on every rank,
+             * where this one is full too (the run then stops with the capacity error on all ranks) */
+            if (!own || slot < cap || p.own_hi > 0) {
                 atomicMax(l.vmax2_bits, __float_as_uint(D::speed2(q)));
                 if (box < 0) atomicAdd(&n.entered, 1u);
                 else {
                     atomicAdd(&n.added, 1u);
                     atomicAdd(&l.res_state[2 * box], -1.0); /* settled (integers in a double: any order) */
                 }
-            } else {
-                n.full = 1;
             }
+            if (own && slot >= cap) n.full = 1;
         }
         unsigned w = valid && !ok && i < pl.ne, wpre, wsum;
         scan_t(tmp).ExclusiveSum(w, wpre, wsum);
@@ -254,13 +258,15 @@ __global__ void __launch_bounds__(AD_ENTER_THREADS) k_enter_new(ad_params p, ad_
     }
     unsigned keep = min(n.waited, (unsigned)AD_WAITING_MAX);
     for (unsigned k = t; k < keep; k += AD_ENTER_THREADS) l.waiting[k] = l.waiting_next[k];
-    if (t == 0) ad_enter_finish(ctrl, n, keep, cap);
+    if (t == 0) ad_enter_finish(ctrl, n, keep, cap, p.own_hi > 0);
 }
 
 /* GPU ranks, before k_enter_new: the step's candidates as k_enter_new will list them (the plan on a copy of
  * the control record: nothing is changed), and for the first AD_ROOM_MAX of them the room in the gas that
  * this rank's discs leave (D::gas: its own discs only, the pass having written the others dead); 1 past
- * them, so that the ranks' minimum is the world's answer. One block. */
+ * them and where discs do not collide, so that the ranks' minimum is the world's answer. room[AD_ROOM_MAX]:
+ * 0 where this rank's plan overflows (its own count near the capacity), so that every rank skips the
+ * step's entries alike. One block. */
 template <class D>
 __global__ void __launch_bounds__(AD_ENTER_THREADS) k_enter_gas_room(ad_params p, const ad_ctrl *ctrl,
                                                                      const unsigned *__restrict__ start, D d,
@@ -272,12 +278,14 @@ __global__ void __launch_bounds__(AD_ENTER_THREADS) k_enter_gas_room(ad_params p
     const uint64_t step = ctrl->stats.step;
     if (t == 0) {
         ad_ctrl copy = *ctrl;
+        copy.capacity_exceeded = 0;
         pl = ad_enter_plan_step(p, &copy, d.l.res_add, d.l.res_add_start, d.l.cap, dt);
+        room[AD_ROOM_MAX] = copy.capacity_exceeded == 0;
     }
     __syncthreads();
     for (unsigned i = t; i < AD_ROOM_MAX; i += AD_ENTER_THREADS) {
         unsigned char r = 1;
-        if (i < pl.total) {
+        if (i < pl.total && p.disc_contacts) {
             typename D::entry e;
             int box;
             typename D::state q = ad_enter_candidate(d, p, pl, i, dt, step, &e, &box);

@@ -132,7 +132,7 @@ static ad_status cut_slabs(ad_world *w, mpi_gpu *g)
     g->left = g->rank > 0 ? g->rank - 1 : ring ? g->ranks - 1 : -1;
     g->right = g->rank < g->ranks - 1 ? g->rank + 1 : ring ? 0 : -1;
     fill_dest(P, lo, hi, g->dest);
-    g->links = (ad_rank_links){g, link_sum_u32, link_min_u8, link_sum_i64, link_choose};
+    g->links = (ad_rank_links){g, g->ranks, link_sum_u32, link_min_u8, link_sum_i64, link_choose};
     ad_rank_cut cut = {lo, hi, reach, g->left >= 0, g->right >= 0, g->dest, &g->links};
     return ad_cuda_ranks_attach(w, &cut);
 }
@@ -443,8 +443,12 @@ static ad_status gpu_export(const ad_world *w, ad_snapshot *s)
     size_t n;
     ad_snapshot open;
     memset(&open, 0, sizeof open);
-    AD_TRY(gather_all(w, &all, &n, &open));
-    ad_status st = agree(G(w), mpi_snapshot_of(all, n, s));
+    ad_status st = gather_all(w, &all, &n, &open);
+    if (st.code) {
+        ad_snapshot_free(&open);
+        return st;
+    }
+    st = agree(G(w), mpi_snapshot_of(all, n, s));
     free(all);
     if (st.code) {
         ad_snapshot_free(s);
