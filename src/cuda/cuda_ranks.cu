@@ -114,6 +114,7 @@ void ad_cuda_ranks_plan(ad_world *w)
     cudaError_t e = cudaGetLastError();
     if (!e) e = cudaMemcpyAsync(r->host_res_cnt, r->res_cnt, nb * sizeof(unsigned), cudaMemcpyDeviceToHost, st);
     if (!e) e = cudaStreamSynchronize(st);
+    if (e) memset(r->host_res_cnt, 0, nb * sizeof(unsigned)); /* this rank's step is lost: zeros */
     note(r, e, "the reservoir's counts");
     r->links.sum_u32(r->links.ctx, r->host_res_cnt, nb);
     e = cudaMemcpyAsync(r->res_cnt, r->host_res_cnt, nb * sizeof(unsigned), cudaMemcpyHostToDevice, st);
@@ -136,14 +137,22 @@ void ad_cuda_ranks_plan(ad_world *w)
         K++;
     }
     memset(r->host_res_n, 0, nb * sizeof(unsigned));
-    /* every rank's K and failures summed: a rank that failed, or decided otherwise, stops every rank's choice
-     * alike (no collective left waiting) */
-    uint32_t check[2] = {(uint32_t)K, e ? 1u : 0u};
-    r->links.sum_u32(r->links.ctx, check, 2);
-    if (!check[1] && check[0] != (uint32_t)K * (uint32_t)r->links.ranks && !r->fail.code)
+    /* the same boxes removing, as many from each, on every rank, and no failure: else no rank chooses (no
+     * collective left waiting). The bytes of K and of a hash of the (box, count) pairs, their complements and
+     * the success, each the ranks' minimum: a byte's minimum and its complement's give its least and greatest */
+    uint32_t v[2] = {(uint32_t)K, 2166136261u};
+    for (int k = 0; k < K; k++) v[1] = (v[1] ^ (uint32_t)r->kbox[k]) * 16777619u, v[1] = (v[1] ^ r->rm[k]) * 16777619u;
+    unsigned char chk[17];
+    memcpy(chk, v, 8);
+    for (int k = 0; k < 8; k++) chk[8 + k] = (unsigned char)(255 - chk[k]);
+    chk[16] = !e;
+    r->links.min_u8(r->links.ctx, chk, 17);
+    int same = 1;
+    for (int k = 0; k < 8; k++) same &= chk[k] == 255 - chk[8 + k];
+    if (chk[16] && !same && !r->fail.code)
         r->fail = ad_fail(AD_ERR_BACKEND, "ranks", "GPU ranks: the reservoir's controllers decided otherwise on another "
                           "rank (step %llu)", (unsigned long long)w->stats.step);
-    if (check[1] || check[0] != (uint32_t)K * (uint32_t)r->links.ranks) K = 0;
+    if (!chk[16] || !same) K = 0;
     if (K) {
         r->links.choose(r->links.ctx, K, r->mine, r->rm, r->chosen, r->host_res_n + nb);
         for (int k = 0; k < K; k++) {
@@ -190,7 +199,11 @@ void ad_cuda_ranks_panel_sums(ad_world *w)
         if (r->fix_pinned) cudaFreeHost(r->host_fix);
         else free(r->host_fix);
         r->fix_pinned = cudaMallocHost((void **)&r->host_fix, words * sizeof(int64_t)) == cudaSuccess;
-        if (!r->fix_pinned) r->host_fix = (int64_t *)malloc(words * sizeof(int64_t));
+        if (!r->fix_pinned) {
+            cudaGetLastError(); /* the failed allocation is not the step's error */
+            r->host_fix = (int64_t *)malloc(words * sizeof(int64_t)); /* NULL too: the collective below fails,
+                                                                         the rank ends and mpirun ends the job */
+        }
         r->fix_cap = r->host_fix ? words : 0;
     }
     int64_t *v = r->host_fix;

@@ -379,7 +379,11 @@ static ad_status gather_all(const ad_world *w, mpi_disc **all, size_t *n, ad_sna
     *all = NULL;
     *n = 0;
     ad_snapshot loc;
-    AD_TRY(agree(g, ad_cuda_backend.export_state(w, &loc)));
+    ad_status mine_st = ad_cuda_backend.export_state(w, &loc), st0 = agree(g, mine_st);
+    if (st0.code) {
+        if (!mine_st.code) ad_snapshot_free(&loc);
+        return st0;
+    }
     mpi_disc *mine = malloc((loc.n + 1) * sizeof *mine);
     int *counts = malloc((size_t)g->ranks * sizeof *counts), *displs = malloc((size_t)g->ranks * sizeof *displs);
     ad_status st = mine && counts && displs ? ad_ok() : ad_fail(AD_ERR_NO_MEMORY, "", "out of host memory");
