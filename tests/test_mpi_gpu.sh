@@ -15,6 +15,7 @@
 set -uo pipefail
 bin=$1
 exe="$bin/test_mpi_gpu"
+here=$(cd "$(dirname "$0")" && pwd)
 nvidia-smi -L > /dev/null 2>&1 || { echo "no GPU: skipped"; exit 77; }
 . "$(dirname "$0")/mpi_lib.sh"
 fail=0
@@ -62,21 +63,7 @@ b1=$(run body1 1 body)
 b2=$(run body2 2 body)
 b3=$(run body3 3 body)
 printf 'body, 1 rank:  %s\nbody, 2 ranks: %s\nbody, 3 ranks: %s\n' "$b1" "$b2" "$b3"
-for got in "$b2" "$b3"; do
-  python3 - "$b1" "$got" <<'PY' || fail=1
-import math, re, sys
-def v(line): return {k: float(x) for k, x in re.findall(r"(\w+) ([-+0-9.e]+)", line)}
-a, b = v(sys.argv[1]), v(sys.argv[2])
-ok = bool(a and b) and a["count"] == b["count"]
-for f in ("fx", "fy"):
-    if not ok: break
-    se = math.hypot(a[f + "_se"], b[f + "_se"])
-    print(f"{f}: {a[f]:.5g} and {b[f]:.5g}, {abs(a[f] - b[f]) / se:.2f} combined SE")
-    ok = abs(a[f] - b[f]) <= 3 * se
-print(("ok" if ok else "FAIL") + ": the plate's mean force against one rank")
-sys.exit(0 if ok else 1)
-PY
-done
+for got in "$b2" "$b3"; do python3 "$here/mpi_gpu_compare.py" body "$b1" "$got" || fail=1; done
 run saved 2 resume "$work/half.ckpt" > /dev/null
 for np in 1 3; do
   got=$(run resumed$np $np resume "$work/half.ckpt")
@@ -88,26 +75,6 @@ five_runs tunnel
 run tsaved 2 tunnel_resume "$work/tunnel.ckpt" > /dev/null
 tr3=$(run tres3 3 tunnel_resume "$work/tunnel.ckpt")
 echo "tunnel saved on 2 ranks, resumed on 3: $tr3"
-for got in "$two" "$three" "$tr3"; do
-  python3 - "$one" "$got" <<'PY' || fail=1
-import math, re, sys
-def v(line): return {k: float(x) for k, x in re.findall(r"(\w+) ([-+0-9.e]+)", line)}
-a, b = v(sys.argv[1]), v(sys.argv[2])
-ok = bool(a and b)
-for k in ("count", "entered", "left", "probe_n", "contacts"):
-    if not ok: break
-    # within 3 %, or for a count of events within 3 of its Poisson spread (two runs that part ways)
-    tol = max(0.03 * abs(a[k]), 0 if k == "probe_n" else 3 * math.sqrt(a[k] + b[k]))
-    ok = abs(a[k] - b[k]) <= tol
-    print(f"{k}: {a[k]:.6g} and {b[k]:.6g} (within {tol:.3g})")
-for f in ("fx", "fy"):
-    if not ok or f not in b: break
-    se = math.hypot(a[f + "_se"], b[f + "_se"])
-    print(f"{f}: {a[f]:.5g} and {b[f]:.5g}, {abs(a[f] - b[f]) / se:.2f} combined SE")
-    ok = abs(a[f] - b[f]) <= 3 * se
-print(("ok" if ok else "FAIL") + ": the tunnel's count, stream and plate against one rank")
-sys.exit(0 if ok else 1)
-PY
-done
+for got in "$two" "$three" "$tr3"; do python3 "$here/mpi_gpu_compare.py" tunnel "$one" "$got" || fail=1; done
 [ $fail -eq 0 ] && echo "mpi_gpu: all passed"
 exit $fail
