@@ -230,14 +230,8 @@ for stage in "$@"; do
     mpirun --allow-run-as-root --oversubscribe -np 2 ./build-gpu/aerodem run scenes/closed_box.ini --steps 4000 \
         --set run.rank_backend=cuda --out /tmp/box_ranks > "$OUT/closed_box_ranks.log" 2>&1; echo "closed_box rc=$?"
     tail -6 "$OUT/closed_box_ranks.log"
-    log "ranks: the default tunnel (open sides, reservoir, panels) on 2 GPU ranks against backend = cuda"
-    for np in 0 2; do
-      pre=(); [ $np -gt 0 ] && pre=(mpirun --allow-run-as-root --oversubscribe -np $np)
-      set=(--set run.rank_backend=cuda); [ $np -eq 0 ] && set=(--backend cuda)
-      "${pre[@]}" ./build-gpu/aerodem run scenes/default.ini --steps ${TUNNEL_STEPS:-40000} --set run.settle_steps=10000 \
-        --set output.video=no "${set[@]}" --out /tmp/default_$np > "$OUT/default_ranks$np.log" 2>&1; echo "default ($np ranks) rc=$?"
-      grep -E "CL|CD" /tmp/default_$np/summary.txt | head -4
-    done
+    log "ranks: the default scene whole on 2 GPU ranks against backend = cuda (ctest mpi_gpu_long)"
+    bash tests/test_mpi_long.sh ./build-gpu/aerodem . cuda 2>&1 | tee "$OUT/mpi_gpu_long.log" | tail -8
     log "ranks: scaling (RANK_BACKEND=cuda bench/mpi_scaling.sh)"
     RANK_BACKEND=cuda RANKS="${SCALE_RANKS:-1 2 4}" STEPS=${SCALE_STEPS:-2000} WIDTH=${SCALE_WIDTH:-4096} \
       HEIGHT=${SCALE_HEIGHT:-1024} WEAK_WIDTH=${SCALE_WEAK:-2048} OUT="$OUT/mpi_scaling_gpu.csv" \

@@ -96,8 +96,7 @@ static uint64_t fields_print(ad_world *w, double *density)
         OK(ad_world_read_field(w, (ad_field)f, v, &samples));
         h = fnv(h, v, cells * sizeof *v);
     }
-    ad_probe_sums p;
-    memset(&p, 0, sizeof p); /* the bytes are hashed: its padding too (the library clears it as well) */
+    ad_probe_sums p; /* its bytes are hashed: ad_world_read_probe writes every one, its padding too */
     if (!ad_world_read_probe(w, &p).code) h = fnv(h, &p, sizeof p);
     *density = 0.0;
     OK(ad_world_read_field(w, AD_FIELD_DENSITY, v, NULL));

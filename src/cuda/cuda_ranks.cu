@@ -63,10 +63,7 @@ __global__ void k_rank_res_decide(ad_params p, const unsigned *__restrict__ star
 {
     int b = (int)(blockIdx.x * blockDim.x + threadIdx.x);
     if (b >= p.res_boxes) return;
-    double nu = (double)p.res_rate / AD_RES_CONTROL_SLOWER;
-    float dt = (float)ctrl->stats.dt; /* the step's, as the pass and the CPU's plan take it */
-    uint32_t a;
-    uint32_t rm = ad_reservoir_decide(&state[2 * b], ad_reservoir_want_dim<2>(p, b), total[b], nu, dt, &a);
+    uint32_t a, rm = ad_reservoir_decide_box<2>(p, ctrl, state, b, total[b], &a);
     add[b] = a;
     rm_out[b] = rm;
     ad_reservoir_picks_in(&p, start, ids, b, ctrl->stats.step, rm, c0, c1, picks + (size_t)b * AD_RES_PICK_MAX);
@@ -79,15 +76,7 @@ __global__ void k_rank_res_doom(ad_params p, const unsigned *__restrict__ start,
 {
     int b = (int)(blockIdx.x * blockDim.x + threadIdx.x);
     if (b >= p.res_boxes || !rm[b]) return;
-    const ad_res_pick *c = chosen + (size_t)b * AD_RES_PICK_MAX;
-    int lo[3], hi[3];
-    ad_reservoir_box_cells_in(&p, b, c0, c1, lo, hi);
-    for (int cy = lo[1]; cy < hi[1] && lo[0] < hi[0]; cy++) {
-        uint32_t row = ad_reservoir_row(&p, cy, 0);
-        for (uint32_t j = start[row + (uint32_t)lo[0]]; j < start[row + (uint32_t)hi[0]]; j++)
-            for (unsigned q = 0; q < n[b]; q++)
-                if (c[q].id == ids[j]) doomed[j] = 1;
-    }
+    ad_reservoir_doom_in(&p, start, ids, b, c0, c1, chosen + (size_t)b * AD_RES_PICK_MAX, n[b], doomed);
     state[2 * b] -= (double)(rm[b] - n[b]); /* the ones not marked stay owed */
 }
 

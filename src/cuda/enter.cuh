@@ -41,6 +41,16 @@ template <int DIM> __device__ __forceinline__ double ad_reservoir_want_dim(const
     return DIM == 2 ? ad_reservoir_want(&p, b) : ad_reservoir_want3(&p, b);
 }
 
+/* Box b's controller (one thread), from its count n: the removals it asks for (returned) and the additions
+ * after the pass (*add); the step's dt, as the pass and the CPU's plan take it. */
+template <int DIM>
+__device__ __forceinline__ uint32_t ad_reservoir_decide_box(const ad_params &p, const ad_ctrl *ctrl, double *state, int b,
+                                                            uint32_t n, uint32_t *add)
+{
+    double nu = (double)p.res_rate / AD_RES_CONTROL_SLOWER;
+    return ad_reservoir_decide(&state[2 * b], ad_reservoir_want_dim<DIM>(p, b), n, nu, (float)ctrl->stats.dt, add);
+}
+
 /* Before the pass, on the grid of the step (start, and the ids in its order): each reservoir box's
  * count, its controller, the particles it removes (marked in `doomed`, which the pass clears) and adds
  * after it (`add`). One thread a box; the same functions and order as the CPU's
@@ -52,10 +62,7 @@ __global__ void k_reservoir_plan(ad_params p, const unsigned *__restrict__ start
 {
     int b = (int)(blockIdx.x * blockDim.x + threadIdx.x);
     if (b >= p.res_boxes) return;
-    uint32_t n = ad_reservoir_box_count(&p, start, b), a;
-    double nu = (double)p.res_rate / AD_RES_CONTROL_SLOWER;
-    float dt = (float)ctrl->stats.dt; /* the step's, as the pass and the CPU's plan take it */
-    uint32_t rm = ad_reservoir_decide(&state[2 * b], ad_reservoir_want_dim<DIM>(p, b), n, nu, dt, &a);
+    uint32_t a, rm = ad_reservoir_decide_box<DIM>(p, ctrl, state, b, ad_reservoir_box_count(&p, start, b), &a);
     if (rm) {
         uint32_t slot[AD_RES_PICK_MAX];
         uint32_t m = ad_reservoir_pick(&p, start, ids, b, ctrl->stats.step, rm, slot);

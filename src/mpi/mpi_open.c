@@ -14,48 +14,12 @@
 
 #include "mpi_world.h"
 
-/* Box b's own slots: rows [lo1, hi1) of layers [lo2, hi2) (one in 2D), each the slot range of the box's
- * columns within the rank's. */
-typedef struct box_rows {
-    int lo[3], hi[3], a, e; /* a, e: the box's columns within the rank's [a, e) (empty where a >= e) */
-} box_rows;
-
-/* The step's grid as the plan reads it (the same arrays in both dimensions). */
-typedef struct plan_grid {
-    const uint32_t *start, *id;
-    unsigned char *doomed;
-} plan_grid;
-
-static box_rows own_rows(const ad_params *P, const mpi_world *m, int b)
-{
-    box_rows r;
-    ad_reservoir_box_cells(P, b, r.lo, r.hi);
-    r.a = r.lo[0] > m->c_lo ? r.lo[0] : m->c_lo;
-    r.e = r.hi[0] < m->c_hi ? r.hi[0] : m->c_hi;
-    return r;
-}
-
-/* Marks doomed the rank's discs of box b whose ids are among chosen[0..k). */
-static void doom_own(const ad_world *w, const mpi_world *m, const plan_grid *g, int b, const ad_res_pick *chosen,
-                     uint32_t k)
-{
-    const ad_params *P = &w->params;
-    box_rows r = own_rows(P, m, b);
-    for (int cz = r.lo[2]; cz < r.hi[2]; cz++)
-        for (int cy = r.lo[1]; cy < r.hi[1] && r.a < r.e; cy++) {
-            uint32_t row = ad_reservoir_row(P, cy, cz);
-            for (uint32_t j = g->start[row + (uint32_t)r.a]; j < g->start[row + (uint32_t)r.e]; j++)
-                for (uint32_t q = 0; q < k; q++)
-                    if (chosen[q].id == g->id[j]) g->doomed[j] = 1;
-        }
-}
-
 uint32_t mpi_res_merge(const ad_res_pick *all, int ranks, int K, int k, uint32_t rm, ad_res_pick *best)
 {
     uint32_t want = rm > AD_RES_PICK_MAX ? AD_RES_PICK_MAX : rm, n = 0;
     for (int r = 0; r < ranks; r++) { /* the ranks' few, merged into the smallest `want` */
         const ad_res_pick *c = all + ((size_t)r * (size_t)K + (size_t)k) * AD_RES_PICK_MAX;
-        for (int q = 0; q < AD_RES_PICK_MAX && c[q].id != UINT64_MAX; q++) ad_res_pick_keep(best, &n, want, c[q]);
+        for (int q = 0; q < AD_RES_PICK_MAX && c[q].slot != UINT32_MAX; q++) ad_res_pick_keep(best, &n, want, c[q]);
     }
     return n;
 }
@@ -63,7 +27,6 @@ uint32_t mpi_res_merge(const ad_res_pick *all, int ranks, int K, int k, uint32_t
 ad_status mpi_reservoir_plan(ad_world *w, mpi_world *m, const uint32_t *start, const uint32_t *id,
                              unsigned char *doomed, uint32_t *res_add, float dt)
 {
-    const plan_grid grid = {start, id, doomed};
     const ad_params *P = &w->params;
     ad_open_state *o = &m->open;
     int nb = P->res_boxes;
@@ -96,7 +59,7 @@ ad_status mpi_reservoir_plan(ad_world *w, mpi_world *m, const uint32_t *start, c
             int b = boxes[k];
             ad_res_pick best[AD_RES_PICK_MAX];
             uint32_t n = mpi_res_merge(all, m->ranks, K, k, rm[b], best);
-            doom_own(w, m, &grid, b, best, n);
+            ad_reservoir_doom_in(P, start, id, b, m->c_lo, m->c_hi, best, n, doomed);
             o->res_state[2 * b] -= (double)(rm[b] - n); /* those not marked stay owed */
         }
     }

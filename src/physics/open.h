@@ -377,41 +377,14 @@ AD_HD static inline uint32_t ad_reservoir_box_count(const ad_params *p, const ui
     return ad_reservoir_box_count_in(p, start, b, 0, p->nx);
 }
 
-/* The rm (at most AD_RES_PICK_MAX) discs of box b with the smallest keys of the step, through the
- * grid: their slots in slot[], their number returned. */
 #define AD_RES_PICK_MAX 16
-AD_HD static inline uint32_t ad_reservoir_pick(const ad_params *p, const uint32_t *start, const uint32_t *ids, int b,
-                                               uint64_t step, uint32_t rm, uint32_t *slot)
-{
-    uint64_t key[AD_RES_PICK_MAX];
-    uint32_t m = 0;
-    if (rm > AD_RES_PICK_MAX) rm = AD_RES_PICK_MAX;
-    if (!rm) return 0;
-    int lo[3], hi[3];
-    ad_reservoir_box_cells(p, b, lo, hi);
-    for (int cz = lo[2]; cz < hi[2]; cz++)
-        for (int cy = lo[1]; cy < hi[1]; cy++) {
-            uint32_t row = ad_reservoir_row(p, cy, cz);
-            for (uint32_t j = start[row + (uint32_t)lo[0]]; j < start[row + (uint32_t)hi[0]]; j++) {
-                uint64_t k = ad_reservoir_key(p, step, ids[j]);
-                if (m == rm && k >= key[m - 1]) continue;
-                uint32_t at = m < rm ? m++ : m - 1; /* insertion into the sorted few */
-                while (at > 0 && key[at - 1] > k) {
-                    key[at] = key[at - 1];
-                    slot[at] = slot[at - 1];
-                    at--;
-                }
-                key[at] = k;
-                slot[at] = j;
-            }
-        }
-    return m;
-}
 
-/* Over several processes (backend = mpi) a box's removals are chosen among every rank's candidates: a
- * candidate is the key of the step and the id (none: both UINT64_MAX), ordered by key, then id. */
+/* A removal's candidate: the key of the step, the id and the slot (none: slot UINT32_MAX, key UINT64_MAX),
+ * ordered by key, then id. Over several processes (backend = mpi) a box's removals are chosen among every
+ * rank's candidates (mpi_res_merge), whose slots are their ranks'. */
 typedef struct ad_res_pick {
-    uint64_t key, id;
+    uint64_t key;
+    uint32_t id, slot;
 } ad_res_pick;
 
 AD_HD static inline int ad_res_pick_before(ad_res_pick a, ad_res_pick b)
@@ -431,12 +404,16 @@ AD_HD static inline void ad_res_pick_keep(ad_res_pick *best, uint32_t *n, uint32
     best[at] = q;
 }
 
-/* A rank's candidates of box b: the `want` (at most AD_RES_PICK_MAX) with the smallest keys among its
- * particles of columns [c0, c1), into best[0..AD_RES_PICK_MAX) (the rest none); their number returned. */
+/* The candidates of box b: the `want` (at most AD_RES_PICK_MAX) with the smallest keys among its particles
+ * of columns [c0, c1) (a rank's; all: 0, nx), into best[0..AD_RES_PICK_MAX) (the rest none); their number
+ * returned. */
 AD_HD static inline uint32_t ad_reservoir_picks_in(const ad_params *p, const uint32_t *start, const uint32_t *ids, int b,
                                                    uint64_t step, uint32_t want, int c0, int c1, ad_res_pick *best)
 {
-    for (int k = 0; k < AD_RES_PICK_MAX; k++) best[k].key = best[k].id = UINT64_MAX;
+    for (int k = 0; k < AD_RES_PICK_MAX; k++) {
+        best[k].key = UINT64_MAX;
+        best[k].id = best[k].slot = UINT32_MAX;
+    }
     if (want > AD_RES_PICK_MAX) want = AD_RES_PICK_MAX;
     int lo[3], hi[3];
     ad_reservoir_box_cells_in(p, b, c0, c1, lo, hi);
@@ -445,11 +422,39 @@ AD_HD static inline uint32_t ad_reservoir_picks_in(const ad_params *p, const uin
         for (int cy = lo[1]; cy < hi[1]; cy++) {
             uint32_t row = ad_reservoir_row(p, cy, cz);
             for (uint32_t j = start[row + (uint32_t)lo[0]]; j < start[row + (uint32_t)hi[0]]; j++) {
-                ad_res_pick q = {ad_reservoir_key(p, step, ids[j]), ids[j]};
+                ad_res_pick q = {ad_reservoir_key(p, step, ids[j]), ids[j], j};
                 ad_res_pick_keep(best, &n, want, q);
             }
         }
     return n;
+}
+
+/* Over several processes: marks `doomed` the particles of box b within columns [c0, c1) (a rank's) whose ids
+ * are among the chosen[0..k) of every rank's candidates. */
+AD_HD static inline void ad_reservoir_doom_in(const ad_params *p, const uint32_t *start, const uint32_t *ids, int b,
+                                              int c0, int c1, const ad_res_pick *chosen, uint32_t k,
+                                              unsigned char *doomed)
+{
+    int lo[3], hi[3];
+    ad_reservoir_box_cells_in(p, b, c0, c1, lo, hi);
+    for (int cz = lo[2]; cz < hi[2] && lo[0] < hi[0]; cz++)
+        for (int cy = lo[1]; cy < hi[1]; cy++) {
+            uint32_t row = ad_reservoir_row(p, cy, cz);
+            for (uint32_t j = start[row + (uint32_t)lo[0]]; j < start[row + (uint32_t)hi[0]]; j++)
+                for (uint32_t q = 0; q < k; q++)
+                    if (chosen[q].id == ids[j]) doomed[j] = 1;
+        }
+}
+
+/* The rm (at most AD_RES_PICK_MAX) discs of box b with the smallest keys of the step, through the
+ * grid: their slots in slot[], their number returned. */
+AD_HD static inline uint32_t ad_reservoir_pick(const ad_params *p, const uint32_t *start, const uint32_t *ids, int b,
+                                               uint64_t step, uint32_t rm, uint32_t *slot)
+{
+    ad_res_pick best[AD_RES_PICK_MAX];
+    uint32_t m = ad_reservoir_picks_in(p, start, ids, b, step, rm, 0, p->nx, best);
+    for (uint32_t k = 0; k < m; k++) slot[k] = best[k].slot;
+    return m;
 }
 
 /* What depends on the dimension, written once (reservoir_dim.h): the stream's velocities, a position's
