@@ -18,7 +18,13 @@
  *             added less what left and it removed; the plate's mean force over the second half and its
  *             spread; the panels' impulse over the second half is the body's;
  *   tunnel_resume: the tunnel saved half way (without CHECKPOINT) or loaded and run to the end, the same
- *             balance of discs across the save (its totals continue, whatever the rank counts).
+ *             balance of discs across the save (its totals continue, whatever the rank counts);
+ *   pile:     the load balance: the crossing box 60 m long, the gas packed into its first fifth (area
+ *             fraction 0.5) and streaming at 4 m/s, elastic, 3000 steps (the pile moves about 13 m along x and
+ *             spreads): on more than one rank the slabs' edges move toward the pile (by step 300 the first edge
+ *             stands left of the middle) and move again as it goes; no disc lost, momentum along x kept to
+ *             float rounding, the energy (kinetic and the contacts') within 1 %; the line carries the edges' moves (a run repeated
+ *             on as many ranks moves them alike: the same bits).
  * Usage: test_mpi_gpu CASE [CHECKPOINT]; exit 0 when the case's own checks pass. */
 #include <math.h>
 #include <mpi.h>
@@ -309,6 +315,55 @@ static void tunnel_case(const char *path)
     ad_world_destroy(w);
 }
 
+/* The pile case (above). */
+static void pile_case(void)
+{
+    ad_world_def def = ad_default_world_def();
+    def.backend = backend;
+    def.rank_backend = AD_BACKEND_CUDA;
+    def.x_max = 60, def.y_max = 40;
+    def.boundary_x = AD_BOUNDARY_PERIODIC;
+    def.boundary_y = AD_BOUNDARY_SOLID;
+    def.restitution = def.wall_restitution = 1.0;
+    def.capacity = 16000;
+    ad_world *w;
+    OK(ad_world_create(&def, &w));
+    ad_fill_def fill = {0, 0, 12, 40, 0.5, 4.0, 0.0, 1.0, 11, 0, 0, 0};
+    OK(ad_world_fill(w, &fill, NULL));
+    look l0 = look_at(w), l = l0;
+    ad_stats s;
+    OK(ad_world_step(w, 1)); /* the contacts' energy is known after a step */
+    OK(ad_world_get_stats(w, &s));
+    double e0 = s.kinetic_energy + s.potential_energy;
+    int ranks = 1;
+    MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+    double x[16];
+    unsigned long long moves = 0, early = 0;
+    for (int k = 0; k < 3 * STEPS / 5; k += CHECK_EVERY / 5) {
+        OK(ad_world_step(w, CHECK_EVERY / 5));
+        l = look_at(w);
+        CHECK(l.n == l0.n, "step %d: %zu discs, %zu at the start", k + CHECK_EVERY / 5, l.n, l0.n);
+        CHECK(fabs(l.px - l0.px) <= 2e-5 * fabs(l0.px), "step %d: momentum %.9g, %.9g at the start",
+              k + CHECK_EVERY / 5, l.px, l0.px);
+        OK(ad_world_get_stats(w, &s));
+        double e = s.kinetic_energy + s.potential_energy;
+        CHECK(fabs(e - e0) <= 1e-2 * e0, "step %d: energy %.9g, %.9g at the start", k + CHECK_EVERY / 5, e, e0);
+        int slabs = ad_world_slabs(w, x, 16, &moves);
+        if (k + CHECK_EVERY / 5 == 300 && backend == AD_BACKEND_MPI && ranks > 1) {
+            early = moves;
+            CHECK(slabs == ranks && moves >= 1 && x[1] < 0.5 * (x[0] + x[slabs]),
+                  "step 300: the edges moved %llu times, the first stands at x = %g of [%g, %g]", moves, x[1], x[0],
+                  x[slabs]);
+        }
+    }
+    if (backend == AD_BACKEND_MPI && ranks > 1)
+        CHECK(moves > early, "the edges did not move after step 300 (%llu moves) as the gas spread", moves);
+    if (rank == 0)
+        printf("pile [count %zu px %.9g ke %.9g moves %llu edge %.6g imbalance %.4f hash %016llx]\n", l.n, l.px, l.ke,
+               moves, x[1], s.rank_imbalance, (unsigned long long)l.hash);
+    ad_world_destroy(w);
+}
+
 int main(int argc, char **argv)
 {
     OK(ad_parallel_init(&argc, &argv));
@@ -326,6 +381,8 @@ int main(int argc, char **argv)
         ad_world_destroy(w);
     } else if (!strcmp(which, "body")) {
         body_case();
+    } else if (!strcmp(which, "pile")) {
+        pile_case();
     } else if (!strcmp(which, "tunnel")) {
         tunnel_case(NULL);
     } else if (!strcmp(which, "tunnel_resume")) {
@@ -358,7 +415,7 @@ int main(int argc, char **argv)
         }
         ad_world_destroy(w);
     } else {
-        CHECK(0, "unknown case %s (crossing, body, resume, tunnel, tunnel_resume)", which);
+        CHECK(0, "unknown case %s (crossing, body, resume, tunnel, tunnel_resume, pile)", which);
     }
     ad_parallel_finalize();
     return 0;

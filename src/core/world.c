@@ -421,7 +421,7 @@ int ad_world_slabs(const ad_world *w, double *x, int max, unsigned long long *mo
     if (!w || !x || max < 2) return 0;
 #if defined(AD_HAVE_MPI)
 #if defined(AD_HAVE_CUDA)
-    if (w->ops == &ad_mpi_gpu_backend) return mpi_gpu_slab_edges(w, x, max);
+    if (w->ops == &ad_mpi_gpu_backend) return mpi_gpu_slab_edges(w, x, max, moves);
 #endif
     if (b_mpi(w->ops)) return mpi_slab_edges(w, x, max, moves);
 #endif

@@ -263,7 +263,7 @@ int mpi_slab_edges(const ad_world *w, double *x, int max, unsigned long long *mo
 #endif
 #if defined(AD_HAVE_MPI) && defined(AD_HAVE_CUDA)
 extern const ad_backend_ops ad_mpi_gpu_backend; /* src/mpi/mpi_gpu.c: backend = mpi, rank_backend = cuda */
-int mpi_gpu_slab_edges(const ad_world *w, double *x, int max);
+int mpi_gpu_slab_edges(const ad_world *w, double *x, int max, unsigned long long *moves);
 #endif
 /* 3D worlds on the plain pipeline (src/reference/reference3.c): the CPU backend's, over threads, and the
  * reference's, on one thread. */

@@ -34,6 +34,7 @@ struct cuda_ranks {
     int64_t *host_fix; /* the panels' step sums (fix_cap words), pinned where fix_pinned */
     size_t fix_cap;
     int fix_pinned;
+    unsigned *col_n;   /* device: nx, the rank's discs by column (the load balance's measure) */
 };
 
 /* A failure inside the step's open-sides parts, kept (the first); the collectives go on, so that no rank
@@ -237,6 +238,17 @@ __global__ void k_halo_pack(ad_params p, ad_n nn, const ad_state *__restrict__ s
     }
 }
 
+/* The load balance's measure: the live discs of the rank's slots by column (where they are now: a disc that
+ * crossed in the last step counts in its new column). */
+__global__ void k_column_count(ad_params p, ad_n nn, const ad_state *__restrict__ st, unsigned *__restrict__ col_n)
+{
+    unsigned s = blockIdx.x * blockDim.x + threadIdx.x;
+    if (s >= ad_n_get(nn)) return;
+    ad_state q = st[s];
+    if (ad_is_dead(q)) return;
+    atomicAdd(&col_n[ad_cell_coord(q.x, p.origin_x, p.inv_cell_x, p.nx)], 1u);
+}
+
 /* Step 2 on the GPU: the discs that came, put in the slots from `at` on (their observables recomputed by the
  * pass; acceleration zero, as for discs the host adds). */
 __global__ void k_halo_unpack(const ad_halo_disc *__restrict__ in, unsigned n, unsigned at, ad_state *__restrict__ st,
@@ -256,6 +268,8 @@ __global__ void k_halo_unpack(const ad_halo_disc *__restrict__ in, unsigned n, u
 static void free_buffers(cuda_ranks *r)
 {
     cudaFree(r->dest);
+    cudaFree(r->col_n);
+    r->col_n = NULL;
     cudaFree(r->out);
     cudaFree(r->out_n);
     cudaFree(r->in);
@@ -495,6 +509,23 @@ extern "C" ad_status ad_cuda_ranks_pull_stats(ad_world *w, uint32_t *next_id)
     ad_status st = ad_cuda_pull_ctrl(w);
     if (next_id) *next_id = CW(w)->ctrl_host->next_id;
     return st;
+}
+
+extern "C" ad_status ad_cuda_ranks_column_counts(ad_world *w, uint32_t *counts)
+{
+    cuda_world *c = CW(w);
+    cuda_ranks *r = c->ranks;
+    size_t bytes = (size_t)w->params.nx * sizeof(unsigned);
+    if (!r->col_n) CU(cudaMalloc((void **)&r->col_n, bytes));
+    unsigned n = ad_cuda_launch_n(w);
+    CU(cudaMemsetAsync(r->col_n, 0, bytes, c->stream));
+    if (n)
+        k_column_count<<<blocks_of(n), AD_CUDA_BLOCK, 0, c->stream>>>(w->params, ad_n{n, &c->ctrl->n},
+                                                                      c->state[c->cur], r->col_n);
+    CU(cudaGetLastError());
+    CU(cudaMemcpyAsync(counts, r->col_n, bytes, cudaMemcpyDeviceToHost, c->stream));
+    CU(cudaStreamSynchronize(c->stream));
+    return ad_ok();
 }
 
 extern "C" ad_status ad_cuda_ranks_vmax2(ad_world *w, float *v2)

@@ -79,6 +79,8 @@ ad_status ad_cuda_ranks_apply(ad_world *w, const ad_step_sums *all, int sample_f
 /* The rank's statistics from its device (its own count, grid diagnostics and discs that left or the
  * reservoir removed; the rest are the world's), and the id the next disc takes (*next_id; may be NULL). */
 ad_status ad_cuda_ranks_pull_stats(ad_world *w, uint32_t *next_id);
+/* The load balance's measure: the rank's discs by column (counts: nx), where they are after the last step. */
+ad_status ad_cuda_ranks_column_counts(ad_world *w, uint32_t *counts);
 /* The largest speed squared of the rank's discs (the first step's size, agreed over the ranks). */
 ad_status ad_cuda_ranks_vmax2(ad_world *w, float *v2);
 /* The step size the ranks agreed on, and the ids the next added disc takes. */

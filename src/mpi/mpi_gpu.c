@@ -26,6 +26,14 @@ typedef struct mpi_gpu {
     int rank, ranks;
     int left, right;      /* neighbour ranks (-1: none; on a periodic x ring they wrap) */
     int *rank_col;        /* ranks + 1: rank r owns columns [rank_col[r], rank_col[r + 1]) */
+    /* the slabs in column groups, as the CPU ranks cut them (mpi_world.h), and the load balance's memory */
+    int ngroups, least_cols;
+    int group_col[MPI_GROUPS_MAX + 1];
+    int *rank_group;      /* ranks + 1: rank r owns groups [rank_group[r], rank_group[r + 1]) */
+    double group_avg[MPI_GROUPS_MAX];
+    unsigned windows;
+    unsigned long long moves;
+    uint32_t *col_n;      /* nx: the discs by column (the balance's measure) */
     unsigned char *dest;  /* nx: where a disc in that column goes (AD_HALO_*) */
     ad_halo_disc *in;     /* what came in a swap */
     size_t in_cap;
@@ -108,33 +116,72 @@ static void fill_dest(const ad_params *P, int lo, int hi, unsigned char *dest)
     }
 }
 
-/* The slabs: the columns split as evenly as they go, each wider than the ghost layer (a disc that crossed
- * stands as a ghost for the step it is sent in, cuda_ranks.h), and on two ranks of a periodic ring, than
- * both layers (each rank is both neighbours of the other: a disc must not come twice). */
+/* The rank's cut from the slabs' edges (rank_col), handed to its CUDA world: at creation and after each move. */
+static ad_status apply_cut(ad_world *w, mpi_gpu *g)
+{
+    const ad_params *P = &w->params;
+    for (int r = 0; r <= g->ranks; r++) g->rank_col[r] = g->group_col[g->rank_group[r]];
+    int lo = g->rank_col[g->rank], hi = g->rank_col[g->rank + 1];
+    fill_dest(P, lo, hi, g->dest);
+    ad_rank_cut cut = {lo, hi, P->reach_x, g->left >= 0, g->right >= 0, g->dest, &g->links};
+    return ad_cuda_ranks_attach(w, &cut);
+}
+
+/* The slabs: the columns in groups as the CPU ranks make them (at most MPI_GROUPS_MAX), the groups split as
+ * evenly as they go, each slab wider than the ghost layer (a disc that crossed stands as a ghost for the
+ * step it is sent in, cuda_ranks.h), and on two ranks of a periodic ring, than both layers (each rank is
+ * both neighbours of the other: a disc must not come twice). */
 static ad_status cut_slabs(ad_world *w, mpi_gpu *g)
 {
     const ad_params *P = &w->params;
     int nx = P->nx, reach = P->reach_x;
-    int least = reach + 1;
-    if (g->ranks == 2 && P->periodic_x && 2 * reach > least) least = 2 * reach;
-    if ((long long)g->ranks * least > nx)
+    g->ngroups = nx < MPI_GROUPS_MAX ? nx : MPI_GROUPS_MAX;
+    for (int k = 0; k <= g->ngroups; k++) g->group_col[k] = (int)((long long)k * nx / g->ngroups);
+    g->least_cols = reach + 1;
+    if (g->ranks == 2 && P->periodic_x && 2 * reach > g->least_cols) g->least_cols = 2 * reach;
+    int width = nx / g->ngroups; /* a group's fewest columns */
+    int least = (g->least_cols + width - 1) / width;
+    if ((long long)g->ranks * least > g->ngroups)
         return ad_fail(AD_ERR_INVALID, "ranks",
                        "rank_backend = cuda: %d ranks over a grid of %d columns: each rank's slab must be at least %d "
                        "columns wide (its ghost layer and one more); use fewer ranks or smaller cells",
-                       g->ranks, nx, least);
+                       g->ranks, nx, g->least_cols);
     g->rank_col = calloc((size_t)g->ranks + 1, sizeof *g->rank_col);
+    g->rank_group = calloc((size_t)g->ranks + 1, sizeof *g->rank_group);
     g->dest = malloc((size_t)nx);
+    g->col_n = malloc((size_t)nx * sizeof *g->col_n);
     g->picks_all = malloc((size_t)g->ranks * ((size_t)P->res_boxes + 1) * AD_RES_PICK_MAX * sizeof *g->picks_all);
-    if (!g->rank_col || !g->dest || !g->picks_all) return ad_fail(AD_ERR_NO_MEMORY, "", "out of host memory for the slabs");
-    for (int r = 0; r <= g->ranks; r++) g->rank_col[r] = (int)((long long)r * nx / g->ranks);
-    int lo = g->rank_col[g->rank], hi = g->rank_col[g->rank + 1];
+    if (!g->rank_col || !g->rank_group || !g->dest || !g->col_n || !g->picks_all)
+        return ad_fail(AD_ERR_NO_MEMORY, "", "out of host memory for the slabs");
+    for (int r = 0; r <= g->ranks; r++) g->rank_group[r] = (int)((long long)r * g->ngroups / g->ranks);
     int ring = P->periodic_x && g->ranks > 1;
     g->left = g->rank > 0 ? g->rank - 1 : ring ? g->ranks - 1 : -1;
     g->right = g->rank < g->ranks - 1 ? g->rank + 1 : ring ? 0 : -1;
-    fill_dest(P, lo, hi, g->dest);
     g->links = (ad_rank_links){g, g->ranks, link_sum_u32, link_min_u8, link_sum_i64, link_choose};
-    ad_rank_cut cut = {lo, hi, reach, g->left >= 0, g->right >= 0, g->dest, &g->links};
-    return ad_cuda_ranks_attach(w, &cut);
+    return apply_cut(w, g);
+}
+
+/* The load balance of GPU ranks (every MPI_BALANCE_STEPS steps): the CPU ranks' choice (mpi_balance.c), its
+ * measure the discs of each group summed over the ranks, not times: a GPU's pass costs in proportion to its
+ * discs, and a count is the same in every run, so a run repeated on as many ranks moves the same edges and
+ * gives the same bits (a GPU world's sums follow its slots, which the edges change). The columns that
+ * change hands go to a neighbour (the choice moves no edge past a neighbour's old one): their discs are
+ * then outside the rank's columns and go at the next step's start as migrants do. */
+static ad_status balance(ad_world *w, mpi_gpu *g)
+{
+    AD_TRY(agree(g, ad_cuda_ranks_column_counts(w, g->col_n)));
+    double t[MPI_GROUPS_MAX];
+    for (int k = 0; k < g->ngroups; k++) {
+        t[k] = 0.0;
+        for (int c = g->group_col[k]; c < g->group_col[k + 1]; c++) t[k] += g->col_n[c];
+    }
+    MPI_Allreduce(MPI_IN_PLACE, t, g->ngroups, MPI_DOUBLE, MPI_SUM, g->comm); /* integers: exact in any order */
+    mpi_slabs cut = {g->ranks, g->ngroups, g->least_cols, g->group_col, g->rank_group};
+    int edge[MPI_GROUPS_MAX + 1];
+    if (!mpi_slabs_choose(&cut, g->group_avg, &g->windows, t, edge)) return ad_ok();
+    for (int r = 0; r <= g->ranks; r++) g->rank_group[r] = edge[r];
+    g->moves++;
+    return agree(g, apply_cut(w, g));
 }
 
 static void gpu_destroy(ad_world *w)
@@ -146,6 +193,8 @@ static void gpu_destroy(ad_world *w)
     }
     if (!g) return;
     free(g->rank_col);
+    free(g->rank_group);
+    free(g->col_n);
     free(g->dest);
     free(g->picks_all);
     free(g->in);
@@ -354,6 +403,7 @@ static ad_status gpu_step(ad_world *w, uint64_t nsteps)
         int sample = w->fields.enabled && done % w->fields.def.interval == 0;
         int obs = last || k + 1 == nsteps || sample, stop = 0;
         st = pass_and_apply(w, g, obs, k == 0 ? nsteps : 0, sample, all, &stop);
+        if (!st.code && g->ranks > 1 && done % MPI_BALANCE_STEPS == 0) st = balance(w, g);
         if (last) break;
         last = stop;
     }
@@ -551,9 +601,10 @@ static ad_status gpu_agree(const ad_world *w, ad_status mine)
     return st;
 }
 
-int mpi_gpu_slab_edges(const ad_world *w, double *x, int max)
+int mpi_gpu_slab_edges(const ad_world *w, double *x, int max, unsigned long long *moves)
 {
     const mpi_gpu *g = G(w);
+    if (moves) *moves = g->moves;
     int n = g->ranks + 1 < max ? g->ranks + 1 : max;
     for (int r = 0; r < n; r++) x[r] = w->params.origin_x + (double)w->params.cell_x * g->rank_col[r];
     return n - 1;

@@ -123,6 +123,18 @@ ad_status mpi_reservoir_plan(ad_world *w, mpi_world *m, const uint32_t *start, c
  * `all` (rank by rank, K boxes of AD_RES_PICK_MAX each), into best; their number returned (CPU and GPU ranks). */
 uint32_t mpi_res_merge(const ad_res_pick *all, int ranks, int K, int k, uint32_t rm, ad_res_pick *best);
 
+/* The slabs as the load balance's choice reads them (CPU ranks: mpi_world's; GPU ranks: mpi_gpu.c's):
+ * ngroups column groups (group k: columns [group_col[k], group_col[k + 1])), rank r owning groups
+ * [rank_group[r], rank_group[r + 1]), no slab narrower than least_cols columns. */
+typedef struct mpi_slabs {
+    int ranks, ngroups, least_cols;
+    const int *group_col, *rank_group;
+} mpi_slabs;
+/* The choice: the window's group times (or any measure of the groups' work) t folded into the smoothed
+ * ones (avg: ngroups; *windows: windows folded so far), and from those the next edges into edge (ranks + 1;
+ * 1) or none (0: the edges stay). Every rank that calls it with the same numbers chooses the same. */
+int mpi_slabs_choose(const mpi_slabs *m, double *avg, unsigned *windows, const double *t, int *edge);
+
 /* mpi_balance.c: the slabs' edges set (rank_group: ranks + 1 group indices) and moved */
 ad_status mpi_assign(mpi_world *m, const int *rank_group);
 ad_status mpi_balance(ad_world *w, mpi_world *m);
