@@ -11,8 +11,8 @@
 # or 3 Poisson spreads) and the plate's
 # (diffuse, 4 sampled panels: their impulse the body's, checked by each run) force within 3
 # combined standard errors of one rank's; each run checks its own balance of discs. The load balance (a pile
-# moving along x): the edges move on 2 and 3 ranks, a repeated run on 2 ranks the same bits, the count, the
-# momentum and the energy of one rank. Skipped (77) without
+# moving along x through a thin gas): the edges move on 2, 3 and 4 ranks and keep the fullest slab under 1.25
+# of the even share, a repeated run on 2 ranks the same bits, the count, the momentum and the energy of one rank. Skipped (77) without
 # a GPU. Usage: test_mpi_gpu.sh BIN_DIR [BIG]   (BIG: also the mpi_scaling benchmark's closed box)
 set -uo pipefail
 bin=$1
@@ -82,6 +82,9 @@ for got in "$two" "$three" "$tr3"; do python3 "$here/mpi_gpu_compare.py" tunnel 
 # the load balance: the slabs' edges follow a pile moving along x (the case checks that they move), and a run
 # repeated on as many ranks moves them alike (five_runs: the same bits)
 five_runs pile
-for got in "$two" "$three"; do same_physics "$one" "$got"; done
+four=$(run pile_4 4 pile)
+echo "4 ranks: $four"
+for got in "$two" "$three" "$four"; do same_physics "$one" "$got"; done
+grep -h "^pile:" "$work"/pile_*.out
 [ $fail -eq 0 ] && echo "mpi_gpu: all passed"
 exit $fail

@@ -68,17 +68,19 @@ static double slowest(const double *t, int ranks, const int *edge)
 }
 
 /* The edges moved toward the even ones by the share `full` of the way (1: all of it, 0: half way),
- * within the old neighbours' edges, slabs at least least_cols wide; 0 where they stay or break
- * those bounds. */
+ * within the old neighbours' edges (at least `margin` columns inside them), slabs at least least_cols
+ * wide; 0 where they stay or break those bounds. */
 static int moved_edges(const mpi_slabs *m, const int *even, int full, int *edge)
 {
-    const int *old = m->rank_group;
+    const int *old = m->rank_group, *col = m->group_col;
     edge[0] = 0, edge[m->ranks] = m->ngroups;
     for (int r = 1; r < m->ranks; r++) {
         int d = even[r] - old[r];
         int e = old[r] + (full || d == 1 || d == -1 ? d : d / 2);
         if (e < old[r - 1] + 1) e = old[r - 1] + 1;
         if (e > old[r + 1] - 1) e = old[r + 1] - 1;
+        while (e < old[r] && col[e] - col[old[r - 1]] < m->margin) e++;
+        while (e > old[r] && col[old[r + 1]] - col[e] < m->margin) e--;
         edge[r] = e;
     }
     int moved = 0;
@@ -148,7 +150,7 @@ static ad_status hand_fields(ad_world *w, mpi_world *m, const int *old)
 
 int mpi_balance_choose(mpi_world *m, const double *t, int *edge)
 {
-    mpi_slabs cut = {m->ranks, m->ngroups, m->least_cols, m->group_col, m->rank_group};
+    mpi_slabs cut = {m->ranks, m->ngroups, m->least_cols, 0, m->group_col, m->rank_group};
     return mpi_slabs_choose(&cut, m->group_avg, &m->windows, t, edge);
 }
 

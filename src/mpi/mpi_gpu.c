@@ -30,8 +30,7 @@ typedef struct mpi_gpu {
     int ngroups, least_cols;
     int group_col[MPI_GROUPS_MAX + 1];
     int *rank_group;      /* ranks + 1: rank r owns groups [rank_group[r], rank_group[r + 1]) */
-    double group_avg[MPI_GROUPS_MAX];
-    unsigned windows;
+    double group_avg[MPI_GROUPS_MAX]; /* the choice's scratch (each window's counts alone) */
     unsigned long long moves;
     uint32_t *col_n;      /* nx: the discs by column (the balance's measure) */
     unsigned char *dest;  /* nx: where a disc in that column goes (AD_HALO_*) */
@@ -105,12 +104,17 @@ static ad_status pick_device(const mpi_gpu *g)
     return ad_cuda_ranks_use_device(local % n);
 }
 
-/* The columns a disc outside [lo, hi) is in reach of: the nearer side, around the ring where x is periodic. */
-static void fill_dest(const ad_params *P, int lo, int hi, unsigned char *dest)
+/* Where a disc in each column goes (AD_HALO_*): own, or to the neighbour that owns the column (after a move of
+ * the edges a rank may hold discs several columns outside its own); where neither neighbour owns it, or both
+ * are the one other rank of a periodic ring, the nearer side (around the ring where x is periodic). */
+static void fill_dest(const ad_params *P, const mpi_gpu *g, unsigned char *dest)
 {
-    int nx = P->nx;
+    int nx = P->nx, lo = g->rank_col[g->rank], hi = g->rank_col[g->rank + 1], owner = 0;
     for (int c = 0; c < nx; c++) {
-        if (c >= lo && c < hi) dest[c] = AD_HALO_OWN;
+        while (c >= g->rank_col[owner + 1]) owner++;
+        if (owner == g->rank) dest[c] = AD_HALO_OWN;
+        else if (owner == g->left && owner != g->right) dest[c] = AD_HALO_LEFT;
+        else if (owner == g->right && owner != g->left) dest[c] = AD_HALO_RIGHT;
         else if (!P->periodic_x) dest[c] = c < lo ? AD_HALO_LEFT : AD_HALO_RIGHT;
         else dest[c] = (lo - c + nx) % nx <= (c - (hi - 1) + nx) % nx ? AD_HALO_LEFT : AD_HALO_RIGHT;
     }
@@ -122,7 +126,7 @@ static ad_status apply_cut(ad_world *w, mpi_gpu *g)
     const ad_params *P = &w->params;
     for (int r = 0; r <= g->ranks; r++) g->rank_col[r] = g->group_col[g->rank_group[r]];
     int lo = g->rank_col[g->rank], hi = g->rank_col[g->rank + 1];
-    fill_dest(P, lo, hi, g->dest);
+    fill_dest(P, g, g->dest);
     ad_rank_cut cut = {lo, hi, P->reach_x, g->left >= 0, g->right >= 0, g->dest, &g->links};
     return ad_cuda_ranks_attach(w, &cut);
 }
@@ -163,10 +167,12 @@ static ad_status cut_slabs(ad_world *w, mpi_gpu *g)
 
 /* The load balance of GPU ranks (every MPI_BALANCE_STEPS steps): the CPU ranks' choice (mpi_balance.c), its
  * measure the discs of each group summed over the ranks, not times: a GPU's pass costs in proportion to its
- * discs, and a count is the same in every run, so a run repeated on as many ranks moves the same edges and
- * gives the same bits (a GPU world's sums follow its slots, which the edges change). The columns that
- * change hands go to a neighbour (the choice moves no edge past a neighbour's old one): their discs are
- * then outside the rank's columns and go at the next step's start as migrants do. */
+ * discs, and a count is the same in every run, so a run repeated on as many ranks from the same start moves
+ * the same edges and gives the same bits (a GPU world's sums follow its slots, which the edges change; a
+ * resumed run starts from the even split again). Counts are not noisy: each window's decide alone. The
+ * columns that change hands go to a neighbour (the choice moves no edge past a neighbour's old one): their
+ * discs are then outside the rank's columns and go at the next step's start as migrants do (fill_dest sends
+ * each to the neighbour that owns its column). */
 static ad_status balance(ad_world *w, mpi_gpu *g)
 {
     AD_TRY(agree(g, ad_cuda_ranks_column_counts(w, g->col_n)));
@@ -176,12 +182,23 @@ static ad_status balance(ad_world *w, mpi_gpu *g)
         for (int c = g->group_col[k]; c < g->group_col[k + 1]; c++) t[k] += g->col_n[c];
     }
     MPI_Allreduce(MPI_IN_PLACE, t, g->ngroups, MPI_DOUBLE, MPI_SUM, g->comm); /* integers: exact in any order */
-    mpi_slabs cut = {g->ranks, g->ngroups, g->least_cols, g->group_col, g->rank_group};
-    int edge[MPI_GROUPS_MAX + 1];
-    if (!mpi_slabs_choose(&cut, g->group_avg, &g->windows, t, edge)) return ad_ok();
-    for (int r = 0; r <= g->ranks; r++) g->rank_group[r] = edge[r];
+    /* an edge stays a ghost layer and one column inside the neighbours' old edges: the columns a rank's new
+     * ghost layer covers then hold no disc that its neighbour receives only in the swap that follows (a
+     * migrant of the rank beyond), so the neighbour holds every disc of them to send as a ghost */
+    mpi_slabs cut = {g->ranks, g->ngroups, g->least_cols, w->params.reach_x + 1, g->group_col, g->rank_group};
+    int edge[MPI_GROUPS_MAX + 1], old[MPI_GROUPS_MAX + 1];
+    unsigned fresh = 0; /* counts are not noisy: each window's decide alone (smoothed ones would lag a moving pile) */
+    if (!mpi_slabs_choose(&cut, g->group_avg, &fresh, t, edge)) return ad_ok();
+    memcpy(old, g->rank_group, (size_t)(g->ranks + 1) * sizeof *old);
+    memcpy(g->rank_group, edge, (size_t)(g->ranks + 1) * sizeof *edge);
+    ad_status st = agree(g, apply_cut(w, g));
+    if (st.code) { /* every rank back on the old edges (a failed attach left its cut as it was) */
+        memcpy(g->rank_group, old, (size_t)(g->ranks + 1) * sizeof *old);
+        apply_cut(w, g);
+        return st;
+    }
     g->moves++;
-    return agree(g, apply_cut(w, g));
+    return st;
 }
 
 static void gpu_destroy(ad_world *w)

@@ -125,9 +125,11 @@ uint32_t mpi_res_merge(const ad_res_pick *all, int ranks, int K, int k, uint32_t
 
 /* The slabs as the load balance's choice reads them (CPU ranks: mpi_world's; GPU ranks: mpi_gpu.c's):
  * ngroups column groups (group k: columns [group_col[k], group_col[k + 1])), rank r owning groups
- * [rank_group[r], rank_group[r + 1]), no slab narrower than least_cols columns. */
+ * [rank_group[r], rank_group[r + 1]), no slab narrower than least_cols columns, and no edge moved to
+ * fewer than margin columns from a neighbour's old edge (0: up to the next group; GPU ranks keep a ghost
+ * layer and one column, mpi_gpu.c). */
 typedef struct mpi_slabs {
-    int ranks, ngroups, least_cols;
+    int ranks, ngroups, least_cols, margin;
     const int *group_col, *rank_group;
 } mpi_slabs;
 /* The choice: the window's group times (or any measure of the groups' work) t folded into the smoothed
