@@ -307,24 +307,72 @@ static void interact_rk4(ad_world *w, cpu_world *c, size_t n, float dt)
 
 /* The portable build of the drift (the AVX2 one is in interact_avx2.c). */
 void ad_cpu_drift_range_portable(const ad_params *P, ad_state *s, const ad_accel *acc, size_t a, size_t b, float dt,
-                                 uint32_t *cell_of, uint8_t *count, int atomic, ad_cpu_drift_seen *d)
+                                 uint32_t *cell_of, ad_cpu_fused_bin *bins, int atomic, ad_cpu_drift_seen *d)
 {
-    ad_cpu_drift_range(P, s, acc, a, b, dt, cell_of, count, atomic, d);
+    ad_cpu_drift_range(P, s, acc, a, b, dt, cell_of, bins, atomic, d);
 }
 
 /* Discs [a, b) drifted and binned by the CPU's build (verlet_drift_cpu.h). */
-static void drift_range_isa(const cpu_world *c, const ad_params *P, size_t a, size_t b, float dt, int atomic,
-                            ad_cpu_drift_seen *d)
+static void drift_range_isa(const cpu_world *c, const ad_params *P, size_t a, size_t b, float dt,
+                            ad_cpu_fused_bin *bins, int atomic, ad_cpu_drift_seen *d)
 {
     ad_state *s = c->state[c->cur];
     const ad_accel *acc = c->acc[c->cur];
 #ifdef AD_CPU_X86
     if (c->avx2) {
-        ad_cpu_drift_range_avx2(P, s, acc, a, b, dt, c->cell_of, c->count, atomic, d);
+        ad_cpu_drift_range_avx2(P, s, acc, a, b, dt, c->cell_of, bins, atomic, d);
         return;
     }
 #endif
-    ad_cpu_drift_range_portable(P, s, acc, a, b, dt, c->cell_of, c->count, atomic, d);
+    ad_cpu_drift_range_portable(P, s, acc, a, b, dt, c->cell_of, bins, atomic, d);
+}
+
+/* The drift's blocks' own cells (fused_bin_cpu.h) into blk_first_cell: block b's run from the cell of its
+ * first live disc, never below the block before's. The slots are in the order of these cells (the last
+ * reorder sorted them by them, and the kick moved no disc) but for discs removed or added since; any
+ * non-decreasing choice keeps the blocks' cells apart, and a disc outside its block's is a leaver. */
+static void drift_own_cells(const ad_params *P, cpu_world *c, size_t n, size_t nb)
+{
+    const ad_state *s = c->state[c->cur];
+    uint32_t lo = 0;
+    for (size_t b = 0; b < nb; b++) {
+        size_t s1 = (b + 1) * AD_BLOCK < n ? (b + 1) * AD_BLOCK : n;
+        for (size_t k = b * AD_BLOCK; k < s1; k++)
+            if (!ad_is_dead(s[k])) {
+                uint32_t cell = ad_bin_cell(P, s[k]);
+                lo = b && cell > lo ? cell : lo;
+                break;
+            }
+        c->blk_first_cell[b] = lo;
+    }
+}
+
+/* The drift on several threads, block by block, each block counting into its own cells and listing its
+ * leavers, counted after (as interact() counts the pass's): no atomics, and the reorder takes the lists
+ * (ad_cpu_leavers). */
+static ad_cpu_drift_seen drift_blocks(const ad_params *P, cpu_world *c, size_t n, float dt)
+{
+    size_t nb = (n + AD_BLOCK - 1) / AD_BLOCK;
+    drift_own_cells(P, c, n, nb);
+    float v2 = 0.0f;
+    uint64_t bad = 0, outside = 0;
+    claim_init(c, nb);
+#pragma omp parallel num_threads(c->threads) reduction(max : v2) reduction(+ : bad, outside)
+    {
+        ad_cpu_drift_seen mine = {0.0f, 0, 0};
+        size_t b;
+        while (claim_block(c, AD_THREAD_NUM(), &b)) {
+            size_t s0 = b * AD_BLOCK, s1 = s0 + AD_BLOCK < n ? s0 + AD_BLOCK : n;
+            uint32_t lo = c->blk_first_cell[b], hi = b + 1 < nb ? c->blk_first_cell[b + 1] : (uint32_t)c->ncell;
+            ad_cpu_fused_bin bins = {c->count, lo, hi - lo, c->leavers + s0, 0, 0};
+            drift_range_isa(c, P, s0, s1, dt, &bins, 0, &mine);
+            c->blk_leavers[b] = bins.nleavers;
+        }
+        v2 = mine.v2, bad = mine.bad, outside = mine.outside;
+    }
+    for (size_t b = 0; b < nb; b++)
+        for (uint32_t k = 0; k < c->blk_leavers[b]; k++) c->count[c->cell_of[c->leavers[b * AD_BLOCK + k]]]++;
+    return (ad_cpu_drift_seen){v2, (uint32_t)bad, outside};
 }
 
 /* Verlet's drift runs before the grid, in place: each disc moves itself only. On the grid it
@@ -343,8 +391,11 @@ static ad_cpu_drift_seen verlet_drift(ad_world *w, cpu_world *c, size_t n, float
         return d;
     }
     memset(c->count, 0, c->ncell);
+    ad_cpu_fused_bin all = {c->count, 0, UINT32_MAX, NULL, 0, 0}; /* every cell its own: nothing listed */
     if (c->threads <= 1) {
-        drift_range_isa(c, &P, 0, n, dt, 0, &d);
+        drift_range_isa(c, &P, 0, n, dt, &all, 0, &d);
+    } else if (c->leavers) {
+        d = drift_blocks(&P, c, n, dt);
     } else {
         float v2 = 0.0f;
         uint64_t bad = 0, outside = 0;
@@ -354,14 +405,14 @@ static ad_cpu_drift_seen verlet_drift(ad_world *w, cpu_world *c, size_t n, float
             const size_t t = (size_t)AD_THREAD_COUNT(), k = (size_t)AD_THREAD_NUM();
             size_t a = k * groups / t * 8, b = (k + 1) * groups / t * 8;
             ad_cpu_drift_seen mine = {0.0f, 0, 0};
-            drift_range_isa(c, &P, a < n ? a : n, b < n ? b : n, dt, 1, &mine);
+            drift_range_isa(c, &P, a < n ? a : n, b < n ? b : n, dt, &all, 1, &mine);
             v2 = mine.v2, bad = mine.bad, outside = mine.outside;
         }
         d.v2 = v2, d.bad = (uint32_t)bad, d.outside = outside;
     }
     c->drift_outside = d.outside;
     c->bin_current = 1;
-    c->leavers_valid = 0; /* the reorder reads every disc's cell */
+    c->leavers_valid = c->threads > 1 && c->leavers != NULL; /* else the reorder reads every disc's cell */
     return d;
 }
 
