@@ -81,18 +81,25 @@ static look look_at(ad_world *w)
     return l;
 }
 
-static ad_world *box(int with_body)
+/* The crossing box, `length` m along its periodic x, 40 m across between specular walls, elastic, on GPU ranks. */
+static ad_world *box_world(double length)
 {
     ad_world_def def = ad_default_world_def();
     def.backend = backend;
     def.rank_backend = AD_BACKEND_CUDA;
-    def.x_max = 240, def.y_max = 40;
+    def.x_max = length, def.y_max = 40;
     def.boundary_x = AD_BOUNDARY_PERIODIC;
     def.boundary_y = AD_BOUNDARY_SOLID;
     def.restitution = def.wall_restitution = 1.0;
     def.capacity = 16000;
     ad_world *w;
     OK(ad_world_create(&def, &w));
+    return w;
+}
+
+static ad_world *box(int with_body)
+{
+    ad_world *w = box_world(240);
     if (with_body) {
         double a = 20.0 * PI / 180.0, cx = 120, cy = 20, h = 8;
         ad_segment plate = {(float)(cx - h * cos(a)), (float)(cy + h * sin(a)), (float)(cx + h * cos(a)),
@@ -342,16 +349,7 @@ static double fullest_slab(ad_world *w, const double *x, int slabs)
 /* The pile case (above). */
 static void pile_case(void)
 {
-    ad_world_def def = ad_default_world_def();
-    def.backend = backend;
-    def.rank_backend = AD_BACKEND_CUDA;
-    def.x_max = 60, def.y_max = 40;
-    def.boundary_x = AD_BOUNDARY_PERIODIC;
-    def.boundary_y = AD_BOUNDARY_SOLID;
-    def.restitution = def.wall_restitution = 1.0;
-    def.capacity = 16000;
-    ad_world *w;
-    OK(ad_world_create(&def, &w));
+    ad_world *w = box_world(60);
     ad_fill_def pile = {0, 0, 12, 40, 0.5, 4.0, 0.0, 1.0, 11, 0, 0, 0}, thin = {12, 0, 60, 40, 0.1, 4.0, 0.0, 1.0, 13, 0, 0, 0};
     OK(ad_world_fill(w, &pile, NULL));
     OK(ad_world_fill(w, &thin, NULL));
