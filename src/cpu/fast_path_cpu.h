@@ -71,6 +71,25 @@ AD_CPU_INLINE void ad_cpu_soa8(const float *q, __m256 *x, __m256 *y, __m256 *vx,
     *vx = _mm256_castpd_ps(_mm256_unpacklo_pd(_mm256_castps_pd(t1), _mm256_castps_pd(t3)));
     *vy = _mm256_castpd_ps(_mm256_unpackhi_pd(_mm256_castps_pd(t1), _mm256_castps_pd(t3)));
 }
+
+/* Eight consecutive accelerations {ax, ay} (a: 16 floats) as two vectors of eight lanes, in order: two loads,
+ * the even and odd floats of each 128-bit half (ax0 ax1 ax4 ax5 | ax2 ax3 ax6 ax7), the middle pairs swapped.
+ * Vector loads of what scalar stores just wrote would stall on the store forwarding. */
+AD_CPU_INLINE void ad_cpu_accel8_load(const float *a, __m256 *ax, __m256 *ay)
+{
+    __m256 lo = _mm256_loadu_ps(a), hi = _mm256_loadu_ps(a + 8);
+    __m256 x = _mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0)), y = _mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(3, 1, 3, 1));
+    *ax = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(x), _MM_SHUFFLE(3, 1, 2, 0)));
+    *ay = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(y), _MM_SHUFFLE(3, 1, 2, 0)));
+}
+
+/* The other way: eight lanes of ax and ay written as eight {ax, ay} (a: 16 floats). */
+AD_CPU_INLINE void ad_cpu_accel8_store(float *a, __m256 ax, __m256 ay)
+{
+    __m256 lo = _mm256_unpacklo_ps(ax, ay), hi = _mm256_unpackhi_ps(ax, ay); /* ax0 ay0 ax1 ay1 | ax4 ay4 ax5 ay5 */
+    _mm256_storeu_ps(a, _mm256_permute2f128_ps(lo, hi, 0x20));
+    _mm256_storeu_ps(a + 8, _mm256_permute2f128_ps(lo, hi, 0x31));
+}
 #endif
 
 #endif

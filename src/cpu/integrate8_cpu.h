@@ -188,22 +188,19 @@ AD_CPU_INLINE int ad_cpu_kick8_avx2(const ad_params *P, const ad_state *in, ad_s
     if (P->open_x || P->open_y) return 0;
     __m256 x, y, vx, vy;
     ad_cpu_soa8(&in[0].x, &x, &y, &vx, &vy);
-    _Alignas(32) float OX[8], OY[8];
-    for (int l = 0; l < 8; l++) {
-        OX[l] = acc_in[l].ax;
-        OY[l] = acc_in[l].ay;
-    }
+    __m256 ox, oy;
+    ad_cpu_accel8_load(&acc_in[0].ax, &ox, &oy);
     __m256 vdt = _mm256_set1_ps(dt), half = _mm256_set1_ps(0.5f);
     __m256 ax = _mm256_loadu_ps(AX), ay = _mm256_loadu_ps(AY);
     /* ad_verlet_kick: v += 0.5 (a - a_old) dt, in that order */
-    vx = _mm256_add_ps(vx, _mm256_mul_ps(_mm256_mul_ps(half, _mm256_sub_ps(ax, _mm256_load_ps(OX))), vdt));
-    vy = _mm256_add_ps(vy, _mm256_mul_ps(_mm256_mul_ps(half, _mm256_sub_ps(ay, _mm256_load_ps(OY))), vdt));
+    vx = _mm256_add_ps(vx, _mm256_mul_ps(_mm256_mul_ps(half, _mm256_sub_ps(ax, ox)), vdt));
+    vy = _mm256_add_ps(vy, _mm256_mul_ps(_mm256_mul_ps(half, _mm256_sub_ps(ay, oy)), vdt));
     __m256 ok = _mm256_castsi256_ps(_mm256_set1_epi32(-1));
     if (P->periodic_x) x = ad_cpu_wrap8(x, P->x_min, P->len_x, &ok);
     if (P->periodic_y) y = ad_cpu_wrap8(y, P->y_min, P->len_y, &ok);
     if (_mm256_movemask_ps(ok) != 0xff) return 0;
     ad_cpu_store8(out, x, y, vx, vy);
-    for (int l = 0; l < 8; l++) acc_out[l] = (ad_accel){AX[l], AY[l]};
+    ad_cpu_accel8_store(&acc_out[0].ax, ax, ay);
     ad_cpu_motion8_add8(P, x, y, vx, vy, m8, sums);
     return 1;
 }

@@ -68,17 +68,9 @@ AD_CPU_INLINE int ad_cpu_drift8_avx2(const ad_params *P, ad_state *s, const ad_a
                                      uint32_t *cell_of, size_t i, ad_cpu_fused_bin *bins, int atomic,
                                      ad_cpu_drift_seen *d, __m256 *v2max)
 {
-    __m256 x, y, vx, vy, ax, ay, scratch0, scratch1;
+    __m256 x, y, vx, vy, ax, ay;
     ad_cpu_soa8(&s[0].x, &x, &y, &vx, &vy);
-    /* the accelerations {ax, ay} of eight discs: 16 floats, as half of eight states */
-    _Alignas(32) float A[32];
-    for (int l = 0; l < 8; l++) {
-        A[4 * l] = acc[l].ax;
-        A[4 * l + 1] = acc[l].ay;
-        A[4 * l + 2] = A[4 * l + 3] = 0.0f;
-    }
-    ad_cpu_soa8(A, &ax, &ay, &scratch0, &scratch1);
-    (void)scratch0, (void)scratch1;
+    ad_cpu_accel8_load(&acc[0].ax, &ax, &ay);
     __m256 ok = _mm256_cmp_ps(x, x, _CMP_ORD_Q); /* a removed disc (NaN position): scalar */
     const __m256 vdt = _mm256_set1_ps(dt), half = _mm256_set1_ps(0.5f);
     const __m256 v0 = _mm256_add_ps(_mm256_mul_ps(vx, vx), _mm256_mul_ps(vy, vy));
