@@ -137,7 +137,9 @@ AD_CPU_INLINE unsigned ad_cpu_contact_free8_avx2(const ad_params *p, const ad_se
                                                          _mm256_cvttps_epi32(fx)));
     const __m256 D = _mm256_set1_ps(p->diameter_sq), zero = _mm256_setzero_ps(), inf = _mm256_set1_ps(INFINITY);
     const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-    _Alignas(32) float M[8] = {0}; /* with expiries: the smallest d2 of the other candidates (0: not tested) */
+    /* with expiries: the smallest d2 of the other candidates (0: not tested), lane by lane in a register (a
+     * vector load of lanes just stored one by one would stall on the store forwarding) */
+    __m256 m2 = _mm256_setzero_ps();
     unsigned free_bits = 0;
     for (; cand; cand &= cand - 1) {
         int l = __builtin_ctz(cand);
@@ -156,9 +158,11 @@ AD_CPU_INLINE unsigned ad_cpu_contact_free8_avx2(const ad_params *p, const ad_se
             /* the disc itself: lane s + l - l1 of the middle row (which holds at most eight) */
             __m256 self = _mm256_castsi256_ps(_mm256_cmpeq_epi32(iota, _mm256_set1_epi32((int)(s + (size_t)l - l1))));
             __m256 mn = _mm256_min_ps(_mm256_min_ps(d0, d2), _mm256_blendv_ps(d1, inf, self));
-            __m128 h = _mm_min_ps(_mm256_castps256_ps128(mn), _mm256_extractf128_ps(mn, 1));
-            h = _mm_min_ps(h, _mm_movehl_ps(h, h));
-            M[l] = _mm_cvtss_f32(_mm_min_ss(h, _mm_shuffle_ps(h, h, 1)));
+            /* the smallest of the eight in every lane (no NaN, no -0: the minimum is exact in any order) */
+            mn = _mm256_min_ps(mn, _mm256_permute2f128_ps(mn, mn, 1));
+            mn = _mm256_min_ps(mn, _mm256_shuffle_ps(mn, mn, _MM_SHUFFLE(1, 0, 3, 2)));
+            mn = _mm256_min_ps(mn, _mm256_shuffle_ps(mn, mn, _MM_SHUFFLE(2, 3, 0, 1)));
+            m2 = _mm256_blendv_ps(m2, mn, _mm256_castsi256_ps(_mm256_cmpeq_epi32(iota, _mm256_set1_epi32(l))));
         } else {
             /* the disc itself is in the middle row at zero separation; coincident discs in the
              * others count as hits (the full way gives them no force) */
@@ -168,7 +172,6 @@ AD_CPU_INLINE unsigned ad_cpu_contact_free8_avx2(const ad_params *p, const ad_se
         }
     }
     if (!free_until) return free_bits;
-    const __m256 m2 = _mm256_load_ps(M);
     const __m256 was_tested = _mm256_castsi256_ps(
         _mm256_cmpgt_epi32(_mm256_and_si256(_mm256_set1_epi32((int)tested), _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128)),
                            _mm256_setzero_si256()));
