@@ -135,8 +135,7 @@ static int moving_pile(int ranks, double *worst, double *end)
             total += t[k];
         }
         int edge[MPI_GROUPS_MAX + 1];
-        m->windows = 0; /* counts are not noisy: each window's own (mpi_gpu.c) */
-        if (mpi_slabs_choose(&cut, m->group_avg, &m->windows, t, edge)) {
+        if (mpi_slabs_next(&cut, t, edge)) { /* counts are not noisy: each window's own (mpi_gpu.c) */
             for (int r = 1; r < ranks; r++) {
                 int lo = m->rank_group[r - 1], hi = m->rank_group[r + 1], e = edge[r], o = m->rank_group[r];
                 CHECK(e == o || (e < o ? e - lo : hi - e) >= MARGIN, "%d ranks, window %d: edge %d moved from %d "

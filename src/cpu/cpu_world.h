@@ -134,10 +134,10 @@ void ad_cpu_interact_block_portable(const ad_world *w, cpu_world *c, size_t b, s
                                     interact_kind kind, uint64_t step, int obs);
 /* Verlet's drift of discs [a, b), binned (verlet_drift_cpu.h), portable and AVX2 builds. */
 void ad_cpu_drift_range_portable(const ad_params *P, ad_state *s, const ad_accel *acc, size_t a, size_t b, float dt,
-                                 uint32_t *cell_of, ad_cpu_fused_bin *bins, int atomic, ad_cpu_drift_seen *d);
+                                 uint32_t *cell_of, ad_cpu_fused_bin *bins, ad_cpu_drift_seen *d);
 #ifdef AD_CPU_X86
 void ad_cpu_drift_range_avx2(const ad_params *P, ad_state *s, const ad_accel *acc, size_t a, size_t b, float dt,
-                             uint32_t *cell_of, ad_cpu_fused_bin *bins, int atomic, ad_cpu_drift_seen *d);
+                             uint32_t *cell_of, ad_cpu_fused_bin *bins, ad_cpu_drift_seen *d);
 void ad_cpu_interact_block_avx2(const ad_world *w, cpu_world *c, size_t b, size_t n, float dt, ad_integrator integ,
                                 interact_kind kind, uint64_t step, int obs);
 /* The AVX2 build's pieces, out of line for tests/test_isa.c and tests/test_pairs.h. */

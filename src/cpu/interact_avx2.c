@@ -14,9 +14,9 @@
 AD_CPU_DEFINE_INTERACT(ad_cpu_interact_block_avx2)
 
 void ad_cpu_drift_range_avx2(const ad_params *P, ad_state *s, const ad_accel *acc, size_t a, size_t b, float dt,
-                             uint32_t *cell_of, ad_cpu_fused_bin *bins, int atomic, ad_cpu_drift_seen *d)
+                             uint32_t *cell_of, ad_cpu_fused_bin *bins, ad_cpu_drift_seen *d)
 {
-    ad_cpu_drift_range(P, s, acc, a, b, dt, cell_of, bins, atomic, d);
+    ad_cpu_drift_range(P, s, acc, a, b, dt, cell_of, bins, d);
 }
 
 int ad_cpu_integrate8_avx2_entry(const ad_params *P, const ad_state *in, ad_state *out, const float *AX,

@@ -307,24 +307,24 @@ static void interact_rk4(ad_world *w, cpu_world *c, size_t n, float dt)
 
 /* The portable build of the drift (the AVX2 one is in interact_avx2.c). */
 void ad_cpu_drift_range_portable(const ad_params *P, ad_state *s, const ad_accel *acc, size_t a, size_t b, float dt,
-                                 uint32_t *cell_of, ad_cpu_fused_bin *bins, int atomic, ad_cpu_drift_seen *d)
+                                 uint32_t *cell_of, ad_cpu_fused_bin *bins, ad_cpu_drift_seen *d)
 {
-    ad_cpu_drift_range(P, s, acc, a, b, dt, cell_of, bins, atomic, d);
+    ad_cpu_drift_range(P, s, acc, a, b, dt, cell_of, bins, d);
 }
 
 /* Discs [a, b) drifted and binned by the CPU's build (verlet_drift_cpu.h). */
 static void drift_range_isa(const cpu_world *c, const ad_params *P, size_t a, size_t b, float dt,
-                            ad_cpu_fused_bin *bins, int atomic, ad_cpu_drift_seen *d)
+                            ad_cpu_fused_bin *bins, ad_cpu_drift_seen *d)
 {
     ad_state *s = c->state[c->cur];
     const ad_accel *acc = c->acc[c->cur];
 #ifdef AD_CPU_X86
     if (c->avx2) {
-        ad_cpu_drift_range_avx2(P, s, acc, a, b, dt, c->cell_of, bins, atomic, d);
+        ad_cpu_drift_range_avx2(P, s, acc, a, b, dt, c->cell_of, bins, d);
         return;
     }
 #endif
-    ad_cpu_drift_range_portable(P, s, acc, a, b, dt, c->cell_of, bins, atomic, d);
+    ad_cpu_drift_range_portable(P, s, acc, a, b, dt, c->cell_of, bins, d);
 }
 
 /* The drift's blocks' own cells (fused_bin_cpu.h) into blk_first_cell: block b's run from the cell of its
@@ -365,7 +365,7 @@ static ad_cpu_drift_seen drift_blocks(const ad_params *P, cpu_world *c, size_t n
             size_t s0 = b * AD_BLOCK, s1 = s0 + AD_BLOCK < n ? s0 + AD_BLOCK : n;
             uint32_t lo = c->blk_first_cell[b], hi = b + 1 < nb ? c->blk_first_cell[b + 1] : (uint32_t)c->ncell;
             ad_cpu_fused_bin bins = {c->count, lo, hi - lo, c->leavers + s0, 0, 0};
-            drift_range_isa(c, P, s0, s1, dt, &bins, 0, &mine);
+            drift_range_isa(c, P, s0, s1, dt, &bins, &mine);
             c->blk_leavers[b] = bins.nleavers;
         }
         v2 = mine.v2, bad = mine.bad, outside = mine.outside;
@@ -391,28 +391,16 @@ static ad_cpu_drift_seen verlet_drift(ad_world *w, cpu_world *c, size_t n, float
         return d;
     }
     memset(c->count, 0, c->ncell);
-    ad_cpu_fused_bin all = {c->count, 0, UINT32_MAX, NULL, 0, 0}; /* every cell its own: nothing listed */
+    /* on the grid a Verlet world has the leavers' lists (may_prefilter, cpu_backend.c) */
     if (c->threads <= 1) {
-        drift_range_isa(c, &P, 0, n, dt, &all, 0, &d);
-    } else if (c->leavers) {
-        d = drift_blocks(&P, c, n, dt);
+        ad_cpu_fused_bin all = {c->count, 0, UINT32_MAX, NULL, 0, 0}; /* every cell its own: nothing listed */
+        drift_range_isa(c, &P, 0, n, dt, &all, &d);
     } else {
-        float v2 = 0.0f;
-        uint64_t bad = 0, outside = 0;
-        const size_t groups = (n + 7) / 8; /* each thread's share in whole groups of eight */
-#pragma omp parallel num_threads(c->threads) reduction(max : v2) reduction(+ : bad, outside)
-        {
-            const size_t t = (size_t)AD_THREAD_COUNT(), k = (size_t)AD_THREAD_NUM();
-            size_t a = k * groups / t * 8, b = (k + 1) * groups / t * 8;
-            ad_cpu_drift_seen mine = {0.0f, 0, 0};
-            drift_range_isa(c, &P, a < n ? a : n, b < n ? b : n, dt, &all, 1, &mine);
-            v2 = mine.v2, bad = mine.bad, outside = mine.outside;
-        }
-        d.v2 = v2, d.bad = (uint32_t)bad, d.outside = outside;
+        d = drift_blocks(&P, c, n, dt);
     }
     c->drift_outside = d.outside;
     c->bin_current = 1;
-    c->leavers_valid = c->threads > 1 && c->leavers != NULL; /* else the reorder reads every disc's cell */
+    c->leavers_valid = c->threads > 1; /* one thread: the reorder reads every disc's cell */
     return d;
 }
 

@@ -7,8 +7,7 @@
  * 8-bit counters are written, and the live discs outside the domain are counted. Where several
  * threads drift, each block of AD_BLOCK slots counts into its own cells and lists its leavers as
  * the pass does (fused_bin_cpu.h; verlet_drift in step_cpu.c sets the blocks' cells and counts the
- * leavers after), or, without the leavers' lists, counts atomically (integer counts give the same
- * totals in any order). So the grid that
+ * leavers after; integer counts give the same totals in any order). So the grid that
  * follows skips its bin (cpu_world.bin_current, build_grid in step_cpu.c) and gets what the drift
  * and the bin gave as two passes, bit for bit. It also records, for the next pass's prefilters
  * and the contact-free clock, the largest speed squared of a live disc before or after its drift
@@ -34,23 +33,16 @@ typedef struct ad_cpu_drift_seen {
     uint64_t outside; /* live discs binned outside the domain */
 } ad_cpu_drift_seen;
 
-/* Disc i counted into `cell` (the contract above): atomically, or where its block's bins say. */
-AD_CPU_INLINE void ad_cpu_drift_count(ad_cpu_fused_bin *bins, int atomic, uint32_t cell, size_t i)
-{
-    if (atomic) __atomic_fetch_add(&bins->count[cell], (uint8_t)1, __ATOMIC_RELAXED);
-    else ad_cpu_fused_bin_count(bins, cell, (uint32_t)i);
-}
-
 /* One disc: drift, wrap, bin, and what the drift saw. */
 AD_CPU_INLINE void ad_cpu_drift_one(const ad_params *P, ad_state *s, const ad_accel *acc, size_t i, float dt,
-                                    uint32_t *cell_of, ad_cpu_fused_bin *bins, int atomic, ad_cpu_drift_seen *d)
+                                    uint32_t *cell_of, ad_cpu_fused_bin *bins, ad_cpu_drift_seen *d)
 {
     ad_state q = s[i];
     ad_state nw = ad_wrap_state(P, ad_verlet_drift(q, acc[i].ax, acc[i].ay, dt));
     s[i] = nw;
     uint32_t cell = ad_bin_cell(P, nw);
     cell_of[i] = cell;
-    ad_cpu_drift_count(bins, atomic, cell, i);
+    ad_cpu_fused_bin_count(bins, cell, (uint32_t)i);
     d->outside += (uint64_t)(!ad_is_dead(nw) && ad_outside_domain(P, nw.x, nw.y));
     if (ad_is_dead(q)) return;
     float v0 = q.vx * q.vx + q.vy * q.vy, v1 = nw.vx * nw.vx + nw.vy * nw.vy;
@@ -65,8 +57,8 @@ AD_CPU_INLINE void ad_cpu_drift_one(const ad_params *P, ad_state *s, const ad_ac
 /* Discs i..i+7 (the contract above; s, acc and cell_of from slot i): 1 when written, 0 (nothing written) where
  * the scalar code must. */
 AD_CPU_INLINE int ad_cpu_drift8_avx2(const ad_params *P, ad_state *s, const ad_accel *acc, float dt,
-                                     uint32_t *cell_of, size_t i, ad_cpu_fused_bin *bins, int atomic,
-                                     ad_cpu_drift_seen *d, __m256 *v2max)
+                                     uint32_t *cell_of, size_t i, ad_cpu_fused_bin *bins, ad_cpu_drift_seen *d,
+                                     __m256 *v2max)
 {
     __m256 x, y, vx, vy, ax, ay;
     ad_cpu_soa8(&s[0].x, &x, &y, &vx, &vy);
@@ -90,7 +82,7 @@ AD_CPU_INLINE int ad_cpu_drift8_avx2(const ad_params *P, ad_state *s, const ad_a
     _mm256_storeu_si256((__m256i *)cell_of, cell);
     _Alignas(32) uint32_t C[8];
     _mm256_store_si256((__m256i *)C, cell);
-    for (int l = 0; l < 8; l++) ad_cpu_drift_count(bins, atomic, C[l], i + (size_t)l);
+    for (int l = 0; l < 8; l++) ad_cpu_fused_bin_count(bins, C[l], (uint32_t)(i + (size_t)l));
     d->outside += ad_cpu_outside8(P, x, y); /* ad_outside_domain */
     ad_cpu_store8(s, x, y, vx, vy);
     const __m256 v1 = _mm256_add_ps(_mm256_mul_ps(vx, vx), _mm256_mul_ps(vy, vy));
@@ -104,23 +96,21 @@ AD_CPU_INLINE int ad_cpu_drift8_avx2(const ad_params *P, ad_state *s, const ad_a
 }
 #endif
 
-/* Discs [a, b) (the contract above), counted through bins (atomically into bins->count where atomic); *d
- * accumulates. */
+/* Discs [a, b) (the contract above), counted through bins; *d accumulates. */
 AD_CPU_INLINE void ad_cpu_drift_range(const ad_params *P, ad_state *s, const ad_accel *acc, size_t a, size_t b,
-                                      float dt, uint32_t *cell_of, ad_cpu_fused_bin *bins, int atomic,
-                                      ad_cpu_drift_seen *d)
+                                      float dt, uint32_t *cell_of, ad_cpu_fused_bin *bins, ad_cpu_drift_seen *d)
 {
     size_t i = a;
 #ifdef AD_CPU_AVX2
     __m256 v2max = _mm256_setzero_ps();
     for (; i + 8 <= b; i += 8)
-        if (!ad_cpu_drift8_avx2(P, s + i, acc + i, dt, cell_of + i, i, bins, atomic, d, &v2max))
-            for (size_t k = i; k < i + 8; k++) ad_cpu_drift_one(P, s, acc, k, dt, cell_of, bins, atomic, d);
+        if (!ad_cpu_drift8_avx2(P, s + i, acc + i, dt, cell_of + i, i, bins, d, &v2max))
+            for (size_t k = i; k < i + 8; k++) ad_cpu_drift_one(P, s, acc, k, dt, cell_of, bins, d);
     _Alignas(32) float V[8];
     _mm256_store_ps(V, v2max);
     for (int l = 0; l < 8; l++) d->v2 = d->v2 > V[l] ? d->v2 : V[l];
 #endif
-    for (; i < b; i++) ad_cpu_drift_one(P, s, acc, i, dt, cell_of, bins, atomic, d);
+    for (; i < b; i++) ad_cpu_drift_one(P, s, acc, i, dt, cell_of, bins, d);
 }
 
 #endif

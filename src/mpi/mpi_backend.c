@@ -54,15 +54,12 @@ static ad_status cut_slabs(ad_world *w, mpi_world *m)
 {
     const ad_params *P = &w->params;
     int nx = P->nx;
-    m->ngroups = nx < MPI_GROUPS_MAX ? nx : MPI_GROUPS_MAX;
-    for (int k = 0; k <= m->ngroups; k++) m->group_col[k] = (int)((long long)k * nx / m->ngroups);
+    m->ngroups = mpi_column_groups(nx, m->group_col);
     m->reach = P->reach_x;
     /* two ranks on a periodic ring are each other's left and right neighbour: a slab narrower than both
      * ghost layers would send a disc twice to the same rank */
     m->least_cols = m->ranks == 2 && P->periodic_x ? 2 * m->reach : m->reach;
-    int least = (m->least_cols + (nx / m->ngroups) - 1) / (nx / m->ngroups > 0 ? nx / m->ngroups : 1);
-    if (least < 1) least = 1;
-    if ((long long)m->ranks * least > m->ngroups)
+    if ((long long)m->ranks * mpi_least_groups(nx, m->ngroups, m->least_cols) > m->ngroups)
         return ad_fail(AD_ERR_INVALID, "ranks",
                        "backend = mpi: %d ranks over a grid of %d columns (%d column groups): each rank's slab must be "
                        "at least %d columns wide (the ghost layer%s); use fewer ranks or smaller cells",

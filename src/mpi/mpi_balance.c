@@ -8,7 +8,8 @@
  * and field sums it carries go by the neighbour exchange) and never leaving a slab narrower than the
  * ghost layer. The results do not depend on where the edges are (every sum is a group's, in group
  * order): moving them changes the time a step takes, never a bit of what it computes. GPU ranks make the
- * same choice (mpi_slabs_choose) from the groups' disc counts instead of times (mpi_gpu.c says why). */
+ * same choice (mpi_slabs_next) from each window's disc counts instead of smoothed times (mpi_gpu.c says
+ * why). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -91,10 +92,7 @@ static int moved_edges(const mpi_slabs *m, const int *even, int full, int *edge)
     return moved;
 }
 
-/* The next edges: half way toward the even ones (no swing back and forth on noise), or all the way where
- * half way gains too little (a pile far from the edge: half a step through dilute gas moves no work); a
- * move is made where the slowest slab gets at least 5 % faster. 0: the edges stay. */
-static int next_edges(const mpi_slabs *m, const double *t, int *edge)
+int mpi_slabs_next(const mpi_slabs *m, const double *t, int *edge)
 {
     int even[MPI_GROUPS_MAX + 1];
     even_edges(t, m->ngroups, m->ranks, even);
@@ -102,14 +100,6 @@ static int next_edges(const mpi_slabs *m, const double *t, int *edge)
     for (int full = 0; full < 2; full++)
         if (moved_edges(m, even, full, edge) && slowest(t, m->ranks, edge) < 0.95 * now) return 1;
     return 0;
-}
-
-int mpi_slabs_choose(const mpi_slabs *m, double *avg, unsigned *windows, const double *t, int *edge)
-{
-    ++*windows;
-    double keep = 1.0 / (*windows < BALANCE_MEMORY ? *windows : BALANCE_MEMORY);
-    for (int k = 0; k < m->ngroups; k++) avg[k] += keep * (t[k] - avg[k]);
-    return next_edges(m, avg, edge);
 }
 
 /* The field sums of the groups that change hands go to their new ranks (neighbours). */
@@ -150,8 +140,25 @@ static ad_status hand_fields(ad_world *w, mpi_world *m, const int *old)
 
 int mpi_balance_choose(mpi_world *m, const double *t, int *edge)
 {
+    m->windows++;
+    double keep = 1.0 / (m->windows < BALANCE_MEMORY ? m->windows : BALANCE_MEMORY);
+    for (int k = 0; k < m->ngroups; k++) m->group_avg[k] += keep * (t[k] - m->group_avg[k]);
     mpi_slabs cut = {m->ranks, m->ngroups, m->least_cols, 0, m->group_col, m->rank_group};
-    return mpi_slabs_choose(&cut, m->group_avg, &m->windows, t, edge);
+    return mpi_slabs_next(&cut, m->group_avg, edge);
+}
+
+int mpi_column_groups(int nx, int *group_col)
+{
+    int n = nx < MPI_GROUPS_MAX ? nx : MPI_GROUPS_MAX;
+    for (int k = 0; k <= n; k++) group_col[k] = (int)((long long)k * nx / n);
+    return n;
+}
+
+int mpi_least_groups(int nx, int ngroups, int least_cols)
+{
+    int width = nx / ngroups; /* a group's fewest columns: at least one, as ngroups <= nx */
+    int least = (least_cols + width - 1) / width;
+    return least < 1 ? 1 : least;
 }
 
 ad_status mpi_balance(ad_world *w, mpi_world *m)

@@ -26,11 +26,10 @@ typedef struct mpi_gpu {
     int rank, ranks;
     int left, right;      /* neighbour ranks (-1: none; on a periodic x ring they wrap) */
     int *rank_col;        /* ranks + 1: rank r owns columns [rank_col[r], rank_col[r + 1]) */
-    /* the slabs in column groups, as the CPU ranks cut them (mpi_world.h), and the load balance's memory */
+    /* the slabs in column groups, as the CPU ranks cut them (mpi_world.h), and the load balance's moves */
     int ngroups, least_cols;
     int group_col[MPI_GROUPS_MAX + 1];
     int *rank_group;      /* ranks + 1: rank r owns groups [rank_group[r], rank_group[r + 1]) */
-    double group_avg[MPI_GROUPS_MAX]; /* the choice's scratch (each window's counts alone) */
     unsigned long long moves;
     uint32_t *col_n;      /* nx: the discs by column (the balance's measure) */
     unsigned char *dest;  /* nx: where a disc in that column goes (AD_HALO_*) */
@@ -139,13 +138,10 @@ static ad_status cut_slabs(ad_world *w, mpi_gpu *g)
 {
     const ad_params *P = &w->params;
     int nx = P->nx, reach = P->reach_x;
-    g->ngroups = nx < MPI_GROUPS_MAX ? nx : MPI_GROUPS_MAX;
-    for (int k = 0; k <= g->ngroups; k++) g->group_col[k] = (int)((long long)k * nx / g->ngroups);
+    g->ngroups = mpi_column_groups(nx, g->group_col);
     g->least_cols = reach + 1;
     if (g->ranks == 2 && P->periodic_x && 2 * reach > g->least_cols) g->least_cols = 2 * reach;
-    int width = nx / g->ngroups; /* a group's fewest columns */
-    int least = (g->least_cols + width - 1) / width;
-    if ((long long)g->ranks * least > g->ngroups)
+    if ((long long)g->ranks * mpi_least_groups(nx, g->ngroups, g->least_cols) > g->ngroups)
         return ad_fail(AD_ERR_INVALID, "ranks",
                        "rank_backend = cuda: %d ranks over a grid of %d columns: each rank's slab must be at least %d "
                        "columns wide (its ghost layer and one more); use fewer ranks or smaller cells",
@@ -187,8 +183,8 @@ static ad_status balance(ad_world *w, mpi_gpu *g)
      * migrant of the rank beyond), so the neighbour holds every disc of them to send as a ghost */
     mpi_slabs cut = {g->ranks, g->ngroups, g->least_cols, w->params.reach_x + 1, g->group_col, g->rank_group};
     int edge[MPI_GROUPS_MAX + 1], old[MPI_GROUPS_MAX + 1];
-    unsigned fresh = 0; /* counts are not noisy: each window's decide alone (smoothed ones would lag a moving pile) */
-    if (!mpi_slabs_choose(&cut, g->group_avg, &fresh, t, edge)) return ad_ok();
+    /* counts are not noisy: each window's decide alone (smoothed ones would lag a moving pile) */
+    if (!mpi_slabs_next(&cut, t, edge)) return ad_ok();
     memcpy(old, g->rank_group, (size_t)(g->ranks + 1) * sizeof *old);
     memcpy(g->rank_group, edge, (size_t)(g->ranks + 1) * sizeof *edge);
     ad_status st = agree(g, apply_cut(w, g));

@@ -132,10 +132,17 @@ typedef struct mpi_slabs {
     int ranks, ngroups, least_cols, margin;
     const int *group_col, *rank_group;
 } mpi_slabs;
-/* The choice: the window's group times (or any measure of the groups' work) t folded into the smoothed
- * ones (avg: ngroups; *windows: windows folded so far), and from those the next edges into edge (ranks + 1;
- * 1) or none (0: the edges stay). Every rank that calls it with the same numbers chooses the same. */
-int mpi_slabs_choose(const mpi_slabs *m, double *avg, unsigned *windows, const double *t, int *edge);
+/* The choice from the groups' work t (ngroups: times, smoothed or not, or any measure of it): the next edges
+ * into edge (ranks + 1; 1), half way toward the even split (no swing back and forth on noise), or all the
+ * way where half way gains too little (a pile far from the edge), moved where the slowest slab gets at
+ * least 5 % faster; or none (0: the edges stay). Every rank that calls it with the same numbers chooses
+ * the same. */
+int mpi_slabs_next(const mpi_slabs *m, const double *t, int *edge);
+/* The column groups of a grid of nx columns, as many as it has columns, at most MPI_GROUPS_MAX, of near-equal
+ * width (group k: columns [group_col[k], group_col[k + 1])); their number. */
+int mpi_column_groups(int nx, int *group_col);
+/* The fewest groups that hold least_cols columns (a slab's narrowest). */
+int mpi_least_groups(int nx, int ngroups, int least_cols);
 
 /* mpi_balance.c: the slabs' edges set (rank_group: ranks + 1 group indices) and moved */
 ad_status mpi_assign(mpi_world *m, const int *rank_group);
